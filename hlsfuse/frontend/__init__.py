@@ -1,0 +1,5 @@
+"""Ways into a Graph: the Python builder (and the ONNX importer)."""
+
+from .builder import GraphBuilder
+
+__all__ = ["GraphBuilder"]

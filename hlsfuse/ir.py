@@ -1,0 +1,328 @@
+"""The graph IR: immutable tensors, nodes and graphs, valid by construction.
+
+A ``Graph`` holds graph inputs, constants (weights), op nodes and the names of
+its outputs. Constructing one runs ``verify``: it sorts the nodes
+topologically (the order in a file is free), resolves each node's attributes,
+shape, output type and pattern kind from the op registry, and rejects anything
+wrong with a one-line message naming the node and field. Every later stage can
+therefore trust ``graph.types``, ``graph.sigs`` and ``graph.patterns``.
+
+Values of constants are stored as the reference interpreter holds them: raw
+int64 integers for fixed-point and integer types, float32 for float32.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from .errors import HlsfuseError, OpError
+from .ops import OPS, Pattern, Sig, get_op
+from .types import DType, to_float
+
+__all__ = ["TensorType", "Input", "Constant", "Node", "Graph", "verify"]
+
+
+@dataclass(frozen=True)
+class TensorType:
+    shape: tuple[int, ...]
+    dtype: DType
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def bits(self) -> int:
+        return self.size * self.dtype.bits
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    type: TensorType
+
+
+@dataclass(frozen=True, eq=False)
+class Constant:
+    """A weight tensor. ``data`` is raw (int64 or float32) and read-only; ``init`` keeps
+    the generator spec it came from (JSON ``init``) so that saving writes it back."""
+
+    name: str
+    type: TensorType
+    data: np.ndarray
+    init: Mapping[str, Any] | None = None
+
+    def __post_init__(self):
+        data = np.array(self.data, dtype=np.float32 if self.type.dtype.is_float else np.int64)
+        if data.shape != self.type.shape:
+            raise HlsfuseError(f"constant '{self.name}': data has shape {list(data.shape)}, expected {list(self.type.shape)}")
+        data.flags.writeable = False
+        object.__setattr__(self, "data", data)
+        if self.init is not None:
+            object.__setattr__(self, "init", MappingProxyType(dict(self.init)))
+
+    @property
+    def values(self) -> np.ndarray:
+        """Real values (float64)."""
+        return to_float(self.data, self.type.dtype)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Constant):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.type == other.type
+            and dict(self.init or {}) == dict(other.init or {})
+            and np.array_equal(self.data, other.data)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Node:
+    """One op application. ``attrs`` holds the attributes as written (defaults are
+    resolved in ``Graph.sigs``); ``dtype`` is the declared output type, if any;
+    ``pattern`` overrides the op's pattern kind; ``shape`` and ``edge_patterns``
+    serve ``custom`` nodes."""
+
+    name: str
+    op: str
+    inputs: tuple[str, ...]
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    dtype: DType | None = None
+    pattern: Pattern | None = None
+    edge_patterns: tuple[Pattern, ...] | None = None
+    shape: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+        if self.shape is not None:
+            object.__setattr__(self, "shape", tuple(self.shape))
+        if self.edge_patterns is not None:
+            object.__setattr__(self, "edge_patterns", tuple(self.edge_patterns))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Node):
+            return NotImplemented
+        mine = (self.name, self.op, self.inputs, dict(self.attrs), self.dtype, self.pattern, self.edge_patterns, self.shape)
+        theirs = (other.name, other.op, other.inputs, dict(other.attrs), other.dtype, other.pattern, other.edge_patterns, other.shape)
+        return mine == theirs
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def where(self) -> str:
+        return f"node '{self.name}' ({self.op})"
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """A verified dataflow graph. Nodes are kept in topological order."""
+
+    name: str
+    inputs: tuple[Input, ...]
+    constants: tuple[Constant, ...]
+    nodes: tuple[Node, ...]
+    outputs: tuple[str, ...]
+    types: Mapping[str, TensorType] = field(init=False, repr=False)
+    sigs: Mapping[str, Sig] = field(init=False, repr=False)
+    patterns: Mapping[str, Pattern] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        for name in ("inputs", "constants", "nodes", "outputs"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        nodes, types, sigs, patterns = verify(self)
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "types", MappingProxyType(types))
+        object.__setattr__(self, "sigs", MappingProxyType(sigs))
+        object.__setattr__(self, "patterns", MappingProxyType(patterns))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Graph):
+            return NotImplemented
+        return (self.name, self.inputs, self.constants, self.nodes, self.outputs) == (
+            other.name,
+            other.inputs,
+            other.constants,
+            other.nodes,
+            other.outputs,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @cached_property
+    def node_map(self) -> Mapping[str, Node]:
+        return MappingProxyType({n.name: n for n in self.nodes})
+
+    @cached_property
+    def constant_map(self) -> Mapping[str, Constant]:
+        return MappingProxyType({c.name: c for c in self.constants})
+
+    @cached_property
+    def consumers(self) -> Mapping[str, tuple[str, ...]]:
+        """For every tensor, the nodes that read it (once per node, in node order)."""
+        users: dict[str, list[str]] = {name: [] for name in self.types}
+        for node in self.nodes:
+            for src in dict.fromkeys(node.inputs):
+                users[src].append(node.name)
+        return MappingProxyType({k: tuple(v) for k, v in users.items()})
+
+    def node(self, name: str) -> Node:
+        try:
+            return self.node_map[name]
+        except KeyError:
+            raise HlsfuseError(f"graph '{self.name}' has no node '{name}'") from None
+
+
+# --------------------------------------------------------------------------
+# verify
+# --------------------------------------------------------------------------
+
+
+def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[str, Sig], dict[str, Pattern]]:
+    """Check a graph and derive its facts; returns (sorted nodes, types, sigs, patterns).
+
+    Raises ``HlsfuseError`` with a one-line message naming the node and field for:
+    duplicate names, unknown ops, inputs that name nothing, cycles, wrong arity, bad
+    attributes, shape mismatches, unsupported dtypes and outputs that name nothing.
+    """
+    types: dict[str, TensorType] = {}
+    kinds: dict[str, str] = {}
+
+    def declare(name: str, kind: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise HlsfuseError(f"{kind} name must be a non-empty string, not {name!r}")
+        if name in kinds:
+            raise HlsfuseError(f"{kind} '{name}': name already used by {'an' if kinds[name][0] in 'aeiou' else 'a'} {kinds[name]}")
+        kinds[name] = kind
+
+    for inp in graph.inputs:
+        declare(inp.name, "input")
+        _check_shape(inp.type.shape, f"input '{inp.name}'")
+        types[inp.name] = inp.type
+    for const in graph.constants:
+        declare(const.name, "constant")
+        _check_shape(const.type.shape, f"constant '{const.name}'")
+        types[const.name] = const.type
+    for node in graph.nodes:
+        declare(node.name, "node")
+
+    by_name = {n.name: n for n in graph.nodes}
+    for node in graph.nodes:
+        if node.op not in OPS:
+            raise HlsfuseError(f"node '{node.name}': unknown op {node.op!r}{_suggest(node.op)}")
+        for i, src in enumerate(node.inputs):
+            if src not in kinds:
+                raise HlsfuseError(f"{node.where()}: input {i} '{src}' names nothing (no input, constant or node of that name)")
+
+    order = _topological_order(graph.nodes, by_name)
+    sigs: dict[str, Sig] = {}
+    patterns: dict[str, Pattern] = {}
+    for node in order:
+        try:
+            sig, pattern = infer(node, types)
+        except OpError as exc:
+            raise HlsfuseError(f"{node.where()}: {exc}") from None
+        except HlsfuseError as exc:
+            raise HlsfuseError(f"{node.where()}: {exc}") from None
+        types[node.name] = TensorType(sig.out_shape, sig.out_dtype)
+        sigs[node.name] = sig
+        patterns[node.name] = pattern
+
+    if not graph.outputs:
+        raise HlsfuseError(f"graph '{graph.name}' has no outputs")
+    seen_outputs = set()
+    for out in graph.outputs:
+        if out not in kinds:
+            raise HlsfuseError(f"output '{out}' names nothing (no node of that name)")
+        if kinds[out] != "node":
+            raise HlsfuseError(f"output '{out}' is a graph {kinds[out]}; outputs must be nodes")
+        if out in seen_outputs:
+            raise HlsfuseError(f"output '{out}' is listed twice")
+        seen_outputs.add(out)
+    return tuple(order), types, sigs, patterns
+
+
+def _suggest(op: object) -> str:
+    close = difflib.get_close_matches(str(op), OPS, n=3)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else " (see docs/ops.md for the list)"
+
+
+def _check_shape(shape: tuple[int, ...], where: str) -> None:
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in shape):
+        raise HlsfuseError(f"{where}: shape must be a list of positive integers, not {list(shape)}")
+
+
+def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> list[Node]:
+    """Depth-first post-order over nodes in file order (so a sorted file keeps its order).
+
+    Iterative, so that 50,000-node chains need no deep recursion; reports a cycle by
+    the path that closes it.
+    """
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    order: list[Node] = []
+    for root in nodes:
+        if root.name in state:
+            continue
+        stack = [(root, 0)]
+        state[root.name] = 1
+        while stack:
+            node, i = stack[-1]
+            srcs = node.inputs
+            while i < len(srcs) and (srcs[i] not in by_name or state.get(srcs[i]) == 2):
+                i += 1
+            if i == len(srcs):
+                stack.pop()
+                state[node.name] = 2
+                order.append(node)
+                continue
+            stack[-1] = (node, i + 1)
+            nxt = by_name[srcs[i]]
+            if state.get(nxt.name) == 1:
+                names = [n.name for n, _ in stack]
+                cycle = names[names.index(nxt.name) :] + [nxt.name]
+                raise HlsfuseError(f"{nxt.where()}: cycle {' -> '.join(repr(c) for c in cycle)}")
+            state[nxt.name] = 1
+            stack.append((nxt, 0))
+    return order
+
+
+def infer(node: Node, types: dict[str, TensorType]) -> tuple[Sig, Pattern]:
+    op = get_op(node.op)
+    names = op.inputs
+    if op.variadic:
+        if len(node.inputs) < max(1, len(names)):
+            raise OpError(f"expects at least {max(1, len(names))} input(s), got {len(node.inputs)}")
+    elif len(node.inputs) != len(names):
+        raise OpError(f"expects {len(names)} input(s) ({', '.join(names)}), got {len(node.inputs)}")
+    attrs = op.normalize_attrs(node.attrs)
+    in_types = [types[src] for src in node.inputs]
+    sig = Sig(
+        shapes=tuple(t.shape for t in in_types),
+        dtypes=tuple(t.dtype for t in in_types),
+        attrs=MappingProxyType(attrs),
+        out_shape=node.shape,
+    )
+    shape = tuple(int(d) for d in op.shape(sig))
+    dtype = node.dtype if node.dtype is not None else op.dtype(sig)
+    sig = Sig(sig.shapes, sig.dtypes, sig.attrs, shape, dtype)
+    if op.check is not None:
+        op.check(sig)
+    if node.op == "custom" and node.pattern is None:
+        raise OpError("custom nodes need a 'pattern' field (their pattern kind)")
+    if node.edge_patterns is not None and len(node.edge_patterns) != len(node.inputs):
+        raise OpError(f"field 'edge_patterns' has {len(node.edge_patterns)} kinds for {len(node.inputs)} inputs")
+    pattern = node.pattern if node.pattern is not None else op.pattern_of(sig)
+    return sig, pattern

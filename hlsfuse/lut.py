@@ -1,0 +1,91 @@
+"""Lookup tables for non-linear functions (sigmoid, tanh, exp, reciprocal).
+
+A table is computed once in Python from the input format and the output type,
+and the reference, the C++ and the Verilog all use the very same entries:
+
+    index = (X - X_min) >> shift        X: raw input, X_min: its format's minimum
+    shift = max(0, W_in - table_bits)   (at most 2**table_bits entries)
+    entry = f(x_mid) assigned to the output type with its quantization mode,
+            saturating to its range (x_mid: the real value at the middle of the
+            bucket, or the exact input value when shift == 0)
+
+``make_table`` is cached, so every node with the same types shares one table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .errors import HlsfuseError
+from .types import FixedType, Fmt, from_float
+
+__all__ = ["FUNCTIONS", "Table", "make_table"]
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _recip(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.where(x == 0, np.inf, 1.0 / np.where(x == 0, 1.0, x))
+
+
+FUNCTIONS = {
+    "sigmoid": _sigmoid,
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "recip": _recip,
+}
+
+MAX_TABLE_BITS = 16
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A lookup table from raw inputs of ``in_fmt`` to raw values of ``out_type``."""
+
+    function: str
+    in_fmt: Fmt
+    out_type: FixedType
+    shift: int
+    entries: np.ndarray  # int64 raw values of out_type, read-only
+
+    @property
+    def in_min(self) -> int:
+        return -(1 << (self.in_fmt.width - 1)) if self.in_fmt.signed else 0
+
+    def lookup(self, raw: np.ndarray) -> np.ndarray:
+        index = (np.asarray(raw, dtype=np.int64) - self.in_min) >> self.shift
+        return self.entries[index]
+
+
+@lru_cache(maxsize=256)
+def make_table(function: str, in_fmt: Fmt, out_type: FixedType, table_bits: int) -> Table:
+    """The table of ``FUNCTIONS[function]`` for inputs of ``in_fmt``."""
+    if function not in FUNCTIONS:
+        raise HlsfuseError(f"no lookup-table function {function!r} (known: {', '.join(FUNCTIONS)})")
+    if not 1 <= table_bits <= MAX_TABLE_BITS:
+        raise HlsfuseError(f"table_bits must be 1..{MAX_TABLE_BITS}, not {table_bits}")
+    if out_type.is_float:
+        raise HlsfuseError("lookup tables produce fixed-point values")
+    shift = max(0, in_fmt.width - table_bits)
+    count = 1 << min(in_fmt.width, table_bits)
+    in_min = -(1 << (in_fmt.width - 1)) if in_fmt.signed else 0
+    raw = in_min + (np.arange(count, dtype=np.int64) << shift)
+    if shift > 0:
+        raw = raw + (1 << (shift - 1))
+    x = np.ldexp(raw.astype(np.float64), -in_fmt.frac)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = FUNCTIONS[function](x)
+    top = math.ldexp(out_type.raw_max + 1, -out_type.frac)
+    bottom = math.ldexp(out_type.raw_min - 1, -out_type.frac)
+    y = np.clip(np.nan_to_num(y, nan=0.0, posinf=top, neginf=bottom), bottom, top)
+    saturating = FixedType(out_type.width, out_type.int_bits, out_type.signed, out_type.quant, "SAT")
+    entries = from_float(y, saturating)
+    entries.flags.writeable = False
+    return Table(function, in_fmt, out_type, shift, entries)

@@ -1,0 +1,228 @@
+"""What an op is: one ``OpDef`` holds every fact about it.
+
+Arity, attributes (with defaults and validation), the shape rule, the default
+output-type rule, the check of exact intermediates, the pattern kind and the
+numpy reference all live in one entry. Backends and the fusion engine look
+facts up here; nothing else keeps a copy of the op table.
+
+Rules receive a ``Sig``: the input tensor types and the normalised attributes
+(and, for ``compute``, the output type). They raise ``OpError`` with a message
+about a field; ``verify`` prefixes it with the node.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import OpError
+from ..types import DType, FixedType, Fmt, parse_dtype
+
+__all__ = [
+    "Pattern",
+    "Attr",
+    "OpDef",
+    "Sig",
+    "REQUIRED",
+    "ints",
+    "fixed_inputs",
+    "same_family",
+    "first_input_dtype",
+]
+
+
+class Pattern(enum.IntEnum):
+    """TVM's OpPatternKind, same names and values, so combining kinds is ``max``."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+    @staticmethod
+    def parse(text: str, where: str) -> Pattern:
+        try:
+            return Pattern[str(text).upper()]
+        except KeyError:
+            names = ", ".join(p.name for p in Pattern)
+            raise OpError(f"{where}: unknown pattern kind {text!r}, expected one of {names}") from None
+
+
+REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute: name, kind, default (``REQUIRED`` if none) and an extra check.
+
+    Kinds: ``int``, ``float``, ``bool``, ``str``, ``dtype``, ``ints`` (list of ints,
+    ``length`` fixes its length), ``pattern`` and ``patterns``. ``check(value)``
+    returns an error text (without the attribute name) or ``None``.
+    """
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    length: int | None = None
+    check: Callable[[Any], str | None] | None = None
+
+    def normalize(self, value: Any) -> Any:
+        """Convert a JSON/Python value to the canonical immutable form, or raise."""
+        where = f"attribute '{self.name}'"
+        value = _convert(self.kind, value, where, self.length)
+        if self.check is not None and (problem := self.check(value)):
+            raise OpError(f"{where} {problem}")
+        return value
+
+
+def _convert(kind: str, value: Any, where: str, length: int | None) -> Any:
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise OpError(f"{where} must be an integer, not {value!r}")
+        return int(value)
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise OpError(f"{where} must be a number, not {value!r}")
+        if not math.isfinite(float(value)):
+            raise OpError(f"{where} must be finite, not {value!r}")
+        return float(value)
+    if kind == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise OpError(f"{where} must be true or false, not {value!r}")
+        return bool(value)
+    if kind == "str":
+        if not isinstance(value, str):
+            raise OpError(f"{where} must be a string, not {value!r}")
+        return value
+    if kind == "dtype":
+        if isinstance(value, (FixedType,)) or getattr(value, "is_float", False):
+            return value
+        try:
+            return parse_dtype(value)
+        except Exception as exc:
+            raise OpError(f"{where}: {exc}") from None
+    if kind == "ints":
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value
+        ):
+            raise OpError(f"{where} must be a list of integers, not {value!r}")
+        if length is not None and len(value) != length:
+            raise OpError(f"{where} must have {length} values, not {len(value)}")
+        return tuple(int(v) for v in value)
+    if kind == "pattern":
+        return Pattern.parse(value, where) if not isinstance(value, Pattern) else value
+    if kind == "patterns":
+        if not isinstance(value, (list, tuple)):
+            raise OpError(f"{where} must be a list of pattern kinds, not {value!r}")
+        return tuple(v if isinstance(v, Pattern) else Pattern.parse(v, where) for v in value)
+    raise OpError(f"{where}: unknown attribute kind {kind!r}")
+
+
+@dataclass(frozen=True)
+class Sig:
+    """What a rule sees: input shapes and dtypes, attributes, and the output type if known."""
+
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[DType, ...]
+    attrs: Mapping[str, Any]
+    out_shape: tuple[int, ...] | None = None
+    out_dtype: DType | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.attrs[name]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """Every fact about one op.
+
+    ``shape(sig) -> out shape``; ``dtype(sig) -> default out dtype`` (a node's declared
+    dtype wins); ``check(sig)`` validates dtypes and exact intermediates once the output
+    type is known; ``pattern`` is a kind or ``pattern(sig) -> kind``;
+    ``compute(args, sig) -> array`` is the numpy reference on raw values (int64 for fixed
+    types, float32 for float32) and returns the node's output in its declared type.
+    ``needs_buffer(sig)`` says why the op cannot run in stream order (it emits elements
+    in another order than it reads them, e.g. a transpose), or ``None`` when it can.
+    ``variadic`` ops take ``len(inputs)`` or more inputs.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    shape: Callable[[Sig], tuple[int, ...]]
+    compute: Callable[[list[np.ndarray], Sig], np.ndarray] | None
+    pattern: Pattern | Callable[[Sig], Pattern]
+    attrs: tuple[Attr, ...] = ()
+    dtype: Callable[[Sig], DType] = field(default=None)  # type: ignore[assignment]
+    check: Callable[[Sig], None] | None = None
+    variadic: bool = False
+    needs_buffer: Callable[[Sig], str | None] | None = None
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", first_input_dtype)
+
+    @property
+    def min_inputs(self) -> int:
+        return len(self.inputs)
+
+    def normalize_attrs(self, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        known = {a.name: a for a in self.attrs}
+        unknown = sorted(set(attrs) - set(known))
+        if unknown:
+            names = ", ".join(known) or "none"
+            raise OpError(f"unknown attribute '{unknown[0]}' (expected: {names})")
+        out = {}
+        for a in self.attrs:
+            if a.name in attrs:
+                out[a.name] = a.normalize(attrs[a.name])
+            elif a.default is REQUIRED:
+                raise OpError(f"missing required attribute '{a.name}'")
+            else:
+                out[a.name] = a.default
+        return out
+
+    def pattern_of(self, sig: Sig) -> Pattern:
+        return self.pattern(sig) if callable(self.pattern) else self.pattern
+
+    def buffer_reason(self, sig: Sig) -> str | None:
+        return self.needs_buffer(sig) if self.needs_buffer is not None else None
+
+
+# --------------------------------------------------------------------------
+# Small rule helpers shared by the op modules
+# --------------------------------------------------------------------------
+
+
+def ints(*values: int) -> tuple[int, ...]:
+    return tuple(values)
+
+
+def first_input_dtype(sig: Sig) -> DType:
+    return sig.dtypes[0]
+
+
+def same_family(sig: Sig, names: tuple[str, ...] | None = None) -> None:
+    """Inputs must be all float32 or all fixed/integer, and the output the same family."""
+    kinds = {d.is_float for d in sig.dtypes}
+    if len(kinds) > 1:
+        raise OpError("inputs mix float32 and fixed-point types; insert a cast")
+    if sig.out_dtype is not None and kinds and sig.out_dtype.is_float not in kinds:
+        raise OpError(f"output dtype {sig.out_dtype} does not match the inputs' family; use cast to convert")
+
+
+def fixed_inputs(sig: Sig) -> list[Fmt] | None:
+    """Exact formats of the inputs, or ``None`` for float graphs."""
+    if any(d.is_float for d in sig.dtypes):
+        return None
+    return [Fmt.of(d) for d in sig.dtypes]

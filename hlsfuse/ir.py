@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import HlsfuseError, OpError
 from .ops import OPS, Pattern, Sig, get_op
-from .types import DType, to_float
+from .types import DType, FixedType, FloatType, to_float
 
 __all__ = ["TensorType", "Input", "Constant", "Node", "Graph", "verify"]
 
@@ -90,6 +90,21 @@ class Constant:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _frozen(value: Any) -> Any:
+    """An attribute value in immutable canonical form, the same whether the node came from
+    JSON or from Python: lists and tuples become tuples, numpy scalars Python numbers, dtypes
+    and pattern kinds their spellings (which the attribute rules parse)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, (FixedType, FloatType)):
+        return str(value)
+    if isinstance(value, Pattern):
+        return value.name
+    return value
+
+
 @dataclass(frozen=True)
 class Node:
     """One op application. ``attrs`` holds the attributes as written (defaults are
@@ -108,7 +123,7 @@ class Node:
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(self.inputs))
-        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+        object.__setattr__(self, "attrs", MappingProxyType({k: _frozen(v) for k, v in self.attrs.items()}))
         if self.shape is not None:
             object.__setattr__(self, "shape", tuple(self.shape))
         if self.edge_patterns is not None:
@@ -293,7 +308,7 @@ def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> lis
             if state.get(nxt.name) == 1:
                 names = [n.name for n, _ in stack]
                 cycle = names[names.index(nxt.name) :] + [nxt.name]
-                raise HlsfuseError(f"{nxt.where()}: cycle {' -> '.join(repr(c) for c in cycle)}")
+                raise HlsfuseError(f"{nxt.where()}: its inputs form a cycle: {' reads '.join(repr(c) for c in cycle)}")
             state[nxt.name] = 1
             stack.append((nxt, 0))
     return order

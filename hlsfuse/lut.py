@@ -27,7 +27,9 @@ __all__ = ["FUNCTIONS", "Table", "make_table"]
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+    # exp(-|x|) never overflows, and e / (1 + e) keeps the negative tail's relative precision
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def _recip(x: np.ndarray) -> np.ndarray:
@@ -85,7 +87,9 @@ def make_table(function: str, in_fmt: Fmt, out_type: FixedType, table_bits: int)
     top = math.ldexp(out_type.raw_max + 1, -out_type.frac)
     bottom = math.ldexp(out_type.raw_min - 1, -out_type.frac)
     y = np.clip(np.nan_to_num(y, nan=0.0, posinf=top, neginf=bottom), bottom, top)
-    saturating = FixedType(out_type.width, out_type.int_bits, out_type.signed, out_type.quant, "SAT")
+    # tables saturate whatever the overflow mode (a wrapped exp is useless); SAT_SYM keeps its symmetric range
+    overflow = "SAT_SYM" if out_type.overflow == "SAT_SYM" else "SAT"
+    saturating = FixedType(out_type.width, out_type.int_bits, out_type.signed, out_type.quant, overflow)
     entries = from_float(y, saturating)
     entries.flags.writeable = False
     return Table(function, in_fmt, out_type, shift, entries)

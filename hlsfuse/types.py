@@ -12,6 +12,9 @@ F2 fractional bits into a target type exactly as ap_fixed's assignment does
                     d  > 0: Q = (X >> d) + inc(mode, qb, r, neg, lsb)
     then overflow:  WRAP | SAT | SAT_ZERO | SAT_SYM
 
+``assign_quotient`` is the same assignment for an exact quotient (a mean: an exact sum divided by its
+count), computed by integer division, so it too rounds exactly once.
+
 ``Fmt`` is the static side of the same arithmetic: the exact format of an
 intermediate (a product, a sum of n terms), used to prove that no exact
 intermediate needs more than the 64 bits of an int64.
@@ -37,6 +40,7 @@ __all__ = [
     "Fmt",
     "parse_dtype",
     "assign",
+    "assign_quotient",
     "from_float",
     "to_float",
     "representation",
@@ -65,9 +69,11 @@ class FixedType:
         if abs(self.int_bits) > 2 * MAX_WIDTH:
             raise HlsfuseError(f"dtype {self}: integer bits must be within +-{2 * MAX_WIDTH}")
         if self.quant not in QUANT_MODES:
-            raise HlsfuseError(f"dtype {self}: unknown quantization mode {self.quant!r}, expected one of {', '.join(QUANT_MODES)}")
+            modes = ", ".join(QUANT_MODES)
+            raise HlsfuseError(f"dtype {self}: unknown quantization mode {self.quant!r}, expected one of {modes}")
         if self.overflow not in OVERFLOW_MODES:
-            raise HlsfuseError(f"dtype {self}: unknown overflow mode {self.overflow!r}, expected one of {', '.join(OVERFLOW_MODES)}")
+            modes = ", ".join(OVERFLOW_MODES)
+            raise HlsfuseError(f"dtype {self}: unknown overflow mode {self.overflow!r}, expected one of {modes}")
 
     is_float = False
 
@@ -182,9 +188,9 @@ class Fmt:
         return Fmt(u.width + 1, u.int_bits + 1, u.signed)
 
     def sub(self, other: Fmt) -> Fmt:
+        # as ap_fixed: one bit more than the union, always signed (a - b of unsigned a, b lies in
+        # (-2**I, 2**I), which a signed I+1 integer part holds)
         u = self.union(other)
-        if not u.signed:
-            u = Fmt(u.width + 1, u.int_bits + 1, True)
         return Fmt(u.width + 1, u.int_bits + 1, True)
 
     def mul(self, other: Fmt) -> Fmt:
@@ -196,8 +202,17 @@ class Fmt:
 
     def accumulate(self, n: int) -> Fmt:
         """Format of a sum of ``n`` values of this format."""
-        grow = max(0, math.ceil(math.log2(n))) if n > 1 else 0
+        grow = (n - 1).bit_length() if n > 1 else 0  # ceil(log2 n), exact for any n
         return Fmt(self.width + grow, self.int_bits + grow, self.signed)
+
+    def dividend(self, t: FixedType) -> Fmt:
+        """Format of the dividend ``assign_quotient`` forms from a value of this format for type ``t``.
+
+        The value is put on max(F, F_t + 1) fractional bits (one bit below t's LSB decides the
+        rounding); the divisor never grows, as extra fractional bits of the value become a shift.
+        """
+        extra = max(t.frac + 1 - self.frac, 0)
+        return Fmt(self.width + extra, self.int_bits, self.signed)
 
     def fits_int64(self) -> bool:
         return self.width <= (64 if self.signed else 63)
@@ -218,17 +233,41 @@ class Fmt:
 # --------------------------------------------------------------------------
 
 
-def _shift_right(x: np.ndarray, d: int) -> np.ndarray:
-    return x >> min(d, 63)
+_SHIFT_CAP = 66
+"""Shift counts are clipped to +-_SHIFT_CAP: an int64 shifted by 64 or more places gives the same bits as by 66."""
 
 
-def _low_bits_set(x: np.ndarray, nbits: int) -> np.ndarray:
-    """True where any of bits 0..nbits-1 of x (two's complement, sign-extended) is set."""
-    if nbits <= 0:
-        return np.zeros(x.shape, dtype=bool)
-    if nbits >= 64:
-        return x != 0
-    return (x & np.int64((1 << nbits) - 1)) != 0
+def _shift_left(x: np.ndarray, s: np.ndarray, t: FixedType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q = X << s (s >= 0, exact) and the flags Q > max, Q < min.
+
+    The range is checked on X itself, so saturation is exact even when X << s does not fit 64 bits;
+    WRAP only needs the low bits of Q, which int64 wrap-around keeps.
+    """
+    s63 = np.minimum(s, 63)
+    q = np.where(s < 64, x << s63, 0)
+    over = x > (np.int64(t.raw_max) >> s63)  # X << s > max  <=>  X > floor(max / 2**s)
+    under = x < np.where(s < t.width, np.int64(t.raw_min) >> s63, 0)  # X < ceil(min / 2**s)
+    return q, over, under
+
+
+def _floor_shift(x: np.ndarray, s) -> tuple[np.ndarray, np.ndarray]:
+    """floor(X / 2**s) for s >= 0, and whether any of the dropped bits 0..s-1 is set."""
+    floor = x >> np.minimum(s, 63)  # shifts past 63 leave the sign, as floor does
+    dropped = np.where(s >= 64, x != 0, (x & ~(np.int64(-1) << np.minimum(s, 63))) != 0)
+    return floor, dropped
+
+
+def _round(q2: np.ndarray, r: np.ndarray, neg: np.ndarray, quant: str) -> np.ndarray:
+    """Q = T + inc from q2 = floor(value * 2**(F+1)): T = q2 >> 1, qb = q2 & 1; r: value * 2**(F+1) is not whole."""
+    trunc = q2 >> 1
+    qb = (q2 & 1).astype(bool)
+    return trunc + _increment(quant, trunc, qb, r, neg).astype(np.int64)
+
+
+def _shift_right(x: np.ndarray, d: np.ndarray, quant: str) -> np.ndarray:
+    """Q = (X >> d) + inc (d >= 1): floor, then the increment of the quantization mode."""
+    q2, r = _floor_shift(x, d - 1)  # bits past 63 copy the sign, so qb does too
+    return _round(q2, r, x < 0, quant)
 
 
 def _increment(mode: str, t: np.ndarray, qb: np.ndarray, r: np.ndarray, neg: np.ndarray) -> np.ndarray:
@@ -253,12 +292,10 @@ def _overflow(q: np.ndarray, over: np.ndarray, under: np.ndarray, t: FixedType) 
     """Apply the overflow mode; ``over``/``under`` flag values outside the range."""
     lo, hi = t.raw_min, t.raw_max
     if t.overflow == "WRAP":
-        if t.width >= 64:
-            return q
-        low = q & np.int64((1 << t.width) - 1)
         if t.signed:
-            low = np.where(low > hi, low - np.int64(1 << t.width), low)
-        return low
+            # keep the low W bits, sign-extended: move them to the top of the int64 and back
+            return (q << (64 - t.width)) >> (64 - t.width)
+        return q & np.int64(hi)
     if t.overflow == "SAT":
         return np.where(over, hi, np.where(under, lo, q))
     if t.overflow == "SAT_ZERO":
@@ -269,47 +306,55 @@ def _overflow(q: np.ndarray, over: np.ndarray, under: np.ndarray, t: FixedType) 
     raise HlsfuseError(f"unknown overflow mode {t.overflow!r}")
 
 
-def assign(raw: np.ndarray, frac: int, t: FixedType) -> np.ndarray:
-    """Assign exact values ``raw * 2**-frac`` (int64) to fixed type ``t``; returns raw int64."""
+def assign(raw: np.ndarray, frac, t: FixedType) -> np.ndarray:
+    """Assign exact values ``raw * 2**-frac`` (int64) to fixed type ``t``; returns raw int64.
+
+    ``frac`` is an int, or an int array broadcasting with ``raw`` (``from_float`` gives every
+    value its own). Any shift count is exact, including shifts past the 64 bits of the word.
+    """
     x = np.asarray(raw, dtype=np.int64)
-    d = frac - t.frac
-    if d <= 0:
-        s = -d
-        # detect overflow before shifting so that saturation is exact even when X << s
-        # would not fit 64 bits; WRAP only needs the low bits, which int64 wrap-around keeps
-        over = x > (t.raw_max >> s) if s < 64 else x > 0
-        under = x < -((-t.raw_min) >> s) if s < 64 else x < 0
-        q = x << s if s < 64 else np.zeros_like(x)
-        return _overflow(q, over, under, t)
-    trunc = _shift_right(x, d)
-    qb = (_shift_right(x, d - 1) & 1).astype(bool)
-    r = _low_bits_set(x, d - 1)
-    neg = x < 0
-    q = trunc + _increment(t.quant, trunc, qb, r, neg).astype(np.int64)
+    d = np.clip(np.asarray(frac, dtype=np.int64) - t.frac, -_SHIFT_CAP, _SHIFT_CAP)
+    left = d <= 0
+    shifted, over, under = _shift_left(x, np.maximum(-d, 0), t)
+    rounded = _shift_right(x, np.maximum(d, 1), t.quant)
+    q = np.where(left, shifted, rounded)
+    over = np.where(left, over, rounded > t.raw_max)
+    under = np.where(left, under, rounded < t.raw_min)
+    return _overflow(q, over, under, t)
+
+
+def assign_quotient(raw: np.ndarray, frac: int, divisor, t: FixedType) -> np.ndarray:
+    """Assign exact quotients ``raw * 2**-frac / divisor`` to fixed type ``t``, as ``assign`` would.
+
+    ``divisor`` is a positive int or int array broadcasting with ``raw``. With k = F_t - frac + 1,
+    q2 = floor(raw * 2**k / divisor) is the quotient floored one bit below t's LSB, so T = q2 >> 1,
+    qb = q2 & 1 and r = "the division left a remainder". For k < 0 the division by 2**-k is a floor
+    shift first: floor(floor(a / 2**m) / n) = floor(a / (2**m * n)), and the remainder of the whole is
+    zero exactly when both partial remainders are. The caller proves that ``raw << max(k, 0)`` fits
+    an int64 with ``Fmt.dividend(t).check(...)``.
+    """
+    x = np.asarray(raw, dtype=np.int64)
+    n = np.asarray(divisor, dtype=np.int64)
+    if np.any(n < 1):
+        raise HlsfuseError(f"assign_quotient: the divisor must be positive, not {int(n.min())}")
+    k = t.frac - frac + 1
+    shifted, dropped = _floor_shift(x << max(k, 0), max(-k, 0))
+    q2, rem = np.divmod(shifted, n)
+    q = _round(q2, dropped | (rem != 0), x < 0, t.quant)
     return _overflow(q, q > t.raw_max, q < t.raw_min, t)
 
 
 def from_float(values, t: FixedType) -> np.ndarray:
-    """Assign real numbers (exactly, as ap_fixed assignment from a double) to ``t``."""
+    """Assign real numbers to ``t`` exactly, as ap_fixed assignment from a double does.
+
+    A double is exactly M * 2**(e-53) with a 53-bit integer M, so this is ``assign(M, 53 - e, t)``:
+    rounding and range checks see the exact value, however large or small it is.
+    """
     v = np.asarray(values, dtype=np.float64)
     if not np.all(np.isfinite(v)):
         raise HlsfuseError(f"cannot convert NaN or infinity to {t}")
-    scaled = np.ldexp(v, t.frac)
-    trunc = np.floor(scaled)
-    rest = scaled - trunc  # exact: in [0, 1)
-    qb = rest >= 0.5
-    r = (rest != 0.0) & (rest != 0.5)
-    neg = v < 0
-    limit = float(1 << 62)
-    big = np.abs(trunc) >= limit
-    if np.any(big):
-        if t.overflow == "WRAP":
-            trunc = np.where(big, np.mod(trunc, float(1 << t.width)), trunc)
-        else:
-            trunc = np.clip(trunc, -limit, limit)
-    t_int = trunc.astype(np.int64)
-    q = t_int + _increment(t.quant, t_int, qb, r, neg).astype(np.int64)
-    return _overflow(q, q > t.raw_max, q < t.raw_min, t)
+    mantissa, exponent = np.frexp(v)  # v = mantissa * 2**exponent, 0.5 <= |mantissa| < 1 (or 0)
+    return assign(np.ldexp(mantissa, 53).astype(np.int64), 53 - exponent.astype(np.int64), t)
 
 
 def to_float(raw: np.ndarray, t: DType) -> np.ndarray:

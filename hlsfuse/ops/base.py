@@ -77,30 +77,39 @@ class Attr:
     def normalize(self, value: Any) -> Any:
         """Convert a JSON/Python value to the canonical immutable form, or raise."""
         where = f"attribute '{self.name}'"
+        if value is None and self.default is None:
+            return None  # an explicit None asks for the default (e.g. "all axes")
         value = _convert(self.kind, value, where, self.length)
         if self.check is not None and (problem := self.check(value)):
             raise OpError(f"{where} {problem}")
         return value
 
 
+def _spelled(value: Any) -> str:
+    """A bad value as the user wrote it: nodes hold attribute lists as tuples, shown here as lists."""
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_spelled(v) for v in value) + "]"
+    return repr(value)
+
+
 def _convert(kind: str, value: Any, where: str, length: int | None) -> Any:
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise OpError(f"{where} must be an integer, not {value!r}")
+            raise OpError(f"{where} must be an integer, not {_spelled(value)}")
         return int(value)
     if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise OpError(f"{where} must be a number, not {value!r}")
+            raise OpError(f"{where} must be a number, not {_spelled(value)}")
         if not math.isfinite(float(value)):
-            raise OpError(f"{where} must be finite, not {value!r}")
+            raise OpError(f"{where} must be finite, not {_spelled(value)}")
         return float(value)
     if kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
-            raise OpError(f"{where} must be true or false, not {value!r}")
+            raise OpError(f"{where} must be true or false, not {_spelled(value)}")
         return bool(value)
     if kind == "str":
         if not isinstance(value, str):
-            raise OpError(f"{where} must be a string, not {value!r}")
+            raise OpError(f"{where} must be a string, not {_spelled(value)}")
         return value
     if kind == "dtype":
         if isinstance(value, (FixedType,)) or getattr(value, "is_float", False):
@@ -115,7 +124,7 @@ def _convert(kind: str, value: Any, where: str, length: int | None) -> Any:
         if not isinstance(value, (list, tuple)) or not all(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value
         ):
-            raise OpError(f"{where} must be a list of integers, not {value!r}")
+            raise OpError(f"{where} must be a list of integers, not {_spelled(value)}")
         if length is not None and len(value) != length:
             raise OpError(f"{where} must have {length} values, not {len(value)}")
         return tuple(int(v) for v in value)
@@ -123,7 +132,7 @@ def _convert(kind: str, value: Any, where: str, length: int | None) -> Any:
         return Pattern.parse(value, where) if not isinstance(value, Pattern) else value
     if kind == "patterns":
         if not isinstance(value, (list, tuple)):
-            raise OpError(f"{where} must be a list of pattern kinds, not {value!r}")
+            raise OpError(f"{where} must be a list of pattern kinds, not {_spelled(value)}")
         return tuple(v if isinstance(v, Pattern) else Pattern.parse(v, where) for v in value)
     raise OpError(f"{where}: unknown attribute kind {kind!r}")
 

@@ -126,6 +126,13 @@ ALPHA_TYPE = FixedType(16, 1, True, "RND", "SAT")
 """leaky_relu's slope is a constant of this type (15 fractional bits)."""
 
 
+def _alpha_check(alpha: float) -> str | None:
+    # outside [-1, 1) the constant would saturate and fixed graphs would silently use another slope
+    if -1.0 <= alpha < 1.0:
+        return None
+    return f"must be in [-1, 1) (it is a {ALPHA_TYPE} constant), not {alpha}"
+
+
 def _leaky_relu(args, sig):
     x = args[0]
     alpha = sig["alpha"]
@@ -216,7 +223,7 @@ OPS = (
     OpDef(
         name="leaky_relu",
         inputs=("x",),
-        attrs=(Attr("alpha", "float", 0.01),),
+        attrs=(Attr("alpha", "float", 0.01, check=_alpha_check),),
         shape=_unary_shape,
         pattern=Pattern.ELEMWISE,
         check=_leaky_check,

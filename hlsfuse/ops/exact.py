@@ -8,14 +8,12 @@ rounds (DESIGN.md section 3).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..types import FixedType, assign
 from .base import Sig
 
-__all__ = ["frac_of", "align", "aligned", "finish", "reciprocal"]
+__all__ = ["frac_of", "align", "aligned", "finish"]
 
 
 def frac_of(dtype: FixedType) -> int:
@@ -37,18 +35,3 @@ def aligned(args: list[np.ndarray], sig: Sig) -> tuple[list[np.ndarray], int]:
 def finish(raw: np.ndarray, frac: int, sig: Sig) -> np.ndarray:
     """Assign an exact result to the node's output type (fixed) ."""
     return assign(raw, frac, sig.out_dtype)
-
-
-def reciprocal(n: int, in_int_bits: int, out_frac: int) -> tuple[int, int]:
-    """The constant used to divide an exact sum of ``n`` terms by ``n`` (mean, avg pools).
-
-    Returns ``(R, Fr)`` with ``R = round(2**Fr / n)``, so ``sum / n`` is computed as the
-    exact product ``sum * R`` with ``F_sum + Fr`` fractional bits, then assigned to the
-    output type. ``Fr = out_frac + max(in_int_bits, 0) + ceil(log2 n) + 1`` keeps the
-    error of R below half an output LSB for any sum of ``n`` inputs with ``in_int_bits``
-    integer bits; for a power-of-two ``n`` R is exact. The C++ and Verilog use the same R.
-    """
-    if n < 1:
-        raise ValueError(f"reciprocal of {n}")
-    frac = max(0, out_frac + max(in_int_bits, 0) + math.ceil(math.log2(n)) + 1)
-    return (2 * (1 << frac) + n) // (2 * n), frac

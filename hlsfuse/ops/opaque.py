@@ -1,3 +1,236 @@
-"""(being written)"""
+"""Opaque ops: softmax, argmax and topk.
 
-OPS = ()
+They see a whole row (or more) before they can emit, so nothing fuses into
+them (TVM's OPAQUE) and, except for argmax over the innermost axis, they are
+buffered stages in ``fpga`` fusion mode.
+
+Fixed-point softmax over the last axis is defined exactly, step by step:
+
+    m = max(x)                      d = x - m          (exact, Fmt(x).sub(Fmt(x)))
+    e = LUT_exp(d)   -> exp_dtype   s = sum(e)         (exact, Fmt(exp_dtype).accumulate(n))
+    r = LUT_recip(s) -> recip_dtype y = e * r          (exact, then assigned to the output type)
+
+The two tables come from ``hlsfuse.lut.make_table``, so the reference, the C++
+and the Verilog use the same entries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpError
+from ..lut import MAX_TABLE_BITS, make_table
+from ..types import FixedType, Fmt
+from .base import Attr, OpDef, Pattern, Sig, same_family
+from .exact import finish
+
+__all__ = ["OPS", "softmax_tables", "INDEX_TYPE"]
+
+INDEX_TYPE = FixedType(32, 32)
+"""Default output type of argmax and of topk with ret="indices" (int32)."""
+
+
+def _rank_at_least_one(sig: Sig) -> tuple[int, ...]:
+    x = sig.shapes[0]
+    if len(x) < 1:
+        raise OpError("input 'x' must have at least 1 dim")
+    return x
+
+
+def _indices(idx: np.ndarray, sig: Sig) -> np.ndarray:
+    """Indices (int64) as values of the output type."""
+    if sig.out_dtype.is_float:
+        return idx.astype(np.float32)
+    return finish(idx.astype(np.int64), 0, sig)
+
+
+def _check_index_type(sig: Sig, largest: int) -> None:
+    """An index output must hold ``0..largest`` exactly (any float32 or fixed type that does)."""
+    t = sig.out_dtype
+    if t.is_float:
+        return
+    # a type with negative fractional bits steps by 2 or more and skips index 1
+    if t.raw_max * t.lsb < largest or (t.frac < 0 and largest > 0):
+        raise OpError(f"output dtype {t} cannot hold indices up to {largest}")
+
+
+# --------------------------------------------------------------------------
+# softmax
+# --------------------------------------------------------------------------
+
+
+def _table_bits(value: int) -> str | None:
+    return None if 1 <= value <= MAX_TABLE_BITS else f"must be 1..{MAX_TABLE_BITS}, not {value}"
+
+
+def _fixed_attr(value) -> str | None:
+    return f"must be a fixed-point type, not {value}" if value.is_float else None
+
+
+def softmax_tables(sig: Sig):
+    """The exp and recip tables of a fixed-point softmax node, and the sum's format."""
+    n = sig.shapes[0][-1]
+    x = Fmt.of(sig.dtypes[0])
+    d_fmt = x.sub(x)
+    s_fmt = Fmt.of(sig["exp_dtype"]).accumulate(n)
+    exp = make_table("exp", d_fmt, sig["exp_dtype"], sig["table_bits"])
+    recip = make_table("recip", s_fmt, sig["recip_dtype"], sig["table_bits"])
+    return exp, recip, s_fmt
+
+
+def _softmax_check(sig: Sig) -> None:
+    same_family(sig)
+    if sig.dtypes[0].is_float:
+        return
+    x = Fmt.of(sig.dtypes[0])
+    x.sub(x).check("the difference x - max(x)")
+    e, r = Fmt.of(sig["exp_dtype"]), Fmt.of(sig["recip_dtype"])
+    e.accumulate(sig.shapes[0][-1]).check("the exact sum of exponentials")
+    e.mul(r).check("the exact product e * r")
+
+
+def _softmax(args, sig):
+    x = args[0]
+    if sig.out_dtype.is_float:
+        shifted = x - x.max(axis=-1, keepdims=True)
+        e = np.exp(shifted, dtype=np.float32)
+        return (e / e.sum(axis=-1, keepdims=True, dtype=np.float32)).astype(np.float32)
+    exp, recip, _ = softmax_tables(sig)
+    d = x - x.max(axis=-1, keepdims=True)
+    e = exp.lookup(d)
+    r = recip.lookup(e.sum(axis=-1, keepdims=True))
+    return finish(e * r, sig["exp_dtype"].frac + sig["recip_dtype"].frac, sig)
+
+
+def _softmax_buffer(sig: Sig) -> str:
+    return "softmax needs the whole row (max and sum) before emitting"
+
+
+# --------------------------------------------------------------------------
+# argmax
+# --------------------------------------------------------------------------
+
+
+def _axis(sig: Sig) -> int:
+    rank, axis = len(sig.shapes[0]), sig["axis"]
+    if not -rank <= axis < rank:
+        raise OpError(f"attribute 'axis' ({axis}) is out of range for {rank} dims")
+    return axis % rank
+
+
+def _argmax_shape(sig: Sig) -> tuple[int, ...]:
+    x = _rank_at_least_one(sig)
+    axis = _axis(sig)
+    if sig["keepdims"]:
+        return (*x[:axis], 1, *x[axis + 1 :])
+    return (*x[:axis], *x[axis + 1 :])
+
+
+def _argmax_check(sig: Sig) -> None:
+    _check_index_type(sig, sig.shapes[0][_axis(sig)] - 1)
+
+
+def _argmax(args, sig):
+    idx = np.argmax(args[0], axis=_axis(sig), keepdims=sig["keepdims"])  # first index of the max
+    return _indices(idx, sig)
+
+
+def _argmax_buffer(sig: Sig) -> str | None:
+    axis = _axis(sig)
+    if axis == len(sig.shapes[0]) - 1:
+        return None  # one running maximum per row, in stream order
+    return f"argmax over axis {axis}, not the innermost, needs the whole tensor before emitting"
+
+
+# --------------------------------------------------------------------------
+# topk
+# --------------------------------------------------------------------------
+
+
+def _k(value: int) -> str | None:
+    return None if value >= 1 else f"must be at least 1, not {value}"
+
+
+def _ret(value: str) -> str | None:
+    return None if value in ("values", "indices") else f"must be 'values' or 'indices', not {value!r}"
+
+
+def _topk_shape(sig: Sig) -> tuple[int, ...]:
+    x = _rank_at_least_one(sig)
+    if sig["k"] > x[-1]:
+        raise OpError(f"attribute 'k' ({sig['k']}) exceeds the size of the last axis ({x[-1]})")
+    return (*x[:-1], sig["k"])
+
+
+def _topk_dtype(sig: Sig):
+    return INDEX_TYPE if sig["ret"] == "indices" else sig.dtypes[0]
+
+
+def _topk_check(sig: Sig) -> None:
+    if sig["ret"] == "indices":
+        _check_index_type(sig, sig.shapes[0][-1] - 1)
+    else:
+        same_family(sig)
+
+
+def _topk(args, sig):
+    x = args[0]
+    # a stable ascending sort of an order-reversing key keeps lower indices first among ties;
+    # ~x (= -x - 1) reverses int64 order without overflowing at the int64 minimum
+    key = -x if sig.dtypes[0].is_float else ~x
+    idx = np.argsort(key, axis=-1, kind="stable")[..., : sig["k"]]
+    if sig["ret"] == "indices":
+        return _indices(idx, sig)
+    values = np.take_along_axis(x, idx, axis=-1)
+    if sig.out_dtype.is_float:
+        return values.astype(np.float32)
+    return finish(values, sig.dtypes[0].frac, sig)
+
+
+def _topk_buffer(sig: Sig) -> str:
+    return "topk sorts the whole last axis before emitting"
+
+
+_UFIXED18 = FixedType(18, 1, False, "RND", "SAT")
+
+OPS = (
+    OpDef(
+        name="softmax",
+        inputs=("x",),
+        attrs=(
+            Attr("table_bits", "int", 10, check=_table_bits),
+            Attr("exp_dtype", "dtype", _UFIXED18, check=_fixed_attr),
+            Attr("recip_dtype", "dtype", _UFIXED18, check=_fixed_attr),
+        ),
+        shape=_rank_at_least_one,
+        pattern=Pattern.OPAQUE,
+        check=_softmax_check,
+        compute=_softmax,
+        needs_buffer=_softmax_buffer,
+        doc="softmax over the last axis; fixed point via exp and reciprocal lookup tables",
+    ),
+    OpDef(
+        name="argmax",
+        inputs=("x",),
+        attrs=(Attr("axis", "int", -1), Attr("keepdims", "bool", False)),
+        shape=_argmax_shape,
+        dtype=lambda sig: INDEX_TYPE,
+        pattern=Pattern.OPAQUE,
+        check=_argmax_check,
+        compute=_argmax,
+        needs_buffer=_argmax_buffer,
+        doc="index of the first maximum along 'axis' (int32 by default)",
+    ),
+    OpDef(
+        name="topk",
+        inputs=("x",),
+        attrs=(Attr("k", "int", check=_k), Attr("ret", "str", "values", check=_ret)),
+        shape=_topk_shape,
+        dtype=_topk_dtype,
+        pattern=Pattern.OPAQUE,
+        check=_topk_check,
+        compute=_topk,
+        needs_buffer=_topk_buffer,
+        doc="the k largest along the last axis, descending, ties by lower index; 'values' or 'indices'",
+    ),
+)

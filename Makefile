@@ -1,0 +1,72 @@
+# hlsfuse developer commands. On a fresh machine: `make demo`, then `make test`.
+#
+#   setup          .venv with hlsfuse (editable) and its dev tools; g++ and Verilator if missing
+#   demo           build the residual-block example and run it through the CLI
+#   test           the test suite
+#   lint           ruff
+#   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
+#   clean          remove the venv and everything generated
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO   := demo-out
+# System tools the hardware tests use: command name and the Debian package that provides it.
+TOOLS  := g++:g++ verilator:verilator
+
+.PHONY: setup tools demo test lint install-check clean
+
+setup: $(STAMP) tools
+
+# Reinstall only when the venv is new or pyproject.toml changed.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# Missing tools are installed when running as root with apt-get, otherwise named; the tests
+# that need them are skipped outside CI (see tests/conftest.py).
+tools:
+	@missing=""; \
+	for pair in $(TOOLS); do \
+	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make setup: installing$$missing"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q$$missing; \
+	else \
+	  echo "make setup: missing system tools; install them with: sudo apt-get install$$missing"; \
+	  echo "make setup: until then the tests that need them are skipped"; \
+	fi
+
+demo: setup
+	mkdir -p $(DEMO)
+	$(BIN)/python examples/residual.py $(DEMO)/residual.json
+	$(BIN)/hlsfuse check $(DEMO)/residual.json
+	$(BIN)/hlsfuse run $(DEMO)/residual.json --seed 0 -o $(DEMO)/residual_outputs.npz --force
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check .
+
+# The acceptance check of a regular install: no source tree on the path, run from another folder.
+# setuptools builds in build/ of the source tree; stale files there would end up in the wheel.
+install-check:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp" "$(CURDIR)/build"' EXIT; \
+	rm -rf "$(CURDIR)/build"; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install --quiet "$(CURDIR)"; \
+	cd "$$tmp"; \
+	for graph in "$(CURDIR)"/examples/*.json; do \
+	  "$$tmp/venv/bin/hlsfuse" check "$$graph"; \
+	  "$$tmp/venv/bin/hlsfuse" run "$$graph" -o "$$tmp/outputs.npz" --force; \
+	done; \
+	"$$tmp/venv/bin/python" "$(CURDIR)/.ci/check_install.py" "$(CURDIR)"
+
+clean:
+	rm -rf $(VENV) $(DEMO) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

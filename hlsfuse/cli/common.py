@@ -1,0 +1,83 @@
+"""What several commands share: reading a graph argument and guarding output files.
+
+A graph argument is a JSON graph or an ONNX model; ``add_graph_arg`` adds it with the
+ONNX import options (--precision, --precision-map, --calibrate), which
+``load_graph_arg`` applies to .onnx files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import HlsfuseError
+from ..frontend import onnx
+from ..graph_json import load_graph
+from ..ir import Graph
+
+__all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg"]
+
+_ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
+
+
+def add_graph_arg(parser: argparse.ArgumentParser) -> None:
+    """The GRAPH positional argument and the options of importing it from ONNX."""
+    parser.add_argument("graph", metavar="GRAPH", help="graph file (.json) or ONNX model (.onnx)")
+    group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
+    group.add_argument("--precision", metavar="TYPE", help=f"float32 or a fixed type (default {onnx.DEFAULT_PRECISION})")
+    group.add_argument("--precision-map", metavar="FILE", help="JSON precision map: default, weights, per-tensor types")
+    group.add_argument(
+        "--calibrate", metavar="SAMPLES.npz", help="choose integer bits from these inputs (ONNX layout); prints the error"
+    )
+
+
+def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
+    options = {k: getattr(args, k, None) for k in _ONNX_OPTIONS}
+    default = options["precision"] or onnx.DEFAULT_PRECISION
+    if options["precision_map"]:
+        precision = onnx.load_precision_map(options["precision_map"], default=options["precision"])
+    else:
+        precision = onnx.precision_of(default)
+    if not options["calibrate"]:
+        return onnx.from_onnx(path, precision=precision)
+    result = onnx.calibrate(path, options["calibrate"], precision=precision)
+    print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
+    return result.graph
+
+
+# graph file suffix -> loader(path, args)
+_LOADERS = {".json": lambda path, args: load_graph(path), ".onnx": _load_onnx}
+
+
+def load_graph_arg(path: str, args: argparse.Namespace | None = None) -> Graph:
+    """Load and verify the graph file a command was given, chosen by its suffix; ``args``
+    carries the ONNX import options of ``add_graph_arg``."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _LOADERS:
+        known = ", ".join(_LOADERS)
+        raise HlsfuseError(f"{path}: unknown graph format '{suffix}' (expected a file ending in {known})")
+    given = [k for k in _ONNX_OPTIONS if getattr(args, k, None)]
+    if given and suffix != ".onnx":
+        raise HlsfuseError(f"--{given[0].replace('_', '-')} applies to ONNX models (.onnx), not to {path}")
+    return _LOADERS[suffix](path, args)
+
+
+def graph_layout_inputs(path: str, graph: Graph, arrays: dict) -> dict:
+    """Input arrays in the graph's layout: an ONNX model's inputs are given in ONNX layout (NCHW)."""
+    if Path(path).suffix.lower() == ".onnx":
+        return onnx.to_graph_layout(graph, arrays)
+    return arrays
+
+
+def output_arg(path: str | None, force: bool) -> Path | None:
+    """The output file a command was given, refused up front (before any work) if it exists
+    and ``--force`` was not given."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.exists() and not force:
+        raise HlsfuseError(f"{out} already exists; pass --force to overwrite it")
+    if not out.parent.is_dir():
+        raise HlsfuseError(f"{out}: folder '{out.parent}' does not exist")
+    return out

@@ -1,0 +1,68 @@
+"""The ONNX frontend: ``from_onnx(model) -> Graph`` (docs/onnx.md).
+
+    read_model (importer.py, the only user of the ``onnx`` package)
+        -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py over context.py, layout.py)
+        -> Graph, typed by a Precision (precision.py) or by calibration (calibration.py)
+
+ONNX op names and attributes appear only in this package. The ``onnx`` package is an
+optional extra; it is imported when a model is read, not when hlsfuse is.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ...errors import HlsfuseError
+from ...ir import Graph
+from .calibration import Calibration
+from .calibration import calibrate as _calibrate
+from .convert import convert, supported_ops
+from .layout import to_graph_layout
+from .model import Model
+from .precision import DEFAULT_PRECISION, Precision, load_precision_map, precision_of
+
+__all__ = [
+    "from_onnx",
+    "calibrate",
+    "read_onnx",
+    "Calibration",
+    "Precision",
+    "DEFAULT_PRECISION",
+    "load_precision_map",
+    "to_graph_layout",
+    "supported_ops",
+]
+
+
+def read_onnx(model):
+    """The decoded ``Model`` of a path, bytes or ``onnx.ModelProto`` (checked and upgraded)."""
+    from .importer import read_model  # needs the optional onnx package
+
+    return read_model(model)
+
+
+def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None) -> Graph:
+    """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a verified ``Graph``.
+
+    ``precision``: ``"float32"``, a fixed type such as ``"fixed<16,6>"`` (the default,
+    for activations and weights), a precision-map dict ``{"default", "weights",
+    "tensors"}`` or a ``Precision``. ``calibration``: sample inputs (an .npz path or a
+    dict of arrays, ONNX layout) from which each tensor's integer bits are chosen; use
+    ``calibrate`` to also get the expected error.
+    """
+    if calibration is not None:
+        return calibrate(model, calibration, precision).graph
+    return convert(_decoded(model), precision_of(precision))
+
+
+def calibrate(model, samples, precision=DEFAULT_PRECISION) -> Calibration:
+    """Import ``model`` with types calibrated on ``samples``; see ``Calibration.report``."""
+    return _calibrate(_decoded(model), samples, precision_of(precision))
+
+
+def _decoded(model):
+    if isinstance(model, Model):
+        return model
+    if not isinstance(model, (str, os.PathLike, bytes, bytearray)) and type(model).__name__ != "ModelProto":
+        raise HlsfuseError(f"from_onnx expects a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
+    return read_onnx(model)

@@ -1,0 +1,114 @@
+"""Calibration: fixed-point types chosen from the ranges a float32 run observes.
+
+    samples (ONNX layout) --float32 import + reference--> peak |value| per tensor
+        --> calibrated types (precision.calibrated_types) --> fixed-point import
+        --> reference on the same samples --> max |fixed - float| per output
+
+The sample file holds one array per model input, named like it, either of the input's
+shape (one sample) or with a leading sample axis ([S, *shape]; for an input with batch
+size 1 also [S, *shape[1:]]).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+
+from ... import reference
+from ...errors import HlsfuseError
+from ...ir import Graph
+from ...types import FLOAT32
+from .convert import convert
+from .layout import to_graph_layout
+from .model import Model
+from .precision import Precision, calibrated_types
+
+__all__ = ["Calibration", "calibrate", "read_samples", "split_samples"]
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """The calibrated graph, what was observed, and the error it is expected to make."""
+
+    graph: Graph
+    float_graph: Graph
+    peaks: Mapping[str, float]
+    errors: Mapping[str, float]
+    samples: int
+
+    def report(self) -> str:
+        parts = [f"'{name}' {error:.3g}" for name, error in self.errors.items()]
+        return (
+            f"calibrated {len(self.peaks)} tensors on {self.samples} sample{'s' if self.samples != 1 else ''}; "
+            f"max abs error vs float32 on them: {', '.join(parts)}"
+        )
+
+
+def read_samples(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of an .npz file."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except OSError as exc:
+        raise HlsfuseError(f"{path}: cannot read the samples: {exc.strerror or exc}") from None
+    except (ValueError, EOFError, zipfile.BadZipFile, AttributeError) as exc:
+        raise HlsfuseError(f"{path}: not a numpy .npz archive of named arrays ({exc})") from None
+
+
+def split_samples(model: Model, data: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """One {input: array} dict per sample, in ONNX layout."""
+    shapes = {i.name: tuple(i.shape or ()) for i in model.inputs}
+    extra = sorted(set(data) - set(shapes))
+    if extra:
+        raise HlsfuseError(f"samples: '{extra[0]}' is not a model input (inputs: {', '.join(shapes)})")
+    per_input: dict[str, list[np.ndarray]] = {}
+    for name, shape in shapes.items():
+        if name not in data:
+            raise HlsfuseError(f"samples: no array for model input '{name}'")
+        array = np.asarray(data[name], dtype=np.float64)
+        if array.shape == shape:
+            per_input[name] = [array]
+        elif array.shape[1:] == shape:
+            per_input[name] = list(array)
+        elif shape and shape[0] == 1 and array.ndim == len(shape) and array.shape[1:] == shape[1:]:
+            per_input[name] = [a[None] for a in array]
+        else:
+            raise HlsfuseError(
+                f"samples: '{name}' has shape {list(array.shape)}; expected {list(shape)} or a leading sample axis"
+            )
+    counts = {len(v) for v in per_input.values()}
+    if len(counts) > 1 or 0 in counts:
+        raise HlsfuseError(f"samples: the inputs have different numbers of samples ({sorted(counts)})")
+    count = counts.pop() if counts else 0
+    return [{name: arrays[i] for name, arrays in per_input.items()} for i in range(count)]
+
+
+def calibrate(model: Model, samples, precision: Precision) -> Calibration:
+    """Calibrate ``precision`` (fixed point) on ``samples`` (an .npz path or arrays)."""
+    if precision.is_float:
+        raise HlsfuseError("calibration chooses fixed-point types, but the precision is float32")
+    data = read_samples(samples) if isinstance(samples, (str, Path)) else samples
+    float_graph = convert(model, Precision(default=FLOAT32))
+    batches = split_samples(model, data)
+    computed = [i.name for i in float_graph.inputs] + [n.name for n in float_graph.nodes]
+    peaks = dict.fromkeys(computed, 0.0)
+    references = []
+    for sample in batches:
+        values = reference.run_raw(float_graph, reference.quantize_inputs(float_graph, to_graph_layout(float_graph, sample)))
+        for name in computed:
+            array = values[name]
+            if array.size:
+                peaks[name] = max(peaks[name], float(np.max(np.abs(array))))
+        references.append({name: values[name] for name in float_graph.outputs})
+    graph = convert(model, precision.with_calibration(calibrated_types(precision, float_graph, peaks)))
+    errors = dict.fromkeys(graph.outputs, 0.0)
+    for sample, expected in zip(batches, references):
+        got = reference.run(graph, to_graph_layout(graph, sample))
+        for name in graph.outputs:
+            errors[name] = max(errors[name], float(np.max(np.abs(got[name] - expected[name]))))
+    return Calibration(graph, float_graph, MappingProxyType(peaks), MappingProxyType(errors), len(batches))

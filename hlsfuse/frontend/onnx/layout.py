@@ -1,0 +1,168 @@
+"""Layouts: how an hlsfuse tensor holds an ONNX tensor.
+
+hlsfuse streams images channel-last (NHWC); ONNX models are channel-first (NCHW). Each
+converted ONNX tensor therefore carries an *order*: hlsfuse axis i holds ONNX axis
+``order[i]``, or is an inserted size-1 axis (``None``):
+
+    plain               (0, 1, 2, 3)      the ONNX order itself
+    channel-last        (0, 2, 3, 1)      NCHW held as NHWC
+    1-D channel-last    (0, None, 2, 1)   NCL held as N1LC: 1-D convs and pools run as 2-D ops with H = 1
+
+An ONNX Transpose, Squeeze or Unsqueeze only changes the order (no hlsfuse node); ops
+with axes translate them through it; an op that needs the ONNX order (Reshape, MatMul,
+a graph output) gets the tensor converted by ``steps``, which is a free reshape whenever
+the two orders list the axes of size > 1 in the same sequence (then the elements are
+already in the same order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ...errors import HlsfuseError
+
+__all__ = [
+    "Order",
+    "plain",
+    "channel_last",
+    "is_plain",
+    "hls_shape",
+    "axis_of",
+    "to_hls",
+    "same_element_order",
+    "steps",
+    "transposed",
+    "without",
+    "with_units",
+    "flat_columns",
+    "to_graph_layout",
+]
+
+Order = tuple[int | None, ...]
+
+
+def plain(rank: int) -> Order:
+    return tuple(range(rank))
+
+
+def channel_last(rank: int, unit_height: bool = False) -> Order:
+    """NC... held as N...C; with ``unit_height`` an NCL tensor is held as N1LC."""
+    if rank < 3:
+        return plain(rank)
+    if unit_height and rank == 3:
+        return (0, None, 2, 1)
+    return (0, *range(2, rank), 1)
+
+
+def is_plain(order: Order) -> bool:
+    return order == plain(len(order))
+
+
+def hls_shape(shape: tuple[int, ...], order: Order) -> tuple[int, ...]:
+    return tuple(1 if a is None else shape[a] for a in order)
+
+
+def axis_of(order: Order, onnx_axis: int) -> int:
+    """The hlsfuse axis holding ONNX axis ``onnx_axis``."""
+    return order.index(onnx_axis)
+
+
+def to_hls(data: np.ndarray, order: Order) -> np.ndarray:
+    """An ONNX-layout array in the hlsfuse layout ``order``."""
+    axes = [a for a in order if a is not None]
+    moved = np.transpose(data, axes)
+    return moved.reshape(hls_shape(data.shape, order))
+
+
+def _big_axes(shape: tuple[int, ...], order: Order) -> list[int]:
+    return [a for a in order if a is not None and shape[a] > 1]
+
+
+def same_element_order(shape: tuple[int, ...], a: Order, b: Order) -> bool:
+    """True when both layouts hold the elements in the same sequence (only size-1 axes differ)."""
+    return _big_axes(shape, a) == _big_axes(shape, b)
+
+
+def steps(shape: tuple[int, ...], src: Order, dst: Order) -> list[tuple[str, tuple[int, ...]]]:
+    """hlsfuse ops turning the ``src`` layout of an ONNX tensor of ``shape`` into ``dst``:
+    ``("reshape", newshape)`` and ``("transpose", axes)`` steps, in order."""
+    if src == dst:
+        return []
+    if same_element_order(shape, src, dst):
+        return [("reshape", hls_shape(shape, dst))]
+    out: list[tuple[str, tuple[int, ...]]] = []
+    src_axes = [a for a in src if a is not None]
+    dst_axes = [a for a in dst if a is not None]
+    if len(src_axes) != len(src):
+        out.append(("reshape", tuple(shape[a] for a in src_axes)))
+    out.append(("transpose", tuple(src_axes.index(a) for a in dst_axes)))
+    if len(dst_axes) != len(dst):
+        out.append(("reshape", hls_shape(shape, dst)))
+    return out
+
+
+def transposed(order: Order, perm: tuple[int, ...]) -> Order:
+    """The order of ``Transpose(perm)``'s output held in the same hlsfuse tensor."""
+    inverse = {p: i for i, p in enumerate(perm)}
+    return tuple(None if a is None else inverse[a] for a in order)
+
+
+def without(order: Order, removed: tuple[int, ...]) -> Order:
+    """The order after removing ONNX axes (squeeze, a reduction without keepdims)."""
+    gone = set(removed)
+    return tuple(None if a is None else a - sum(r < a for r in gone) for a in order if a not in gone)
+
+
+def with_units(order: Order, inserted: tuple[int, ...]) -> Order:
+    """The order after inserting size-1 ONNX axes at ``inserted`` (output numbering).
+
+    Each new axis goes right after the hlsfuse position of the ONNX axis before it, so a
+    plain order stays plain.
+    """
+    new_rank = sum(a is not None for a in order) + len(inserted)
+    old_to_new = [n for n in range(new_rank) if n not in inserted]
+    out: list[int | None] = [None if a is None else old_to_new[a] for a in order]
+    for n in sorted(inserted):
+        position = 0 if n == 0 else out.index(n - 1) + 1
+        out.insert(position, n)
+    return tuple(out)
+
+
+def flat_columns(shape: tuple[int, ...], order: Order) -> np.ndarray:
+    """For a [N, ...] tensor held in ``order`` (batch first) and flattened to [N, K] in
+    hlsfuse order: the ONNX column each hlsfuse column holds."""
+    k = int(np.prod(shape[1:], dtype=np.int64))
+    index = np.arange(k, dtype=np.int64).reshape((1, *shape[1:]))
+    return to_hls(index, order).reshape(-1)
+
+
+def to_graph_layout(graph, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+    """Convert ONNX-layout input arrays to the layout of a graph made by ``from_onnx``.
+
+    The importer holds every 4-D input NCHW as NHWC, and a 3-D input [N, C, L] that feeds
+    1-D convolutions as [N, 1, L, C]; other inputs keep their shape. Names the graph does
+    not have are passed through unchanged (``reference.run`` reports them).
+    """
+    declared = {i.name: i.type.shape for i in graph.inputs}
+    out: dict[str, np.ndarray] = {}
+    for name, value in inputs.items():
+        array = np.asarray(value)
+        want = declared.get(name)
+        if want is None or array.shape == want and array.ndim != 4:
+            out[name] = array
+            continue
+        if array.ndim == 4 and len(want) == 4:
+            converted = array.transpose(0, 2, 3, 1)
+        elif array.ndim == 3 and len(want) == 4:
+            converted = array.transpose(0, 2, 1)[:, None]
+        else:
+            converted = array
+        if converted.shape != tuple(want):
+            raise HlsfuseError(
+                f"input '{name}': ONNX-layout value has shape {list(array.shape)}, which does not match "
+                f"the graph's {list(want)} (expected the model's ONNX input shape)"
+            )
+        out[name] = converted
+    return out

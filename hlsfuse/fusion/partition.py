@@ -1,0 +1,252 @@
+"""TVM's graph partitioner: union-find groups grown into post-dominators in three phases.
+
+Every op node starts as its own group. Each phase walks the nodes in post-DFS
+order and tries to fuse node ``n`` (with everything between them) into its
+immediate post-dominator ``p``, when every path ``n -> p`` passes the check of
+``n``'s kind (the group pattern of each node on the path is tested):
+
+    kind of n             phase   path to p (tree pattern)   nodes strictly between   p
+    OUT_ELEMWISE_FUSABLE  0       ELEMWISE                   <= BROADCAST             <= BROADCAST
+    ELEMWISE, BROADCAST   0, 1    <= INJECTIVE or COMM_REDUCE <= INJECTIVE            <= OUT_ELEMWISE_FUSABLE
+    INJECTIVE, TUPLE      1       any                        <= INJECTIVE             <= INJECTIVE
+    <= INJECTIVE          2       p is a TUPLE node whose group is <= INJECTIVE: all <= INJECTIVE
+    COMM_REDUCE, OPAQUE   never
+
+So a conv2d takes the elementwise ops after it in phase 0, before injective
+ops get their turn in phase 1, and phase 2 lets injective fields join a tuple
+that already fused into its consumer. A group holds at most one anchor
+(OUT_ELEMWISE_FUSABLE node); a group that takes an anchor takes its pattern.
+
+The node count limit follows TVM exactly, stale counts included: fusing ``n``
+into ``p`` is refused when (size of p's group) + (the count kept by each
+node's *own* union-find record on the paths n -> p) exceeds ``max_fuse_depth``.
+A record's count stops growing once it is merged into another group.
+
+Each node also keeps why its last fusion attempt failed (``Why``); for the node
+that ends a group this is why the group ends there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import NamedTuple
+
+from ..ops import Pattern
+from .forward import ForwardGraph
+from .postdom import PostDomTree
+
+__all__ = ["Partition", "Why", "partition", "static_why"]
+
+ELEMWISE = int(Pattern.ELEMWISE)
+BROADCAST = int(Pattern.BROADCAST)
+INJECTIVE = int(Pattern.INJECTIVE)
+COMM_REDUCE = int(Pattern.COMM_REDUCE)
+OUT_EWISE = int(Pattern.OUT_ELEMWISE_FUSABLE)
+TUPLE = int(Pattern.TUPLE)
+OPAQUE = int(Pattern.OPAQUE)
+KIND = {int(p): p for p in Pattern}  # int -> Pattern without the (slow) enum call
+
+
+class Why(NamedTuple):
+    """Why a node did not fuse into its post-dominator.
+
+    ``code`` is one of: ``opaque`` (the node itself), ``output``, ``unused``, ``no_postdom``,
+    ``reduce``, ``opt0``, ``tuple`` (the post-dominator is a tuple), ``dom_kind`` (the paths
+    to the post-dominator have kind ``value``), ``path`` (``at`` is in a group of kind
+    ``value`` on the way, where at most kind ``limit`` may be), ``depth`` (the group would
+    have ``value`` ops). ``at`` is a node index (the post-dominator unless said otherwise) or -1.
+    """
+
+    code: str
+    at: int = -1
+    value: int = 0
+    limit: int = 0
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Per node (post-DFS index): the root of its group, and per union-find record
+    (meaningful at roots) the group pattern and anchor (-1 for none). ``why`` holds the last
+    failed fusion attempt of the nodes that made one; for the others see ``static_why``."""
+
+    root: tuple[int, ...]
+    pattern: tuple[int, ...]
+    anchor: tuple[int, ...]
+    why: Mapping[int, Why]
+
+
+def partition(fg: ForwardGraph, tree: PostDomTree, max_fuse_depth: int, opt_level: int) -> Partition:
+    state = _State(fg, tree, max_fuse_depth)
+    candidates = [i for i in range(len(fg)) if fg.patterns[i] != OPAQUE and tree.parent[i] >= 0]
+    if opt_level > 0:
+        for phase in (0, 1, 2):
+            state.run(candidates, phase)
+    else:
+        state.why.update((i, Why("opt0")) for i in candidates if fg.patterns[i] != COMM_REDUCE)
+    find = state.find
+    return Partition(
+        root=tuple([find(i) for i in range(len(fg))]),
+        pattern=tuple(state.pattern),
+        anchor=tuple(state.anchor),
+        why=MappingProxyType(state.why),
+    )
+
+
+def static_why(fg: ForwardGraph, tree: PostDomTree, i: int) -> Why:
+    """Why node ``i`` does not fuse, when no fusion attempt was made for it."""
+    if fg.patterns[i] == OPAQUE:
+        return Why("opaque")
+    if fg.extern[i]:
+        return Why("output")
+    if not fg.consumers[i]:
+        return Why("unused")
+    if tree.parent[i] < 0:
+        return Why("no_postdom")
+    if fg.patterns[i] == COMM_REDUCE:
+        return Why("reduce")
+    raise AssertionError(f"node '{fg.names[i]}' made no fusion attempt")
+
+
+class _State:
+    """The union-find records (one per node, indexed like the nodes) and the walks over paths."""
+
+    def __init__(self, fg: ForwardGraph, tree: PostDomTree, max_fuse_depth: int):
+        n = len(fg)
+        self.succ = fg.consumers
+        self.tree = tree
+        self.max_fuse_depth = max_fuse_depth
+        self.parent = list(range(n))
+        self.pattern = list(fg.patterns)
+        self.anchor = [i if p == OUT_EWISE else -1 for i, p in enumerate(fg.patterns)]
+        self.count = [1] * n
+        self.mark = [0] * n
+        self.stamp = 0
+        self.why: dict[int, Why] = {}
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:  # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    def run(self, candidates: list[int], phase: int) -> None:
+        """One pass of TVM's RunFuse over the nodes that have a post-dominator and are not opaque."""
+        find, pattern, why = self.find, self.pattern, self.why
+        dom_of, dom_kind_of = self.tree.parent, self.tree.pattern
+        for i in candidates:
+            dom = dom_of[i]
+            kind = pattern[i]  # this node's own record: its kind, or the anchor's if it took one
+            if phase == 2:
+                # let injective fields join a tuple that already fused into its consumer
+                if kind > INJECTIVE:
+                    continue
+                dom_root = find(dom)
+                if pattern[dom_root] == TUPLE:
+                    why[i] = Why("tuple", dom)
+                elif pattern[dom] == TUPLE and pattern[dom_root] <= INJECTIVE:
+                    self.attempt(i, dom, INJECTIVE, INJECTIVE)
+                continue
+            if find(i) == find(dom):
+                continue
+            if pattern[dom] == TUPLE:
+                why[i] = Why("tuple", dom)
+                continue
+            dom_kind = dom_kind_of[i]
+            if kind == OUT_EWISE:
+                if phase != 0:
+                    continue
+                if dom_kind == ELEMWISE:
+                    self.attempt(i, dom, BROADCAST, BROADCAST)
+                else:
+                    why[i] = Why("dom_kind", dom, dom_kind)
+            elif kind <= BROADCAST:
+                if dom_kind <= INJECTIVE or dom_kind == COMM_REDUCE:
+                    # the sink may already hold an anchor: elementwise ops fuse into a conv group
+                    self.attempt(i, dom, INJECTIVE, OUT_EWISE)
+                else:
+                    why[i] = Why("dom_kind", dom, dom_kind)
+            elif kind == INJECTIVE or kind == TUPLE:
+                if phase == 1:  # after phase 0, so that conv2d groups are complete
+                    self.attempt(i, dom, INJECTIVE, INJECTIVE)
+            # COMM_REDUCE never fuses into its consumers
+
+    def attempt(self, src: int, sink: int, inner_max: int, sink_max: int) -> None:
+        """Fuse ``src`` and everything between it and ``sink`` into ``sink``'s group, if allowed."""
+        bad = self.check_path(src, sink, inner_max, sink_max)
+        if bad >= 0:
+            self.why[src] = Why("path", bad, self.pattern[self.find(bad)], sink_max if bad == sink else inner_max)
+            return
+        size = self.count[self.find(sink)] + self.count_upto_sink(src, sink)
+        if size > self.max_fuse_depth:
+            self.why[src] = Why("depth", sink, size)
+            return
+        self.commit(src, sink)
+
+    def _next_stamp(self) -> int:
+        self.stamp += 1
+        return self.stamp
+
+    def check_path(self, src: int, sink: int, inner_max: int, sink_max: int) -> int:
+        """The first node on a path src -> sink (src excluded) whose group kind fails, or -1."""
+        find, pattern, succ, mark = self.find, self.pattern, self.succ, self.mark
+        stamp = self._next_stamp()
+        stack = list(succ[src])
+        while stack:
+            v = stack.pop()
+            if mark[v] == stamp:
+                continue
+            mark[v] = stamp
+            kind = pattern[find(v)]
+            if v == sink:
+                if kind > sink_max:
+                    return v
+                continue
+            if kind > inner_max:
+                return v
+            stack.extend(succ[v])
+        return -1
+
+    def count_upto_sink(self, src: int, sink: int) -> int:
+        """TVM's CountNodesUptoSink_: the counts of the nodes' own records, src included, sink not."""
+        count, succ, mark = self.count, self.succ, self.mark
+        stamp = self._next_stamp()
+        total = 0
+        stack = [src]
+        while stack:
+            v = stack.pop()
+            if v == sink or mark[v] == stamp:
+                continue
+            mark[v] = stamp
+            total += count[v]
+            stack.extend(succ[v])
+        return total
+
+    def commit(self, src: int, sink: int) -> None:
+        succ, mark = self.succ, self.mark
+        stamp = self._next_stamp()
+        stack = [src]
+        while stack:
+            v = stack.pop()
+            if v == sink or mark[v] == stamp:
+                continue
+            mark[v] = stamp
+            self.merge(v, sink)
+            stack.extend(succ[v])
+
+    def merge(self, child: int, parent: int) -> None:
+        """TVM's MergeFromTo: the child's group joins the parent's; an anchor brings its pattern."""
+        child, parent = self.find(child), self.find(parent)
+        if child == parent:
+            return
+        self.count[parent] += self.count[child]
+        self.parent[child] = parent
+        if self.anchor[child] >= 0:
+            if self.anchor[parent] >= 0 or min(self.pattern[child], self.pattern[parent]) > BROADCAST:
+                raise AssertionError("fusion would put two anchors in one group")
+            self.anchor[parent] = self.anchor[child]
+            self.pattern[parent] = max(self.pattern[child], self.pattern[parent])

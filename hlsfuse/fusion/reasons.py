@@ -1,0 +1,80 @@
+"""Why a fused group ends where it does: the partitioner's ``Why`` codes as one-line text.
+
+The node that ends a group is the one whose fusion into its post-dominator
+failed; its last failed attempt names the obstacle. Buffered (FPGA mode) and
+opaque nodes on the way are named with the op's own reason.
+"""
+
+from __future__ import annotations
+
+from ..ir import Graph
+from .forward import ForwardGraph
+from .partition import KIND, OUT_EWISE, Why
+from .postdom import PostDomTree
+
+__all__ = ["explain"]
+
+
+def explain(why: Why, i: int, fg: ForwardGraph, tree: PostDomTree, graph: Graph, own_kind: int, max_fuse_depth: int) -> str:
+    """The text for node ``i``'s ``why``; ``own_kind`` is the pattern the node fused as."""
+
+    def who(j: int) -> str:
+        name = fg.names[j]
+        return f"'{name}' ({graph.node(name).op})"
+
+    def blocked(j: int) -> str:
+        reason = fg.barriers[fg.names[j]]
+        return f"{who(j)} is opaque" if reason == "opaque op" else f"{who(j)} is buffered: {reason}"
+
+    code = why.code
+    if code == "opaque":
+        reason = fg.barriers.get(fg.names[i], "opaque op")
+        return "opaque op: never fuses" if reason == "opaque op" else f"buffered stage: {reason}"
+    if code == "output":
+        return "graph output"
+    if code == "unused":
+        return "its result is not used"
+    if code == "no_postdom":
+        return "no single post-dominator: its uses do not meet again before the outputs"
+    if code == "reduce":
+        return "reduction (COMM_REDUCE): does not fuse into its consumers"
+    if code == "opt0":
+        return "opt_level 0: no fusion"
+    if code == "tuple":
+        return f"post-dominator {who(why.at)} is a tuple"
+    if code == "dom_kind":
+        barrier = _barrier_on_paths(fg, i, why.at) if fg.barriers else -1
+        if barrier >= 0:
+            return blocked(barrier)
+        kind = KIND[why.value].name
+        if own_kind == OUT_EWISE:
+            return f"path to post-dominator {who(why.at)} is {kind}, not ELEMWISE"
+        return f"path to post-dominator {who(why.at)} is {kind}; only injective or reduction paths take it"
+    if code == "path":
+        if fg.names[why.at] in fg.barriers:
+            return blocked(why.at)
+        kind, limit = KIND[why.value].name, KIND[why.limit].name
+        dom = tree.parent[i]
+        if why.at == dom:
+            return f"post-dominator {who(dom)} is in a group of kind {kind}, above {limit}"
+        return f"{who(why.at)} between it and post-dominator {who(dom)} is in a group of kind {kind}, above {limit}"
+    if code == "depth":
+        return f"fusing into {who(why.at)} would make {why.value} ops, over max depth {max_fuse_depth}"
+    raise AssertionError(f"unknown fusion reason code {code!r}")
+
+
+def _barrier_on_paths(fg: ForwardGraph, src: int, sink: int) -> int:
+    """A barrier node on the paths src -> sink (sink included), or -1."""
+    seen = {src}
+    stack = [src]
+    while stack:
+        v = stack.pop()
+        for c in fg.consumers[v]:
+            if c in seen:
+                continue
+            seen.add(c)
+            if fg.names[c] in fg.barriers:
+                return c
+            if c != sink:
+                stack.append(c)
+    return -1

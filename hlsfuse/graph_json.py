@@ -1,0 +1,330 @@
+"""The JSON graph format (docs/graph-format.md): load, save and the dict form in between.
+
+    {"name": ..., "inputs": [...], "constants": [...], "nodes": [...], "outputs": [...]}
+
+Loading checks the document field by field, so that a bad file gets one line naming the file
+and the field (``g.json: nodes[3].inputs must be a list of names``); building the ``Graph``
+then verifies the rest (cycles, ops, attributes, shapes, types), again prefixed by the file.
+
+Saving writes what loading reads back as an equal ``Graph``. A constant is written either as
+the ``init`` spec it was generated from or as its real values: float64 numbers that hold every
+fixed-point value of up to 53 significant bits exactly, so quantizing them on load gives the
+same raw integers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import HlsfuseError
+from .fileio import write_atomic
+from .ir import Constant, Graph, Input, Node, TensorType
+from .ops import Pattern
+from .types import DType, from_float, parse_dtype, to_float
+
+__all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "init_values"]
+
+_GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
+_INPUT_FIELDS = ("name", "shape", "dtype")
+_CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
+_NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
+# Generators of constants and the defaults of their parameters.
+_INIT_PARAMS = {"uniform": {"low": -1.0, "high": 1.0}, "normal": {"mean": 0.0, "std": 1.0}, "zeros": {}}
+_EXACT_LIMIT = 1 << 53  # raw values below this in magnitude are exact as float64
+
+
+# --------------------------------------------------------------------------
+# load
+# --------------------------------------------------------------------------
+
+
+def load_graph(path: str | os.PathLike) -> Graph:
+    """Read and verify a JSON graph; any problem is a one-line ``HlsfuseError`` naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise HlsfuseError(f"{path}: not a UTF-8 text file") from None
+    except OSError as exc:
+        raise HlsfuseError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise HlsfuseError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except HlsfuseError as exc:
+        raise HlsfuseError(f"{path}: not valid JSON: {exc}") from None
+    return graph_from_dict(data, source=str(path))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of repeated keys silently; a repeated field is almost always a mistake
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise HlsfuseError(f"key '{key}' appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise HlsfuseError(f"{name} is not a JSON number")
+
+
+def graph_from_dict(data: Any, source: str = "graph") -> Graph:
+    """Build and verify a Graph from the parsed JSON form; errors start with ``source``."""
+    try:
+        return _graph(data)
+    except HlsfuseError as exc:
+        raise HlsfuseError(f"{source}: {exc}") from None
+
+
+def _graph(data: Any) -> Graph:
+    _fields(data, "the graph", _GRAPH_FIELDS, required=("name", "inputs", "nodes", "outputs"))
+    inputs = [_input(entry, f"inputs[{i}]") for i, entry in enumerate(_list(data["inputs"], "inputs"))]
+    constants = [
+        _constant(entry, f"constants[{i}]") for i, entry in enumerate(_list(data.get("constants", []), "constants"))
+    ]
+    nodes = [_node(entry, f"nodes[{i}]") for i, entry in enumerate(_list(data["nodes"], "nodes"))]
+    outputs = _names(data["outputs"], "outputs")
+    return Graph(_name(data["name"], "name"), tuple(inputs), tuple(constants), tuple(nodes), outputs)
+
+
+def _input(entry: Any, where: str) -> Input:
+    _fields(entry, where, _INPUT_FIELDS, required=_INPUT_FIELDS)
+    shape = _shape(entry["shape"], f"{where}.shape")
+    return Input(_name(entry["name"], f"{where}.name"), TensorType(shape, _dtype(entry["dtype"], f"{where}.dtype")))
+
+
+def _constant(entry: Any, where: str) -> Constant:
+    _fields(entry, where, _CONSTANT_FIELDS, required=("name", "shape", "dtype"))
+    name = _name(entry["name"], f"{where}.name")
+    ttype = TensorType(_shape(entry["shape"], f"{where}.shape"), _dtype(entry["dtype"], f"{where}.dtype"))
+    if ("data" in entry) == ("init" in entry):
+        raise HlsfuseError(f"{where} needs exactly one of the fields 'data' and 'init'")
+    if "init" in entry:
+        init = _init(entry["init"], f"{where}.init")
+        values = init_values(init, ttype.shape)
+    else:
+        init = None
+        values = _data(entry["data"], f"{where}.data", ttype.shape)
+    if ttype.dtype.is_float:
+        raw = values.astype(np.float32)
+    else:
+        raw = from_float(values, ttype.dtype)
+    return Constant(name, ttype, raw, init)
+
+
+def _data(value: Any, where: str, shape: tuple[int, ...]) -> np.ndarray:
+    if not isinstance(value, list) or not all(_is_number(v) for v in value):
+        raise HlsfuseError(f"{where} must be a flat list of numbers")
+    if len(value) != math.prod(shape):
+        raise HlsfuseError(f"{where} has {len(value)} values, expected {math.prod(shape)} for shape {list(shape)}")
+    return np.array(value, dtype=np.float64).reshape(shape)
+
+
+def _init(value: Any, where: str) -> dict[str, Any]:
+    """The canonical form of an ``init`` spec: kind, every parameter (defaults filled in), seed."""
+    if not isinstance(value, dict) or "kind" not in value:
+        raise HlsfuseError(f"{where} must be an object with a 'kind' ({', '.join(_INIT_PARAMS)})")
+    kind = value["kind"]
+    if kind not in _INIT_PARAMS:
+        raise HlsfuseError(f"{where}.kind must be one of {', '.join(_INIT_PARAMS)}, not {_show(kind)}")
+    params = _INIT_PARAMS[kind]
+    _fields(value, where, ("kind", *params, "seed"), required=("kind",))
+    spec: dict[str, Any] = {"kind": kind}
+    for param, default in params.items():
+        number = value.get(param, default)
+        if not _is_number(number):
+            raise HlsfuseError(f"{where}.{param} must be a number, not {_show(number)}")
+        spec[param] = float(number)
+    seed = value.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise HlsfuseError(f"{where}.seed must be a non-negative integer, not {_show(seed)}")
+    if kind == "uniform" and not spec["low"] <= spec["high"]:
+        raise HlsfuseError(f"{where}.low must not exceed {where}.high")
+    if kind == "normal" and spec["std"] < 0:
+        raise HlsfuseError(f"{where}.std must not be negative")
+    if kind != "zeros":
+        spec["seed"] = seed
+    return spec
+
+
+def init_values(init: Mapping[str, Any], shape: tuple[int, ...]) -> np.ndarray:
+    """The real values (float64) an ``init`` spec stands for, the same on every machine:
+    numpy's PCG64 generator seeded with ``seed``."""
+    kind = init["kind"]
+    if kind == "zeros":
+        return np.zeros(shape)
+    rng = np.random.default_rng(init["seed"])
+    if kind == "uniform":
+        return rng.uniform(init["low"], init["high"], size=shape)
+    return rng.normal(init["mean"], init["std"], size=shape)
+
+
+def _node(entry: Any, where: str) -> Node:
+    _fields(entry, where, _NODE_FIELDS, required=("name", "op", "inputs"))
+    name = _name(entry["name"], f"{where}.name")
+    if not isinstance(entry["op"], str):
+        raise HlsfuseError(f"{where}.op must be an op name, not {_show(entry['op'])}")
+    attrs = entry.get("attrs", {})
+    if not isinstance(attrs, dict):
+        raise HlsfuseError(f"{where}.attrs must be an object, not {_show(attrs)}")
+    # the optional fields, each parsed by its reader when present
+    readers = {"dtype": _dtype, "pattern": _pattern, "edge_patterns": _edge_patterns, "shape": _shape}
+    optional = {key: read(entry[key], f"{where}.{key}") for key, read in readers.items() if key in entry}
+    return Node(name=name, op=entry["op"], inputs=_names(entry["inputs"], f"{where}.inputs"), attrs=attrs, **optional)
+
+
+def _edge_patterns(value: Any, where: str) -> tuple[Pattern, ...]:
+    if not isinstance(value, list):
+        raise HlsfuseError(f"{where} must be a list of pattern kinds, not {_show(value)}")
+    return tuple(_pattern(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+# ------------------------------------------------------------ field checks
+
+
+def _fields(value: Any, where: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
+    if not isinstance(value, dict):
+        raise HlsfuseError(f"{where} must be an object, not {_show(value)}")
+    for key in value:
+        if key not in allowed:
+            raise HlsfuseError(f"{where} has an unknown field '{key}' (expected: {', '.join(allowed)})")
+    for key in required:
+        if key not in value:
+            raise HlsfuseError(f"{where} is missing the field '{key}'")
+
+
+def _list(value: Any, where: str) -> list:
+    if not isinstance(value, list):
+        raise HlsfuseError(f"{where} must be a list, not {_show(value)}")
+    return value
+
+
+def _name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise HlsfuseError(f"{where} must be a non-empty string, not {_show(value)}")
+    return value
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise HlsfuseError(f"{where} must be a list of names, not {_show(value)}")
+    return tuple(value)
+
+
+def _shape(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in value):
+        raise HlsfuseError(f"{where} must be a list of positive integers, not {_show(value)}")
+    return tuple(value)
+
+
+def _dtype(value: Any, where: str) -> DType:
+    try:
+        return parse_dtype(value)
+    except HlsfuseError as exc:
+        raise HlsfuseError(f"{where}: {exc}") from None
+
+
+def _pattern(value: Any, where: str) -> Pattern:
+    names = ", ".join(p.name for p in Pattern)
+    if not isinstance(value, str) or value.upper() not in Pattern.__members__:
+        raise HlsfuseError(f"{where} must be a pattern kind ({names}), not {_show(value)}")
+    return Pattern[value.upper()]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _show(value: Any) -> str:
+    """A short JSON rendering of a bad value for an error message."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# --------------------------------------------------------------------------
+# save
+# --------------------------------------------------------------------------
+
+
+def graph_to_dict(graph: Graph) -> dict[str, Any]:
+    """The JSON form of a graph (plain dicts, lists, strings and numbers)."""
+    return {
+        "name": graph.name,
+        "inputs": [{"name": i.name, "shape": list(i.type.shape), "dtype": str(i.type.dtype)} for i in graph.inputs],
+        "constants": [_constant_dict(c) for c in graph.constants],
+        "nodes": [_node_dict(n) for n in graph.nodes],
+        "outputs": list(graph.outputs),
+    }
+
+
+def _constant_dict(const: Constant) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": const.name, "shape": list(const.type.shape), "dtype": str(const.type.dtype)}
+    if const.init is not None:
+        entry["init"] = dict(const.init)
+    else:
+        entry["data"] = _real_values(const)
+    return entry
+
+
+def _real_values(const: Constant) -> list:
+    dtype, raw = const.type.dtype, const.data.ravel()
+    if dtype.is_float:
+        if not np.all(np.isfinite(raw)):
+            raise HlsfuseError(f"constant '{const.name}': JSON holds only finite numbers, and the data has NaN or inf")
+        return raw.astype(np.float64).tolist()
+    if raw.size and int(np.max(np.abs(raw))) >= _EXACT_LIMIT:
+        raise HlsfuseError(
+            f"constant '{const.name}': {dtype} values of more than 53 significant bits cannot be written exactly "
+            "as JSON numbers; use a narrower type"
+        )
+    if dtype.frac <= 0:  # integer values: write them as integers
+        return [v << -dtype.frac for v in raw.tolist()]
+    return to_float(raw, dtype).tolist()
+
+
+def _node_dict(node: Node) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": node.name, "op": node.op, "inputs": list(node.inputs)}
+    if node.attrs:
+        entry["attrs"] = {key: _json_value(value, node, key) for key, value in node.attrs.items()}
+    if node.dtype is not None:
+        entry["dtype"] = str(node.dtype)
+    if node.pattern is not None:
+        entry["pattern"] = node.pattern.name
+    if node.edge_patterns is not None:
+        entry["edge_patterns"] = [p.name for p in node.edge_patterns]
+    if node.shape is not None:
+        entry["shape"] = list(node.shape)
+    return entry
+
+
+def _json_value(value: Any, node: Node, key: str) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v, node, key) for v in value]
+    raise HlsfuseError(f"{node.where()}: attribute '{key}' holds {value!r}, which JSON cannot represent")
+
+
+def save_graph(graph: Graph, path: str | os.PathLike) -> Path:
+    """Write ``graph`` as JSON (one line per input, constant and node, for readable diffs)."""
+    return write_atomic(path, _dumps(graph_to_dict(graph)))
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    """JSON text of a graph dict with one line per list entry."""
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            entries = ",\n".join(f"    {json.dumps(v)}" for v in value)
+            lines.append(f"  {json.dumps(key)}: [\n{entries}\n  ]")
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"

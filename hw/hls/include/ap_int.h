@@ -1,0 +1,382 @@
+// hlsfuse work-alike of AMD's ap_int.h: arbitrary-precision integers ap_int<W> / ap_uint<W>, W <= 64.
+//
+// Written for hlsfuse's C simulation (g++ -std=c++14), after the documented semantics of AMD's ap_int
+// (UG1399). It covers what hlsfuse's generated code and kernel headers use; code written against it also
+// compiles with AMD's real headers (tests/test_hls_headers.py builds the same program with both and
+// compares every result). Including this header also brings in ap_fixed.h, as AMD's does.
+//
+// Semantics (as AMD's):
+//   - ap_int<W> holds a W-bit two's-complement value, ap_uint<W> a W-bit unsigned value.
+//   - Assignment from another ap_int/ap_uint or a C integer keeps the low W bits (wrap-around).
+//   - Assignment from double/float or from ap_fixed rounds toward zero (as a C cast), then wraps.
+//   - a*b has W1+W2 bits; a+b has max(W1,W2)+1 bits, a-b too and is always signed (one more bit when the
+//     signedness differs); a C integer operand acts as ap_int<32>/ap_uint<32> (or 8/16/64 by its type).
+//   - Shifts keep the left operand's type (bits shifted out are lost); a negative count shifts the other way.
+//   - Comparisons compare values exactly, whatever the widths and signedness.
+//   - ap_int converts implicitly to long long (ap_uint to unsigned long long), e.g. for array indexing.
+// Used by generated code: the ap_int/ap_uint typedefs, construction from C integers, arithmetic and
+// comparisons, to_int()/to_uint64(), range(hi, lo) reads and writes (raw bit access), operator[].
+//
+// Not provided (a compile error, never a silent difference): widths above 64 bits (an exact intermediate
+// such as a product that would need more is rejected by a static_assert; hlsfuse keeps them <= 64 bits),
+// division and modulo, string construction, concatenation (a, b), reduction methods such as and_reduce().
+//
+// Storage is one 64-bit C integer. Intermediates are computed in the GCC/Clang 128-bit integer type so
+// that every operation on 64-bit operands is exact before the result is reduced to its declared width.
+#ifndef HLSFUSE_AP_INT_H
+#define HLSFUSE_AP_INT_H
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <type_traits>
+
+// Quantization and overflow modes of ap_fixed (declared here, like AMD's ap_decl.h, so both headers agree).
+enum ap_q_mode { AP_RND, AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF, AP_RND_CONV, AP_TRN, AP_TRN_ZERO };
+// AP_WRAP_SM exists only so that the numbering matches AMD's; using it is rejected at compile time.
+enum ap_o_mode { AP_SAT, AP_SAT_ZERO, AP_SAT_SYM, AP_WRAP, AP_WRAP_SM };
+
+template <int W, bool S>
+struct ap_int_base;
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>
+struct ap_fixed_base;
+
+template <int W>
+using ap_int = ap_int_base<W, true>;
+template <int W>
+using ap_uint = ap_int_base<W, false>;
+
+namespace ap_detail {
+
+__extension__ typedef __int128 wide;  // exact intermediates: operands have at most 64 bits
+typedef unsigned long long u64;
+
+// Shift counts are capped here: operands stay below 2^65 in magnitude, so shifting a wide by more than
+// this gives the same result as shifting by any larger count (0 or -1).
+const int kShiftCap = 100;
+
+inline u64 low_mask(int w) { return w >= 64 ? ~0ULL : (1ULL << w) - 1; }
+
+// The value of a w-bit pattern (w <= 64) read as signed or unsigned.
+inline wide from_bits(u64 bits, int w, bool s) {
+  bits &= low_mask(w);
+  if (s && ((bits >> (w - 1)) & 1)) return static_cast<wide>(bits) - (static_cast<wide>(1) << w);
+  return static_cast<wide>(bits);
+}
+
+// Wrap-around: the value of the low w bits of v.
+inline wide wrap(wide v, int w, bool s) { return from_bits(static_cast<u64>(v), w, s); }
+
+// Floor of v / 2^k (arithmetic shift), for any k >= 0.
+inline wide shift_down(wide v, int k) { return v >> (k < kShiftCap ? k : kShiftCap); }
+
+// True when any of the low k bits of v (two's complement, sign-extended) is set.
+inline bool low_bits_set(wide v, int k) {
+  if (k <= 0) return false;
+  if (k >= kShiftCap) return v != 0;
+  return (v & ((static_cast<wide>(1) << k) - 1)) != 0;
+}
+
+// Low 64 bits of a real number rounded toward zero (AMD's ap_int construction from double).
+inline u64 trunc_bits(double d) {
+  if (!std::isfinite(d) || d == 0) return 0;  // AMD: infinity gives 0; NaN is undefined there
+  int e = 0;
+  const double m = std::frexp(d, &e);  // d = m * 2^e, 0.5 <= |m| < 1
+  const wide mant = static_cast<long long>(std::ldexp(m, 53));  // exact 53-bit integer
+  const int shift = e - 53;                                       // d = mant * 2^shift
+  wide mag = mant < 0 ? -mant : mant;
+  if (shift >= 64) return 0;
+  mag = shift >= 0 ? mag << shift : shift_down(mag, -shift);
+  const u64 bits = static_cast<u64>(mag);
+  return mant < 0 ? 0 - bits : bits;
+}
+
+// The right operand of ap_int's compound assignments. AMD converts an ap_fixed operand to an integer
+// first (toward zero), so `i += x` is `i = i + int(x)`, not `i = int(i + x)`; other operands are used as is.
+template <class T>
+const T& int_operand(const T& b) { return b; }
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>
+ap_int_base<(I > 1 ? I : 1), S> int_operand(const ap_fixed_base<W, I, S, Q, O, N>& b);  // in ap_fixed.h
+
+// C integer types as AMD sees them: ap_int<bits> or ap_uint<bits>.
+template <class T>
+struct c_int {
+  static const bool ok = std::is_integral<T>::value;
+  static const int width = std::is_same<T, bool>::value ? 1 : static_cast<int>(sizeof(T) * 8);
+  static const bool sign = std::is_signed<T>::value;
+};
+template <class T>
+using if_c_int = typename std::enable_if<c_int<T>::ok>::type;
+
+// Result types of ap_int arithmetic (AMD's ap_int_base::RType).
+template <int W1, bool S1, int W2, bool S2>
+struct int_result {
+  enum {
+    joint = (W1 + (S2 && !S1)) > (W2 + (S1 && !S2)) ? W1 + (S2 && !S1) : W2 + (S1 && !S2),
+    mult_w = W1 + W2,
+    plus_w = joint + 1,
+  };
+  typedef ap_int_base<mult_w, S1 || S2> mult;
+  typedef ap_int_base<plus_w, S1 || S2> plus;
+  typedef ap_int_base<plus_w, true> minus;
+  typedef ap_int_base<joint, S1 || S2> logic;
+};
+
+// The one door to the raw representation, so that no public member exposes it (AMD's `.V` is not part of
+// the documented API and generated code must not rely on it).
+struct access {
+  template <class T>
+  static wide value(const T& x) { return x.raw_; }
+  template <class T>
+  static u64 bits(const T& x) { return static_cast<u64>(x.raw_) & low_mask(T::width); }
+  template <class T>
+  static void set_bits(T& x, u64 bits) { x.raw_ = static_cast<typename T::raw_type>(from_bits(bits, T::width, T::sign_flag)); }
+  template <class T>
+  static T make(wide exact) {  // the caller guarantees that exact fits T
+    T r;
+    r.raw_ = static_cast<typename T::raw_type>(exact);
+    return r;
+  }
+  template <class T>
+  static u64 trunc_bits(const T& x) { return x.trunc_bits(); }
+};
+
+// Proxy returned by range(hi, lo): reads the selected bits as an unsigned integer and writes them.
+template <class Owner>
+class range_ref {
+ public:
+  range_ref(Owner* owner, int hi, int lo) : owner_(owner), hi_(hi), lo_(lo) {}
+  range_ref(const range_ref&) = default;
+
+  u64 to_uint64() const { return (access::bits(*owner_) >> lo_) & low_mask(length()); }
+  long long to_int64() const { return static_cast<long long>(wrap(to_uint64(), 64, true)); }
+  unsigned to_uint() const { return static_cast<unsigned>(to_uint64()); }
+  int to_int() const { return static_cast<int>(wrap(to_uint64(), 32, true)); }
+  int length() const { return hi_ - lo_ + 1; }
+  operator u64() const { return to_uint64(); }
+
+  range_ref& operator=(u64 v) {
+    const u64 field = low_mask(length()) << lo_;
+    access::set_bits(*owner_, (access::bits(*owner_) & ~field) | ((v << lo_) & field));
+    return *this;
+  }
+  template <int W2, bool S2>
+  range_ref& operator=(const ap_int_base<W2, S2>& v) { return *this = static_cast<u64>(access::value(v)); }
+  range_ref& operator=(const range_ref& v) { return *this = v.to_uint64(); }
+  template <class Other>
+  range_ref& operator=(const range_ref<Other>& v) { return *this = v.to_uint64(); }
+
+ private:
+  Owner* owner_;
+  int hi_, lo_;
+};
+
+// Proxy returned by operator[] on a non-const object: one bit, readable and writable.
+template <class Owner>
+class bit_ref {
+ public:
+  bit_ref(Owner* owner, int index) : owner_(owner), index_(index) {}
+  bit_ref(const bit_ref&) = default;
+  operator bool() const { return ((access::bits(*owner_) >> index_) & 1) != 0; }
+  bit_ref& operator=(bool b) {
+    const u64 one = 1ULL << index_;
+    access::set_bits(*owner_, b ? (access::bits(*owner_) | one) : (access::bits(*owner_) & ~one));
+    return *this;
+  }
+  bit_ref& operator=(const bit_ref& b) { return *this = static_cast<bool>(b); }
+
+ private:
+  Owner* owner_;
+  int index_;
+};
+
+}  // namespace ap_detail
+
+template <int W, bool S>
+struct ap_int_base {
+  static_assert(W >= 1 && W <= 64,
+                "hlsfuse ap_int/ap_uint: width must be 1..64; an exact intermediate (product, sum, negation) "
+                "wider than 64 bits is not supported by these work-alike headers");
+
+  typedef typename std::conditional<S, long long, unsigned long long>::type raw_type;
+  static const int width = W;
+  static const bool sign_flag = S;
+
+  // Construction and assignment: from ap_int/ap_uint and C integers keep the low W bits; from
+  // double/float and ap_fixed round toward zero, then keep the low W bits.
+  ap_int_base() : raw_(0) {}
+  template <int W2, bool S2>
+  ap_int_base(const ap_int_base<W2, S2>& x) { set(ap_detail::access::value(x)); }
+  template <class T, class = ap_detail::if_c_int<T>>
+  ap_int_base(T v) { set(v); }
+  ap_int_base(double d) { set_bits(ap_detail::trunc_bits(d)); }
+  ap_int_base(float f) { set_bits(ap_detail::trunc_bits(f)); }
+  template <int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2, int N2>
+  ap_int_base(const ap_fixed_base<W2, I2, S2, Q2, O2, N2>& x) { set_bits(ap_detail::access::trunc_bits(x)); }
+  template <class Owner>
+  ap_int_base(const ap_detail::range_ref<Owner>& r) { set_bits(r.to_uint64()); }
+
+  // Conversions.
+  int to_int() const { return static_cast<int>(ap_detail::wrap(raw_, 32, true)); }
+  unsigned to_uint() const { return static_cast<unsigned>(ap_detail::wrap(raw_, 32, false)); }
+  long long to_int64() const { return static_cast<long long>(ap_detail::wrap(raw_, 64, true)); }
+  unsigned long long to_uint64() const { return static_cast<unsigned long long>(raw_); }
+  double to_double() const { return static_cast<double>(raw_); }
+  float to_float() const { return static_cast<float>(raw_); }
+  bool to_bool() const { return raw_ != 0; }
+  operator raw_type() const { return raw_; }
+  int length() const { return W; }
+
+  // Bit access: range(hi, lo) reads/writes bits lo..hi as an unsigned integer; range() is all W bits.
+  ap_detail::range_ref<ap_int_base> range(int hi, int lo) const {
+    return ap_detail::range_ref<ap_int_base>(const_cast<ap_int_base*>(this), hi, lo);
+  }
+  ap_detail::range_ref<ap_int_base> range() const { return range(W - 1, 0); }
+  ap_detail::range_ref<ap_int_base> operator()(int hi, int lo) const { return range(hi, lo); }
+  ap_detail::bit_ref<ap_int_base> operator[](int i) { return ap_detail::bit_ref<ap_int_base>(this, i); }
+  bool operator[](int i) const { return ((ap_detail::access::bits(*this) >> i) & 1) != 0; }
+
+  // Arithmetic at full precision (see the header comment for the result widths).
+  template <int W2, bool S2>
+  typename ap_detail::int_result<W, S, W2, S2>::plus operator+(const ap_int_base<W2, S2>& b) const {
+    typedef typename ap_detail::int_result<W, S, W2, S2>::plus R;
+    return ap_detail::access::make<R>(ap_detail::wide(raw_) + ap_detail::access::value(b));
+  }
+  template <int W2, bool S2>
+  typename ap_detail::int_result<W, S, W2, S2>::minus operator-(const ap_int_base<W2, S2>& b) const {
+    typedef typename ap_detail::int_result<W, S, W2, S2>::minus R;
+    return ap_detail::access::make<R>(ap_detail::wide(raw_) - ap_detail::access::value(b));
+  }
+  template <int W2, bool S2>
+  typename ap_detail::int_result<W, S, W2, S2>::mult operator*(const ap_int_base<W2, S2>& b) const {
+    typedef typename ap_detail::int_result<W, S, W2, S2>::mult R;
+    return ap_detail::access::make<R>(ap_detail::wide(raw_) * ap_detail::access::value(b));
+  }
+  template <int W2, bool S2>
+  typename ap_detail::int_result<W, S, W2, S2>::logic operator&(const ap_int_base<W2, S2>& b) const {
+    return logic<W2, S2>(ap_detail::wide(raw_) & ap_detail::access::value(b));
+  }
+  template <int W2, bool S2>
+  typename ap_detail::int_result<W, S, W2, S2>::logic operator|(const ap_int_base<W2, S2>& b) const {
+    return logic<W2, S2>(ap_detail::wide(raw_) | ap_detail::access::value(b));
+  }
+  template <int W2, bool S2>
+  typename ap_detail::int_result<W, S, W2, S2>::logic operator^(const ap_int_base<W2, S2>& b) const {
+    return logic<W2, S2>(ap_detail::wide(raw_) ^ ap_detail::access::value(b));
+  }
+  ap_int_base operator+() const { return *this; }
+  typename ap_detail::int_result<1, false, W, S>::minus operator-() const { return ap_int_base<1, false>(0) - *this; }
+  ap_int_base operator~() const { return ap_int_base(~raw_); }
+  bool operator!() const { return raw_ == 0; }
+
+  // Shifts keep this type; a negative count shifts the other way, a count >= W gives 0 (or -1 for a
+  // negative value shifted right).
+  template <class T, class = ap_detail::if_c_int<T>>
+  ap_int_base operator<<(T n) const { return shifted(static_cast<long long>(n)); }
+  template <class T, class = ap_detail::if_c_int<T>>
+  ap_int_base operator>>(T n) const { return shifted(-static_cast<long long>(n)); }
+  template <int W2, bool S2>
+  ap_int_base operator<<(const ap_int_base<W2, S2>& n) const { return shifted(n.to_int64()); }
+  template <int W2, bool S2>
+  ap_int_base operator>>(const ap_int_base<W2, S2>& n) const { return shifted(-n.to_int64()); }
+
+  // Compound assignment: the full-precision result is assigned back (wrapping to W bits); an ap_fixed
+  // operand is first rounded toward zero to an integer, as AMD does.
+#define HLSFUSE_AP_INT_COMPOUND(OP)                                                         \
+  template <class T>                                                                        \
+  auto operator OP##=(const T& b)->decltype(*this = *this OP ap_detail::int_operand(b)) {   \
+    return *this = *this OP ap_detail::int_operand(b);                                      \
+  }
+  HLSFUSE_AP_INT_COMPOUND(+)
+  HLSFUSE_AP_INT_COMPOUND(-)
+  HLSFUSE_AP_INT_COMPOUND(*)
+  HLSFUSE_AP_INT_COMPOUND(&)
+  HLSFUSE_AP_INT_COMPOUND(|)
+  HLSFUSE_AP_INT_COMPOUND(^)
+#undef HLSFUSE_AP_INT_COMPOUND
+  template <class T>
+  auto operator<<=(const T& n) -> decltype(*this = *this << n) { return *this = *this << n; }
+  template <class T>
+  auto operator>>=(const T& n) -> decltype(*this = *this >> n) { return *this = *this >> n; }
+  ap_int_base& operator++() { set(ap_detail::wide(raw_) + 1); return *this; }
+  ap_int_base& operator--() { set(ap_detail::wide(raw_) - 1); return *this; }
+  ap_int_base operator++(int) { ap_int_base old = *this; ++*this; return old; }
+  ap_int_base operator--(int) { ap_int_base old = *this; --*this; return old; }
+
+  // Exact comparisons with any ap_int/ap_uint (C integers: see the free operators below).
+  template <int W2, bool S2>
+  bool operator==(const ap_int_base<W2, S2>& b) const { return ap_detail::wide(raw_) == ap_detail::access::value(b); }
+  template <int W2, bool S2>
+  bool operator!=(const ap_int_base<W2, S2>& b) const { return ap_detail::wide(raw_) != ap_detail::access::value(b); }
+  template <int W2, bool S2>
+  bool operator<(const ap_int_base<W2, S2>& b) const { return ap_detail::wide(raw_) < ap_detail::access::value(b); }
+  template <int W2, bool S2>
+  bool operator<=(const ap_int_base<W2, S2>& b) const { return ap_detail::wide(raw_) <= ap_detail::access::value(b); }
+  template <int W2, bool S2>
+  bool operator>(const ap_int_base<W2, S2>& b) const { return ap_detail::wide(raw_) > ap_detail::access::value(b); }
+  template <int W2, bool S2>
+  bool operator>=(const ap_int_base<W2, S2>& b) const { return ap_detail::wide(raw_) >= ap_detail::access::value(b); }
+
+ private:
+  friend struct ap_detail::access;
+  raw_type raw_;
+
+  void set(ap_detail::wide v) { raw_ = static_cast<raw_type>(ap_detail::wrap(v, W, S)); }
+  void set_bits(ap_detail::u64 bits) { raw_ = static_cast<raw_type>(ap_detail::from_bits(bits, W, S)); }
+
+  template <int W2, bool S2>
+  typename ap_detail::int_result<W, S, W2, S2>::logic logic(ap_detail::wide v) const {
+    typedef typename ap_detail::int_result<W, S, W2, S2>::logic R;
+    return ap_detail::access::make<R>(ap_detail::wrap(v, R::width, R::sign_flag));
+  }
+
+  ap_int_base shifted(long long n) const {  // n > 0: left, n < 0: right
+    ap_int_base r;
+    if (n >= W) return r;
+    if (n >= 0) {
+      r.set_bits(static_cast<ap_detail::u64>(raw_) << n);
+    } else {
+      r.set(ap_detail::shift_down(raw_, n <= -W ? W : static_cast<int>(-n)));
+    }
+    return r;
+  }
+};
+
+template <int W, bool S>
+const int ap_int_base<W, S>::width;
+template <int W, bool S>
+const bool ap_int_base<W, S>::sign_flag;
+
+// C integer operands act as ap_int/ap_uint of their own width.
+namespace ap_detail {
+template <class T>
+using int_of = ap_int_base<c_int<T>::width, c_int<T>::sign>;
+}  // namespace ap_detail
+
+#define HLSFUSE_AP_INT_C_OP(OP)                                                  \
+  template <int W, bool S, class T, class = ap_detail::if_c_int<T>>             \
+  auto operator OP(const ap_int_base<W, S>& a, T b) { return a OP ap_detail::int_of<T>(b); } \
+  template <int W, bool S, class T, class = ap_detail::if_c_int<T>>             \
+  auto operator OP(T a, const ap_int_base<W, S>& b) { return ap_detail::int_of<T>(a) OP b; }
+HLSFUSE_AP_INT_C_OP(+)
+HLSFUSE_AP_INT_C_OP(-)
+HLSFUSE_AP_INT_C_OP(*)
+HLSFUSE_AP_INT_C_OP(&)
+HLSFUSE_AP_INT_C_OP(|)
+HLSFUSE_AP_INT_C_OP(^)
+HLSFUSE_AP_INT_C_OP(==)
+HLSFUSE_AP_INT_C_OP(!=)
+HLSFUSE_AP_INT_C_OP(<)
+HLSFUSE_AP_INT_C_OP(<=)
+HLSFUSE_AP_INT_C_OP(>)
+HLSFUSE_AP_INT_C_OP(>=)
+#undef HLSFUSE_AP_INT_C_OP
+
+template <int W, bool S>
+std::ostream& operator<<(std::ostream& os, const ap_int_base<W, S>& x) {
+  return os << static_cast<typename ap_int_base<W, S>::raw_type>(x);
+}
+
+#include "ap_fixed.h"
+
+#endif  // HLSFUSE_AP_INT_H

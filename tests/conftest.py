@@ -1,0 +1,42 @@
+"""Test tiers and settings shared by the whole suite.
+
+Tests that need a system tool carry its marker (``@pytest.mark.gxx``, ``@pytest.mark.verilator``).
+Where the tool is missing they are skipped, except in CI (``CI=true``): CI installs every tool,
+so a missing one there is a broken set-up and those tests fail instead of passing silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from hypothesis import settings
+
+# marker -> the command it needs, and how to get it on Debian/Ubuntu
+TOOLS = {
+    "gxx": ("g++", "apt-get install g++"),
+    "verilator": ("verilator", "apt-get install verilator"),
+}
+
+# No per-example deadline: the machines running the suite are shared and their timing varies.
+settings.register_profile("hlsfuse", deadline=None)
+settings.load_profile("hlsfuse")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker, (command, _) in TOOLS.items():
+        config.addinivalue_line("markers", f"{marker}: needs `{command}` (skipped where missing, except in CI)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker, (command, install) in TOOLS.items():
+        if item.get_closest_marker(marker) is None or shutil.which(command) is not None:
+            continue
+        if in_ci():
+            pytest.fail(f"`{command}` is not installed, and CI must run every test ({install})", pytrace=False)
+        pytest.skip(f"`{command}` is not installed ({install}, or `make setup` as root)")

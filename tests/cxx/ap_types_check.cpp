@@ -1,0 +1,300 @@
+// Prints the results of the ap_int/ap_fixed/hls_stream/ap_axi_sdata API that hlsfuse's generated code
+// uses, for exhaustive small cases. tests/test_hls_headers.py generates values.inc (value tables) and
+// cases.inc (the numbered case list), builds this program against hlsfuse's work-alike headers and
+// against AMD's (hls4ml's copy), checks every value against hlsfuse.types, and requires both builds to
+// print the same lines (except "Z", printed with hlsfuse's headers only).
+//
+// Output: one line per case, "<tag> <id> <values in hex>"; raw values are the W-bit patterns read
+// through range(), doubles and floats their IEEE bit patterns. Only AMD's documented API is used here.
+#include <ap_axi_sdata.h>
+#include <ap_fixed.h>
+#include <ap_int.h>
+#include <hls_stream.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+template <class T>
+unsigned long long bits(const T& x) {
+  return x.range(T::width - 1, 0).to_uint64();
+}
+
+template <class T>
+T from_bits(unsigned long long raw) {
+  T x;
+  x.range(T::width - 1, 0) = raw;
+  return x;
+}
+
+void begin(const char* tag, int id) { std::printf("%s %d", tag, id); }
+void put(unsigned long long v) { std::printf(" %llx", v); }
+void put_signed(int v) { std::printf(v < 0 ? " -%x" : " %x", v < 0 ? -v : v); }
+void end() { std::printf("\n"); }
+
+unsigned long long double_bits(double d) {
+  unsigned long long u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+unsigned long long float_bits(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// The format of a result type: width, integer bits, signedness.
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>
+void put_type(const ap_fixed_base<W, I, S, Q, O, N>&) {
+  put_signed(W);
+  put_signed(I);
+  put(S);
+}
+template <int W, bool S>
+void put_type(const ap_int_base<W, S>&) {
+  put_signed(W);
+  put_signed(W);
+  put(S);
+}
+
+unsigned cmp_mask(bool lt, bool le, bool gt, bool ge, bool eq, bool ne) {
+  return lt | (le << 1) | (gt << 2) | (ge << 3) | (eq << 4) | (ne << 5);
+}
+
+#include "values.inc"  // kDoubles, kFloats, kInts, kLongs, kUnsigneds, kSmallInts
+
+// Every raw value of Src assigned to Dst.
+template <class Src, class Dst>
+void check_assign(int id) {
+  begin("A", id);
+  for (unsigned long long r = 0; r < (1ULL << Src::width); ++r) {
+    Dst d;
+    d = from_bits<Src>(r);
+    put(bits(d));
+  }
+  end();
+}
+
+// Dst constructed from each double, float and C integer of the tables.
+template <class Dst>
+void check_reals(int id) {
+  begin("D", id);
+  for (double v : kDoubles) put(bits(Dst(v)));
+  end();
+  begin("F", id);
+  for (float v : kFloats) put(bits(Dst(v)));
+  end();
+  begin("I", id);
+  for (int v : kInts) put(bits(Dst(v)));
+  for (long long v : kLongs) put(bits(Dst(v)));
+  for (unsigned v : kUnsigneds) put(bits(Dst(v)));
+  end();
+}
+
+// +, -, * and comparisons at full precision, for every pair of raw values.
+template <class A, class B>
+void check_arith(int id) {
+  const A a0;
+  const B b0;
+  begin("T", id);
+  put_type(a0 + b0);
+  put_type(a0 - b0);
+  put_type(a0 * b0);
+  end();
+  begin("R", id);
+  for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
+    for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) {
+      const A a = from_bits<A>(ra);
+      const B b = from_bits<B>(rb);
+      put(bits(a + b));
+      put(bits(a - b));
+      put(bits(a * b));
+      put(cmp_mask(a < b, a <= b, a > b, a >= b, a == b, a != b));
+    }
+  }
+  end();
+}
+
+// The same with a C int operand on either side (the int acts as a 32-bit type).
+template <class A>
+void check_arith_int(int id) {
+  const A a0;
+  begin("TC", id);
+  put_type(a0 + 1);
+  put_type(1 - a0);
+  put_type(a0 * 1);
+  end();
+  begin("RC", id);
+  for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
+    const A a = from_bits<A>(ra);
+    for (int v : kSmallInts) {
+      put(bits(a + v));
+      put(bits(v - a));
+      put(bits(a * v));
+      put(cmp_mask(a < v, a <= v, v < a, v <= a, a == v, v != a));
+    }
+  }
+  end();
+}
+
+// Compound assignment: full-precision result assigned with the accumulator's modes.
+template <class Acc, class A, class B>
+void check_compound(int id) {
+  begin("M", id);
+  for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
+    for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) {
+      const A a = from_bits<A>(ra);
+      const B b = from_bits<B>(rb);
+      Acc acc = a;
+      acc += a * b;
+      put(bits(acc));
+      acc -= b;
+      put(bits(acc));
+      acc *= b;
+      put(bits(acc));
+    }
+  }
+  end();
+}
+
+// Unary minus, shifts by -2..W+1, conversions to C types, comparisons with doubles and ints.
+template <class A>
+void check_unary(int id) {
+  begin("TU", id);
+  put_type(-A());
+  end();
+  begin("U", id);
+  for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
+    const A a = from_bits<A>(ra);
+    put(bits(-a));
+    for (int n = -2; n <= A::width + 1; ++n) {
+      put(bits(a << n));
+      put(bits(a >> n));
+    }
+    A s = a;
+    s <<= 1;
+    put(bits(s));
+    s >>= 2;
+    put(bits(s));
+    put(static_cast<unsigned>(a.to_int()));
+    put(a.to_uint());
+    put(static_cast<unsigned long long>(a.to_int64()));
+    put(a.to_uint64());
+    put(double_bits(a.to_double()));
+    put(float_bits(a.to_float()));
+    put(a.range(A::width - 1, A::width / 2).to_uint64());
+    put(a[0]);
+    put(a[A::width - 1]);
+    put(cmp_mask(a < 0.75, a <= -0.5, a > -1.25, a >= 1.0, a == 0.5, a != 0.0));
+    put(cmp_mask(0.75 < a, -0.5 <= a, a > 1, 0 >= a, a == 0, -1 != a));
+  }
+  end();
+}
+
+// Bit writes through range() and [] on a pattern of all ones.
+template <class A>
+void check_bit_writes(int id) {
+  begin("B", id);
+  A x = from_bits<A>(~0ULL);
+  x.range(A::width / 2, 0) = 0;
+  put(bits(x));
+  x[A::width - 1] = 0;
+  put(bits(x));
+  x[0] = 1;
+  put(bits(x));
+  ap_uint<A::width> u = x.range(A::width - 1, 0);
+  put(bits(u));
+  end();
+}
+
+#ifdef HLSFUSE_AP_FIXED_H
+// Only with hlsfuse's headers: default construction gives 0 (AMD leaves the value undefined).
+void check_defaults() {
+  const ap_fixed<8, 3> f;
+  const ap_uint<5> u;
+  const hls::axis<ap_fixed<12, 4>, 0, 0, 0> p;
+  const ap_axiu<16, 0, 0, 0> q;
+  begin("Z", 0);
+  put(bits(f));
+  put(bits(u));
+  put(bits(p.data) | bits(p.keep) | bits(p.strb) | bits(p.last));
+  put(bits(q.data) | bits(q.keep) | bits(q.strb) | bits(q.last));
+  end();
+}
+#else
+void check_defaults() {}
+#endif
+
+void check_stream() {
+  hls::stream<ap_fixed<8, 3> > s("s");
+  hls::stream<ap_fixed<8, 3> > unnamed;
+  begin("S", 0);
+  put(s.empty());
+  put(s.full());
+  s.write(ap_fixed<8, 3>(1.5));
+  s << ap_fixed<8, 3>(-2.25);
+  s.write(ap_fixed<8, 3>(0.125));
+  put(s.size());
+  ap_fixed<8, 3> x = s.read();
+  put(bits(x));
+  s >> x;
+  put(bits(x));
+  s.read(x);
+  put(bits(x));
+  put(s.empty());
+  put(s.read_nb(x));
+  unnamed.write(ap_fixed<8, 3>(3.75));
+  put(unnamed.size());
+  put(unnamed.read_nb(x));
+  put(bits(x));
+  put(unnamed.empty());
+  end();
+}
+
+void check_axis() {
+  hls::axis<ap_fixed<12, 4, AP_RND, AP_SAT>, 0, 0, 0> p;
+  ap_axis<32, 0, 0, 0> q;
+  ap_axiu<8, 0, 0, 0> r;
+  hls::axis<ap_ufixed<3, 1>, 0, 0, 0> small;
+  begin("X", 0);
+  put(decltype(p.keep)::width);
+  put(decltype(q.keep)::width);
+  put(decltype(r.strb)::width);
+  put(decltype(small.keep)::width);
+  p.data = 2.7;
+  p.keep = -1;
+  p.strb = -1;
+  p.last = 1;
+  hls::stream<hls::axis<ap_fixed<12, 4, AP_RND, AP_SAT>, 0, 0, 0> > s("axis");
+  s.write(p);
+  const hls::axis<ap_fixed<12, 4, AP_RND, AP_SAT>, 0, 0, 0> got = s.read();
+  put(bits(got.data));
+  put(bits(got.keep));
+  put(bits(got.strb));
+  put(bits(got.last));
+  q.data = -5;
+  put(bits(q.data));
+  end();
+}
+
+#include "cases.inc"  // run_cases(): calls the checks above, one numbered case each
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "read-empty") {
+    hls::stream<int> lonely("lonely_channel");
+    lonely.write(1);
+    lonely.read();
+    lonely.read();  // empty: reported, then the program stops
+    std::printf("unreachable\n");
+    return 0;
+  }
+  run_cases();
+  check_defaults();
+  check_stream();
+  check_axis();
+  return 0;
+}

@@ -1,0 +1,66 @@
+"""``hlsfuse fuse``: the acceptance example, the output forms and the errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hlsfuse import load_graph, save_graph
+from hlsfuse.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_residual_example_in_tvm_mode_fuses_each_conv_with_its_elementwise_tail_and_the_residual_add(capsys):
+    assert main(["fuse", str(EXAMPLES / "residual.json"), "--mode", "tvm", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mode"] == "tvm"
+    assert [(g["nodes"], g["anchor"]) for g in doc["groups"]] == [
+        (["conv1", "bias1", "relu1"], "conv1"),
+        (["conv2", "bias2", "add", "y"], "conv2"),
+    ]
+    assert doc["groups"][1]["inputs"] == ["relu1", "x"]  # the skip connection enters the second group
+    assert doc["stats"]["tensors_on_chip"] == 5 and doc["stats"]["groups"] == 2
+
+
+def test_text_table_is_the_default(capsys):
+    assert main(["fuse", str(EXAMPLES / "residual.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("fusion plan of graph 'residual' (mode fpga, max depth 256, opt_level 2)\n")
+    assert "conv2:conv2d bias2:bias_add add:add y:relu" in out
+    assert "7 ops in 2 groups (2 fused, largest 4 ops)" in out
+
+
+def test_options_reach_the_fuser(capsys):
+    assert main(["fuse", str(EXAMPLES / "residual.json"), "--max-depth", "2", "--json"]) == 0
+    assert max(len(g["nodes"]) for g in json.loads(capsys.readouterr().out)["groups"]) == 2
+    assert main(["fuse", str(EXAMPLES / "residual.json"), "--opt-level", "0", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["opt_level"] == 0 and len(doc["groups"]) == 7
+
+
+def test_dot_file_is_written_and_not_overwritten_without_force(tmp_path, capsys):
+    graph = save_graph(load_graph(EXAMPLES / "residual.json"), tmp_path / "g.json")
+    dot = tmp_path / "g.dot"
+    assert main(["fuse", str(graph), "--dot", str(dot)]) == 0
+    assert capsys.readouterr().out.endswith(f"wrote {dot}\n")
+    text = dot.read_text()
+    assert text.count("subgraph cluster_g") == 2
+    assert main(["fuse", str(graph), "--dot", str(dot), "--json"]) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {dot} already exists; pass --force to overwrite it\n"
+    assert main(["fuse", str(graph), "--dot", str(dot), "--json", "--force"]) == 0
+    json.loads(capsys.readouterr().out)  # stdout stays pure JSON when a drawing is written
+
+
+def test_bad_max_depth_is_a_user_error(capsys):
+    assert main(["fuse", str(EXAMPLES / "residual.json"), "--max-depth", "0"]) == 2
+    assert capsys.readouterr().err == "hlsfuse: error: max_fuse_depth must be a positive integer, not 0\n"
+
+
+def test_unknown_mode_is_refused_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["fuse", str(EXAMPLES / "residual.json"), "--mode", "gpu"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'gpu'" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 # hlsfuse developer commands. On a fresh machine: `make demo`, then `make test`.
 #
 #   setup          .venv with hlsfuse (editable) and its dev tools; g++ and Verilator if missing
-#   demo           build the residual-block example and run it through the CLI
+#   demo           build the residual-block example, then check, run and fuse it with the CLI
 #   test           the test suite
 #   lint           ruff
 #   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
@@ -17,21 +17,23 @@ TOOLS  := g++:g++ verilator:verilator
 
 .PHONY: setup tools demo test lint install-check clean
 
-setup: $(STAMP) tools
+setup: $(STAMP)
 
-# Reinstall only when the venv is new or pyproject.toml changed.
-$(STAMP): pyproject.toml
+# Reinstall only when the venv is new or pyproject.toml changed; the system tools come first.
+$(STAMP): pyproject.toml | tools
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 # Missing tools are installed when running as root with apt-get, otherwise named; the tests
-# that need them are skipped outside CI (see tests/conftest.py).
+# that need them are skipped outside CI (see tests/conftest.py). Debian's python3 makes venvs
+# only with python3-venv.
 tools:
 	@missing=""; \
 	for pair in $(TOOLS); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
 	done; \
+	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "make setup: installing$$missing"; \
@@ -46,6 +48,7 @@ demo: setup
 	$(BIN)/python examples/residual.py $(DEMO)/residual.json
 	$(BIN)/hlsfuse check $(DEMO)/residual.json
 	$(BIN)/hlsfuse run $(DEMO)/residual.json --seed 0 -o $(DEMO)/residual_outputs.npz --force
+	$(BIN)/hlsfuse fuse $(DEMO)/residual.json --dot $(DEMO)/residual_fusion.dot --force
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -15,6 +15,7 @@ machine. Each time is the best of several runs.
 from __future__ import annotations
 
 import argparse
+import functools
 import tempfile
 import time
 from pathlib import Path
@@ -91,7 +92,7 @@ def main() -> None:
         print(f"model: {ops} ONNX ops -> {len(graph.nodes)} hlsfuse nodes (batch norms folded into the convs)")
         print(f"onnx.load + shape inference     {baseline * 1e3:8.1f} ms")
         for precision in ("float32", "fixed<16,6>"):
-            t = best(lambda: from_onnx(path, precision=precision), args.repeat)
+            t = best(functools.partial(from_onnx, path, precision=precision), args.repeat)
             verdict = "under" if t < 1.0 else "OVER"
             print(f"from_onnx ({precision:<12})      {t * 1e3:8.1f} ms  "
                   f"({t / baseline:5.1f}x the baseline; {verdict} the 1 s target)")

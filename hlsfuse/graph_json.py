@@ -125,7 +125,10 @@ def _data(value: Any, where: str, shape: tuple[int, ...]) -> np.ndarray:
         raise HlsfuseError(f"{where} must be a flat list of numbers")
     if len(value) != math.prod(shape):
         raise HlsfuseError(f"{where} has {len(value)} values, expected {math.prod(shape)} for shape {list(shape)}")
-    return np.array(value, dtype=np.float64).reshape(shape)
+    values = np.array(value, dtype=np.float64).reshape(shape)
+    if not np.all(np.isfinite(values)):  # 1e999 parses as infinity
+        raise HlsfuseError(f"{where} must hold finite numbers")
+    return values
 
 
 def _init(value: Any, where: str) -> dict[str, Any]:
@@ -133,14 +136,14 @@ def _init(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict) or "kind" not in value:
         raise HlsfuseError(f"{where} must be an object with a 'kind' ({', '.join(_INIT_PARAMS)})")
     kind = value["kind"]
-    if kind not in _INIT_PARAMS:
+    if not isinstance(kind, str) or kind not in _INIT_PARAMS:
         raise HlsfuseError(f"{where}.kind must be one of {', '.join(_INIT_PARAMS)}, not {_show(kind)}")
     params = _INIT_PARAMS[kind]
     _fields(value, where, ("kind", *params, "seed"), required=("kind",))
     spec: dict[str, Any] = {"kind": kind}
     for param, default in params.items():
         number = value.get(param, default)
-        if not _is_number(number):
+        if not _is_number(number) or not math.isfinite(number):
             raise HlsfuseError(f"{where}.{param} must be a number, not {_show(number)}")
         spec[param] = float(number)
     seed = value.get("seed", 0)
@@ -280,7 +283,7 @@ def _real_values(const: Constant) -> list:
         if not np.all(np.isfinite(raw)):
             raise HlsfuseError(f"constant '{const.name}': JSON holds only finite numbers, and the data has NaN or inf")
         return raw.astype(np.float64).tolist()
-    if raw.size and int(np.max(np.abs(raw))) >= _EXACT_LIMIT:
+    if raw.size and max(-int(raw.min()), int(raw.max())) >= _EXACT_LIMIT:
         raise HlsfuseError(
             f"constant '{const.name}': {dtype} values of more than 53 significant bits cannot be written exactly "
             "as JSON numbers; use a narrower type"

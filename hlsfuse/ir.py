@@ -66,7 +66,9 @@ class Constant:
     def __post_init__(self):
         data = np.array(self.data, dtype=np.float32 if self.type.dtype.is_float else np.int64)
         if data.shape != self.type.shape:
-            raise HlsfuseError(f"constant '{self.name}': data has shape {list(data.shape)}, expected {list(self.type.shape)}")
+            raise HlsfuseError(
+                f"constant '{self.name}': data has shape {list(data.shape)}, expected {list(self.type.shape)}"
+            )
         data.flags.writeable = False
         object.__setattr__(self, "data", data)
         if self.init is not None:
@@ -132,9 +134,19 @@ class Node:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Node):
             return NotImplemented
-        mine = (self.name, self.op, self.inputs, dict(self.attrs), self.dtype, self.pattern, self.edge_patterns, self.shape)
-        theirs = (other.name, other.op, other.inputs, dict(other.attrs), other.dtype, other.pattern, other.edge_patterns, other.shape)
-        return mine == theirs
+        return self._key() == other._key()
+
+    def _key(self) -> tuple:
+        return (
+            self.name,
+            self.op,
+            self.inputs,
+            dict(self.attrs),
+            self.dtype,
+            self.pattern,
+            self.edge_patterns,
+            self.shape,
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -220,7 +232,8 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
         if not isinstance(name, str) or not name:
             raise HlsfuseError(f"{kind} name must be a non-empty string, not {name!r}")
         if name in kinds:
-            raise HlsfuseError(f"{kind} '{name}': name already used by {'an' if kinds[name][0] in 'aeiou' else 'a'} {kinds[name]}")
+            article = "an" if kinds[name][0] in "aeiou" else "a"
+            raise HlsfuseError(f"{kind} '{name}': name already used by {article} {kinds[name]}")
         kinds[name] = kind
 
     for inp in graph.inputs:
@@ -240,7 +253,9 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
             raise HlsfuseError(f"node '{node.name}': unknown op {node.op!r}{_suggest(node.op)}")
         for i, src in enumerate(node.inputs):
             if src not in kinds:
-                raise HlsfuseError(f"{node.where()}: input {i} '{src}' names nothing (no input, constant or node of that name)")
+                raise HlsfuseError(
+                    f"{node.where()}: input {i} '{src}' names nothing (no input, constant or node of that name)"
+                )
 
     order = _topological_order(graph.nodes, by_name)
     sigs: dict[str, Sig] = {}

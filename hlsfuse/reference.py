@@ -37,7 +37,8 @@ def quantize_inputs(graph: Graph, inputs: Mapping[str, object]) -> dict[str, np.
     for inp in graph.inputs:
         value = np.asarray(inputs[inp.name])
         if value.shape != inp.type.shape:
-            raise HlsfuseError(f"input '{inp.name}': value has shape {list(value.shape)}, expected {list(inp.type.shape)}")
+            expected = list(inp.type.shape)
+            raise HlsfuseError(f"input '{inp.name}': value has shape {list(value.shape)}, expected {expected}")
         if not np.issubdtype(value.dtype, np.number) and value.dtype != np.bool_:
             raise HlsfuseError(f"input '{inp.name}': values must be numbers, not {value.dtype}")
         dtype = inp.type.dtype
@@ -53,7 +54,9 @@ def run_nodes(graph: Graph, values: dict[str, np.ndarray], nodes: Iterable[Node]
     for node in nodes:
         op = get_op(node.op)
         if op.compute is None:
-            raise HlsfuseError(f"{node.where()}: cannot be run; custom ops model other compilers' graphs for fusion only")
+            raise HlsfuseError(
+                f"{node.where()}: cannot be run; custom ops model other compilers' graphs for fusion only"
+            )
         sig = graph.sigs[node.name]
         args = [values[src] for src in node.inputs]
         out = np.asarray(op.compute(args, sig), dtype=representation(sig.out_dtype))

@@ -24,11 +24,17 @@ FIXED = "fixed<16,6>"
 
 
 def _pick(draw, tensors: list[str]) -> str:
-    """A tensor, usually one of the latest (deep chains), sometimes any (long-range joins)."""
-    if draw(st.integers(0, 3)) == 0:
-        return draw(st.sampled_from(tensors))
-    back = draw(st.integers(0, min(3, len(tensors) - 1)))
-    return tensors[-1 - back]
+    """A tensor: mostly the latest (chains), else a recent one (fan-out) or any (long-range joins)."""
+    how = draw(st.integers(0, 9))
+    if how < 6:
+        return tensors[-1]
+    if how < 9:
+        return tensors[-1 - draw(st.integers(0, min(3, len(tensors) - 1)))]
+    return draw(st.sampled_from(tensors))
+
+
+def _matches_except(shape, other, axis: int) -> bool:
+    return all(a == b or k == axis for k, (a, b) in enumerate(zip(shape, other)))
 
 
 class _Maker:
@@ -86,7 +92,8 @@ class _Maker:
             return self.op("transpose", x, axes=self.draw(st.sampled_from([[0, 2, 1, 3], [0, 1, 2, 3], [0, 1, 3, 2]])))
         if op == "concat":
             axis = self.draw(st.sampled_from([1, 3]))
-            fits = [t for t in tensors if all(a == b for k, (a, b) in enumerate(zip(self.shape(t), (n, h, w, c))) if k != axis)]
+            # tensors that match x on every axis but the concat axis
+            fits = [t for t in tensors if _matches_except(self.shape(t), (n, h, w, c), axis)]
             return self.op("concat", x, self.draw(st.sampled_from(fits)), axis=axis)
         if op == "slice":
             if c > 1:
@@ -119,7 +126,15 @@ class _Maker:
         return op and self.op(op, x)
 
 
-_KINDS = ("unary", "unary", "binary", "binary", "broadcast", "injective", "reduce", "anchor", "anchor", "opaque")
+_KINDS = (
+    *["unary"] * 4,
+    *["binary"] * 2,
+    *["broadcast"] * 2,
+    *["injective"] * 2,
+    "reduce",
+    *["anchor"] * 2,
+    "opaque",
+)
 
 
 def _outputs(draw, b: GraphBuilder, nodes: list[str], used: set[str]) -> None:

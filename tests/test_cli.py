@@ -93,7 +93,7 @@ def test_debug_adds_the_traceback(tmp_path, capsys):
 def test_check_rejects_unknown_formats_and_missing_files(tmp_path, capsys):
     assert main(["check", str(tmp_path / "g.txt")]) == 2
     assert capsys.readouterr().err == (
-        f"hlsfuse: error: {tmp_path / 'g.txt'}: unknown graph format '.txt' (expected a file ending in .json)\n"
+        f"hlsfuse: error: {tmp_path / 'g.txt'}: unknown graph format '.txt' (expected a file ending in .json, .onnx)\n"
     )
     assert main(["check", str(tmp_path / "g.json")]) == 2
     assert capsys.readouterr().err == (

@@ -57,3 +57,18 @@ def test_graph_format_example_loads_and_runs():
     assert [n.name for n in graph.nodes] == ["conv", "bias", "relu", "pool"]
     outputs = reference.run(graph, reference.random_inputs(graph))
     assert outputs["pool"].shape == (1, 4, 4, 4)
+
+
+def test_readme_python_example_runs(tmp_path, monkeypatch):
+    readme = (DOCS.parent / "README.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", readme, re.S)
+    monkeypatch.chdir(tmp_path)  # it saves mlp.json
+    exec(compile(code, "README.md", "exec"), {})
+    assert (tmp_path / "mlp.json").is_file()
+
+
+def test_readme_links_point_to_files():
+    readme = (DOCS.parent / "README.md").read_text()
+    links = re.findall(r"\]\(([^)#]+)\)", readme)
+    assert links
+    assert [link for link in links if not (DOCS.parent / link).exists()] == []

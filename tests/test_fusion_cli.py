@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,10 @@ def test_unknown_mode_is_refused_by_the_parser(capsys):
         main(["fuse", str(EXAMPLES / "residual.json"), "--mode", "gpu"])
     assert exc.value.code == 2
     assert "invalid choice: 'gpu'" in capsys.readouterr().err
+
+
+def test_docs_show_the_real_output_for_the_residual_example(capsys):
+    text = (Path(__file__).resolve().parent.parent / "docs" / "fusion.md").read_text()
+    (block,) = re.findall(r"```text\n\$ hlsfuse fuse examples/residual.json --mode tvm\n(.*?)```", text, re.S)
+    assert main(["fuse", str(EXAMPLES / "residual.json"), "--mode", "tvm"]) == 0
+    assert capsys.readouterr().out == block

@@ -91,7 +91,9 @@ def test_fpga_mode_streams_an_innermost_concat_but_not_an_outer_one():
     assert groups(plan_of(graph(1))) == [["r1", "r2", "cat", "out"]]  # batch 1: the inputs follow each other
     plan = plan_of(graph(2))
     assert groups(plan) == [["r1"], ["r2"], ["cat"], ["out"]]
-    assert reasons(plan)["r1"] == "'cat' (concat) is buffered: concat on axis 2 (not the innermost) interleaves blocks of its inputs"
+    assert reasons(plan)["r1"] == (
+        "'cat' (concat) is buffered: concat on axis 2 (not the innermost) interleaves blocks of its inputs"
+    )
     assert groups(plan_of(graph(2), mode="tvm")) == [["r1", "r2", "cat", "out"]]
 
 

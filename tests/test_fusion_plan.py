@@ -17,7 +17,12 @@ from hlsfuse.fusion.report import table, to_dot, to_json
 
 
 @settings(max_examples=200)
-@given(pattern_graphs(max_nodes=25), st.sampled_from(["tvm", "fpga"]), st.sampled_from([2, 3, 5, 256]), st.sampled_from([0, 2]))
+@given(
+    pattern_graphs(max_nodes=20),
+    st.sampled_from(["tvm", "fpga"]),
+    st.sampled_from([2, 3, 5, 256]),
+    st.sampled_from([0, 2]),
+)
 def test_plans_of_random_pattern_graphs_keep_the_invariants(graph, mode, depth, opt_level):
     plan = fuse(graph, mode=mode, max_fuse_depth=depth, opt_level=opt_level)
     verify(plan, graph)

@@ -132,7 +132,8 @@ def test_reading_a_tensor_twice_keeps_the_stronger_edge():
     b = GraphBuilder("twice", dtype=FIXED)
     x = b.input("x", [4])
     r = b.relu(x, name="r")
-    b.output(b.custom(r, r, name="c", pattern="ELEMWISE", shape=[4], dtype=FIXED, edge_patterns=["ELEMWISE", "INJECTIVE"]))
+    edges = ["ELEMWISE", "INJECTIVE"]
+    b.output(b.custom(r, r, name="c", pattern="ELEMWISE", shape=[4], dtype=FIXED, edge_patterns=edges))
     fg = forward.build(b.build(), no_barrier)
     assert (fg.consumers[0], fg.edge_kinds[0]) == ((1,), (int(Pattern.INJECTIVE),))
 

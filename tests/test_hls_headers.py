@@ -7,7 +7,8 @@ full-precision +, -, * and comparisons over every pair of raw values, compound a
 minus, shifts and conversions, plus hls::stream and hls::axis. The program is built once against
 hlsfuse's headers (with -Wall -Wextra -Werror) and every value is compared with hlsfuse.types
 (``assign``/``from_float``) or exact integer arithmetic. It is built once more against AMD's own
-headers, taken from the hls4ml wheel on PyPI, and must print exactly the same lines.
+headers, taken from the hls4ml wheel on PyPI, and must print the same values, except where AMD's
+headers have a known defect (``amd_defects``).
 
 g++ runs three times in all (ours, AMD's, one program that must not compile): the machine is shared.
 """
@@ -106,10 +107,6 @@ def auint(w):
     return CppType(w, w, False, is_int=True)
 
 
-def pattern(value: int, width: int) -> int:
-    return value & ((1 << width) - 1)
-
-
 # --------------------------------------------------------------------------
 # The cases
 # --------------------------------------------------------------------------
@@ -121,17 +118,16 @@ SHAPES = ((4, 2, True), (4, 2, False), (3, 3, True), (3, 1, False), (5, -1, True
 MODES = tuple((q, o) for q in QUANT_MODES for o in OVERFLOW_MODES)
 INT_TARGETS = (aint(3), auint(3), aint(8), auint(1))
 
-# Every mode x shape, each with two sources in rotation so that every shape meets every source; each
-# pair is one template instantiation, and compile time is what limits the count.
+# Every mode x shape, with the sources in rotation: every mode meets every source and every shape meets
+# every source. Each pair is one template instantiation; compile time is what limits their number.
 ASSIGNS = tuple(
-    (SOURCES[(m + k + j * 5) % len(SOURCES)], CppType(w, i, s, q, o))
+    (SOURCES[(m + k) % len(SOURCES)], CppType(w, i, s, q, o))
     for m, (q, o) in enumerate(MODES)
     for k, (w, i, s) in enumerate(SHAPES)
-    for j in range(2)
 ) + tuple((s, t) for t in INT_TARGETS for s in SOURCES)
-# Every mode with four shapes in rotation, and the ap_int targets.
+# Every mode with two shapes in rotation (all shapes are used), and the ap_int targets.
 REALS = tuple(
-    CppType(*SHAPES[(m * 4 + k) % len(SHAPES)], q, o) for m, (q, o) in enumerate(MODES) for k in range(4)
+    CppType(*SHAPES[(m * 2 + k) % len(SHAPES)], q, o) for m, (q, o) in enumerate(MODES) for k in range(2)
 ) + INT_TARGETS
 ARITH = (
     (fx(4, 2), fx(4, 2)), (fx(4, 2), ufx(3, 1)), (ufx(3, 1), fx(4, 2)), (ufx(4, 4), ufx(3, -1)),
@@ -140,6 +136,7 @@ ARITH = (
     (aint(4), aint(3)), (auint(4), aint(3)), (auint(3), auint(4)), (fx(4, 2), aint(3)), (auint(3), ufx(4, 1)),
 )
 ARITH_INT = (fx(4, 2), ufx(4, 1), fx(5, -1), fx(6, 8), aint(4), auint(4))
+INT_OPS = ((aint(4), aint(3)), (auint(4), aint(3)), (auint(3), auint(4)), (aint(1), auint(2)))
 COMPOUND = (
     (fx(5, 2, "RND", "SAT"), fx(4, 2), fx(4, 1)),
     (ufx(4, 2, "RND_CONV", "SAT_SYM"), ufx(3, 1), fx(3, 2)),
@@ -179,28 +176,50 @@ def c_array(ctype: str, name: str, items) -> str:
 
 
 def values_inc() -> str:
-    def c_int(v: int) -> str:
-        return f"({v + 1}LL - 1)" if v == -(2**63) else (f"({v + 1} - 1)" if v == -(2**31) else str(v))
+    def c_int(v: int, suffix: str = "") -> str:
+        # -2^31 and -2^63 are not literals in C++ (the minus applies to a too large positive literal)
+        return f"({v + 1}{suffix} - 1)" if v in (-(2**31), -(2**63)) else f"{v}{suffix}"
 
     return (
         c_array("double", "kDoubles", (repr(v) for v in DOUBLES))
         + c_array("float", "kFloats", (repr(v) for v in FLOATS))
         + c_array("int", "kInts", (c_int(v) for v in INTS))
-        + c_array("long long", "kLongs", (c_int(v) + "LL" if abs(v) < 2**63 - 1 else c_int(v) for v in LONGS))
+        + c_array("long long", "kLongs", (c_int(v, "LL") for v in LONGS))
         + c_array("unsigned", "kUnsigneds", (f"{v}u" for v in UNSIGNEDS))
         + c_array("int", "kSmallInts", (str(v) for v in SMALL_INTS))
     )
 
 
+# check function of ap_types_check.cpp -> (tags of the lines it prints, its numbered cases)
+CHECKS = {
+    "check_assign": (("A",), ASSIGNS),
+    "check_reals": (("D", "F", "I"), REALS),
+    "check_arith": (("T", "R"), ARITH),
+    "check_arith_int": (("TC", "RC"), ARITH_INT),
+    "check_int_ops": (("TL", "L"), INT_OPS),
+    "check_compound": (("M",), COMPOUND),
+    "check_unary": (("TU", "U"), UNARY),
+    "check_bit_writes": (("B",), BIT_WRITES),
+}
+
+
 def cases_inc() -> str:
-    lines = [f"  check_assign<{s.spelling}, {t.spelling}>({n});" for n, (s, t) in enumerate(ASSIGNS)]
-    lines += [f"  check_reals<{t.spelling}>({n});" for n, t in enumerate(REALS)]
-    lines += [f"  check_arith<{a.spelling}, {b.spelling}>({n});" for n, (a, b) in enumerate(ARITH)]
-    lines += [f"  check_arith_int<{a.spelling}>({n});" for n, a in enumerate(ARITH_INT)]
-    lines += [f"  check_compound<{c.spelling}, {a.spelling}, {b.spelling}>({n});" for n, (c, a, b) in enumerate(COMPOUND)]
-    lines += [f"  check_unary<{a.spelling}>({n});" for n, a in enumerate(UNARY)]
-    lines += [f"  check_bit_writes<{a.spelling}>({n});" for n, a in enumerate(BIT_WRITES)]
-    return "void run_cases() {\n" + "\n".join(lines) + "\n}\n"
+    calls = []
+    for function, (_, cases) in CHECKS.items():
+        for n, case in enumerate(cases):
+            types = case if isinstance(case, tuple) else (case,)
+            calls.append(f"  {function}<{', '.join(t.spelling for t in types)}>({n});")
+    return "void run_cases() {\n" + "\n".join(calls) + "\n}\n"
+
+
+def expected_keys(with_defaults: bool) -> set[tuple[str, int]]:
+    """The lines the program prints: one per tag and case, the stream and axis lines, and "Z" (defaults),
+    which only hlsfuse's headers print."""
+    keys = {(tag, n) for tags, cases in CHECKS.values() for tag in tags for n in range(len(cases))}
+    keys |= {("S", 0), ("X", 0)}
+    if with_defaults:
+        keys.add(("Z", 0))
+    return keys
 
 
 # --------------------------------------------------------------------------
@@ -222,7 +241,7 @@ def build(workdir: Path, include_flags: list[str], flags: list[str]) -> tuple[Pa
 
 def run(binary: Path) -> dict[tuple[str, int], list[int]]:
     done = subprocess.run([str(binary)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0 and not done.stderr, done.stderr
     lines = {}
     for line in done.stdout.splitlines():
         tag, ident, *values = line.split()
@@ -236,8 +255,8 @@ def amd_headers(cache: Path) -> Path:
     if (target / "ap_fixed.h").is_file():
         return target
     cache.mkdir(parents=True, exist_ok=True)
-    download = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", HLS4ML,
-                "-d", str(cache)]
+    download = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                "--retries", "1", "--timeout", "30", HLS4ML, "-d", str(cache)]
     done = subprocess.run(download, capture_output=True, text=True, timeout=300)
     wheels = sorted(cache.glob("hls4ml-1.3.0-*.whl"))
     if done.returncode != 0 or not wheels:
@@ -268,9 +287,11 @@ def amd(tmp_path_factory):
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hlsfuse"
     headers = amd_headers(cache)
     # AMD's headers are not warning-free, so they come in as system headers and without -Werror; the
-    # work-alike folder goes last, supplying only ap_axi_sdata.h, which the wheel lacks.
+    # work-alike folder goes last, supplying only ap_axi_sdata.h, which the wheel lacks. NDEBUG: AMD's
+    # assignment reads a bit beyond the source's MSB (an assert) when every source bit lies below the
+    # target's LSB, before choosing the sign bit instead; -O0 because these headers compile slowly.
     include = ["-isystem", str(headers), "-idirafter", str(INCLUDE)]
-    binary, _ = build(tmp_path_factory.mktemp("amd"), include, ["-std=c++14", "-O1", "-w"])
+    binary, _ = build(tmp_path_factory.mktemp("amd"), include, ["-std=c++14", "-O0", "-w", "-DNDEBUG"])
     return run(binary)
 
 
@@ -343,16 +364,6 @@ def assert_same(got: list[int], expected: list[int], what: str) -> None:
                     f"({len(got)} values, {len(expected)} expected)", pytrace=False)
 
 
-def expected_keys(with_defaults: bool) -> set[tuple[str, int]]:
-    def numbered(tags, cases):
-        return {(tag, n) for tag in tags for n in range(len(cases))}
-
-    keys = numbered(["A"], ASSIGNS) | numbered("DFI", REALS) | numbered(["T", "R"], ARITH)
-    keys |= numbered(["TC", "RC"], ARITH_INT) | numbered(["M"], COMPOUND) | numbered(["TU", "U"], UNARY)
-    keys |= numbered(["B"], BIT_WRITES) | {("S", 0), ("X", 0)}
-    return keys | {("Z", 0)} if with_defaults else keys
-
-
 # --------------------------------------------------------------------------
 # Tests
 # --------------------------------------------------------------------------
@@ -368,7 +379,8 @@ def test_assignment_matches_hlsfuse_types(ours):
     lines = ours[2]
     for n, (src, dst) in enumerate(ASSIGNS):
         expected = assign(src.all_values(), src.frac, dst.model)
-        assert_same(lines[("A", n)], [bits_of(int(v), dst.width) for v in expected], f"{dst.spelling} = {src.spelling}")
+        expected = [bits_of(int(v), dst.width) for v in expected]
+        assert_same(lines[("A", n)], expected, f"{dst.spelling} = {src.spelling}")
 
 
 def test_construction_from_double_float_and_c_integers(ours):
@@ -417,6 +429,25 @@ def test_arithmetic_with_c_int_operands(ours):
         assert_same(lines[("RC", n)], expected, f"{a.spelling} with int")
 
 
+def test_ap_int_bitwise_shifts_and_increments(ours):
+    lines = ours[2]
+    for n, (a, b) in enumerate(INT_OPS):
+        ia = a.int_bits + (1 if b.signed and not a.signed else 0)
+        ib = b.int_bits + (1 if a.signed and not b.signed else 0)
+        logic = max(ia, ib)
+        assert lines[("TL", n)] == [logic, logic, a.signed or b.signed], f"type of {a.spelling} & {b.spelling}"
+        expected = []
+        for x in a.all_values().tolist():
+            for k, y in enumerate(b.all_values().tolist()):
+                up2 = int(a.values([bits_of(x + 2, a.width)])[0])
+                down3 = int(a.values([bits_of(up2 - 3, a.width)])[0])
+                expected += [bits_of(x & y, logic), bits_of(x | y, logic), bits_of(x ^ y, logic),
+                             bits_of(~x, a.width), shifted(x, y, a), shifted(x, -y, a),
+                             bits_of(up2, a.width), bits_of(down3, a.width), bits_of(x, 64),
+                             bits_of(SMALL_INTS[k & 3], 32)]
+        assert_same(lines[("L", n)], expected, f"ap_int operations of {a.spelling} with {b.spelling}")
+
+
 def compound_operand(acc_t: CppType, raw: int, frac: int, is_fixed: bool) -> tuple[int, int]:
     """AMD rounds an ap_fixed operand of an ap_int compound assignment toward zero first."""
     if acc_t.is_int and is_fixed:
@@ -444,27 +475,34 @@ def test_compound_assignment_rounds_once_per_statement(ours):
         assert_same(lines[("M", n)], expected, f"{acc_t.spelling} += {a.spelling} * {b.spelling}; -= b; *= b")
 
 
+def unary_expected(a: CppType) -> list[tuple[str, int]]:
+    """(what, value) for each item check_unary prints, in order."""
+    neg = neg_format(a)
+    w, half = a.width, a.width // 2
+    items = []
+    for x in a.all_values().tolist():
+        items.append(("-a", bits_of(-x, neg[0])))
+        for k in range(-2, w + 2):
+            items += [(f"a << {k}", shifted(x, k, a)), (f"a >> {k}", shifted(x, -k, a))]
+        once = shifted(x, 1, a)
+        items += [("a <<= 1", once), ("a >>= 2", shifted(int(a.values([once])[0]), -2, a))]
+        t = toward_zero(x, a.frac)
+        items += [("to_int", bits_of(t, 32)), ("to_uint", bits_of(t, 32)), ("to_int64", bits_of(t, 64)),
+                  ("to_uint64", bits_of(t, 64))]
+        v = math.ldexp(x, -a.frac)
+        items += [("to_double", double_bits(v)), ("to_float", float_bits(v))]
+        p = bits_of(x, w)
+        items += [("range", (p >> half) & ((1 << (w - half)) - 1)), ("[0]", p & 1), ("[W-1]", p >> (w - 1))]
+        items += [("cmp double", cmp_bits(v < 0.75, v <= -0.5, v > -1.25, v >= 1.0, v == 0.5, v != 0.0)),
+                  ("cmp int", cmp_bits(v > 0.75, v >= -0.5, v > 1, v <= 0, v == 0, v != -1))]
+    return items
+
+
 def test_negation_shifts_conversions_and_scalar_comparisons(ours):
     lines = ours[2]
     for n, a in enumerate(UNARY):
-        neg = neg_format(a)
-        assert lines[("TU", n)] == list(neg), f"type of -{a.spelling}"
-        w, half = a.width, a.width // 2
-        expected = []
-        for x in a.all_values().tolist():
-            expected.append(bits_of(-x, neg[0]))
-            for k in range(-2, w + 2):
-                expected += [shifted(x, k, a), shifted(x, -k, a)]
-            once = shifted(x, 1, a)
-            expected += [once, shifted(int(a.values([once])[0]), -2, a)]
-            t = toward_zero(x, a.frac)
-            expected += [bits_of(t, 32), bits_of(t, 32), bits_of(t, 64), bits_of(t, 64)]
-            v = math.ldexp(x, -a.frac)
-            expected += [double_bits(v), float_bits(v)]
-            p = bits_of(x, w)
-            expected += [(p >> half) & ((1 << (w - half)) - 1), p & 1, p >> (w - 1)]
-            expected += [cmp_bits(v < 0.75, v <= -0.5, v > -1.25, v >= 1.0, v == 0.5, v != 0.0),
-                         cmp_bits(0.75 < v, -0.5 <= v, v > 1, v <= 0, v == 0, v != -1)]
+        assert lines[("TU", n)] == list(neg_format(a)), f"type of -{a.spelling}"
+        expected = [value for _, value in unary_expected(a)]
         assert_same(lines[("U", n)], expected, f"unary operations of {a.spelling}")
 
 
@@ -502,6 +540,12 @@ def test_reading_an_empty_stream_names_it_and_aborts(ours):
     assert "unreachable" not in done.stdout
 
 
+def test_leftover_stream_data_is_reported(ours):
+    done = subprocess.run([str(ours[0]), "leftover"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "WARNING: hls::stream 'full_channel' contains leftover data (2 elements)" in done.stderr
+
+
 def test_unsupported_widths_and_modes_are_compile_errors(tmp_path):
     source = tmp_path / "bad.cpp"
     source.write_text(
@@ -529,9 +573,57 @@ def test_unsupported_widths_and_modes_are_compile_errors(tmp_path):
     assert "overflow mode AP_WRAP_SM is not supported" in err and "bad.cpp:9:" in err
 
 
+def amd_defects() -> set[tuple[str, int, int]]:
+    """Values (tag, case, position) where AMD's headers, as shipped in hls4ml 1.3.0, are wrong.
+
+    1. ap_int/ap_uint from a double or float in (-0.5, 0) gives 1, not 0: AMD's conversion sets -1 when
+       every mantissa bit is shifted out, then negates the result.
+    2. Converting an ap_fixed with I < 0 to an integer (ap_int assignment, to_int() and friends) reads
+       an uninitialized value: AMD's to_ap_int_base() has no branch for I < 0 (the value is 0).
+    3. AP_SAT_SYM on a 1-bit signed type acts as AP_SAT, giving -1 where the rounded value is negative:
+       AMD sets the sign bit and then bit 0 for "min + 1", and both are the same bit. DESIGN.md section 3
+       clips to [-hi, hi] = [0, 0].
+    hlsfuse's headers follow DESIGN.md section 3 in all three; every other value must be identical.
+    """
+    def as_sat(t: CppType) -> FixedType | None:
+        """For a 1-bit signed AP_SAT_SYM type, the AP_SAT type that AMD actually implements."""
+        if t.width == 1 and t.signed and not t.is_int and t.overflow == "SAT_SYM":
+            return FixedType(1, t.int_bits, True, t.quant, "SAT")
+        return None
+
+    defects = set()
+    for n, (src, dst) in enumerate(ASSIGNS):
+        sat = as_sat(dst)
+        negative = assign(src.all_values(), src.frac, sat) < 0 if sat else np.zeros(1 << src.width, dtype=bool)
+        for k in range(1 << src.width):
+            if (dst.is_int and src.int_bits < 0 and not src.is_int) or negative[k]:
+                defects.add(("A", n, k))
+    for n, t in enumerate(REALS):
+        sat = as_sat(t)
+        for tag, values in (("D", DOUBLES), ("F", FLOATS), ("I", INTS + LONGS + UNSIGNEDS)):
+            for k, v in enumerate(values):
+                negative = sat is not None and (from_float(np.array([v]), sat)[0] < 0)
+                if (t.is_int and -0.5 < v < 0) or negative:
+                    defects.add((tag, n, k))
+    for n, a in enumerate(UNARY):
+        if a.int_bits < 0 and not a.is_int:
+            for k, (what, _) in enumerate(unary_expected(a)):
+                if what.startswith("to_") and "int" in what:
+                    defects.add(("U", n, k))
+    return defects
+
+
 def test_amd_headers_give_identical_results(ours, amd):
-    """The same program built with AMD's ap_types (hls4ml 1.3.0) prints exactly the same lines."""
+    """The same program built with AMD's ap_types (hls4ml 1.3.0) prints the same values, but for
+    AMD's own defects listed in amd_defects()."""
     mine = {key: values for key, values in ours[2].items() if key[0] != "Z"}
-    assert set(amd) == expected_keys(with_defaults=False)
-    differing = [key for key in sorted(mine) if amd[key] != mine[key]]
-    assert not differing, "\n".join(f"{key}: AMD {amd[key][:12]}, hlsfuse {mine[key][:12]}" for key in differing[:10])
+    assert set(amd) == set(mine) == expected_keys(with_defaults=False)
+    assert all(len(amd[key]) == len(values) for key, values in mine.items())
+    defects = amd_defects()
+    differing = [
+        (key, k, amd[key][k], values[k])
+        for key, values in sorted(mine.items())
+        for k in range(len(values))
+        if amd[key][k] != values[k] and (*key, k) not in defects
+    ]
+    assert not differing, "\n".join(f"{key}[{k}]: AMD {a:x}, hlsfuse {o:x}" for key, k, a, o in differing[:10])

@@ -235,10 +235,8 @@ FIELD_ERRORS = [
         _set(("constants", 0, "dtype"), "fixed<70,3>"),
         "constants[0].dtype: dtype fixed<70,3>: width must be 1..64, not 70",
     ),
-    (
-        _set(("constants", 0, "data"), None),
-        "constants[0].data must be a flat list of numbers",
-    ),
+    (_set(("constants", 0, "data"), None), "constants[0].data must be a flat list of numbers"),
+    (_set(("constants", 0, "data"), [1, 2, 3, 1e999]), "constants[0].data must hold finite numbers"),
     (_set(("nodes", 0, "op"), 7), "nodes[0].op must be an op name, not 7"),
     (_set(("nodes", 0, "attrs"), [1]), "nodes[0].attrs must be an object, not [1]"),
     (
@@ -268,6 +266,8 @@ FIELD_ERRORS = [
 
 INIT_ERRORS = [
     ({"kind": "gaussian"}, 'constants[0].init.kind must be one of uniform, normal, zeros, not "gaussian"'),
+    ({"kind": ["normal"]}, 'constants[0].init.kind must be one of uniform, normal, zeros, not ["normal"]'),
+    ({"kind": "normal", "mean": 1e999}, "constants[0].init.mean must be a number, not Infinity"),
     ({"seed": 1}, "constants[0].init must be an object with a 'kind' (uniform, normal, zeros)"),
     ({"kind": "normal", "seed": -1}, "constants[0].init.seed must be a non-negative integer, not -1"),
     ({"kind": "normal", "seed": 1.5}, "constants[0].init.seed must be a non-negative integer, not 1.5"),
@@ -286,7 +286,7 @@ def test_field_errors_name_the_file_and_field(tmp_path, mutate, message):
     data = copy.deepcopy(BASE)
     mutate(data)
     path = tmp_path / "graph.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data).replace("Infinity", "1e999"))  # a number that parses as infinity
     with pytest.raises(HlsfuseError) as info:
         load_graph(path)
     assert str(info.value) == f"{path}: {message}"

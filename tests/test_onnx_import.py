@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,7 @@ from onnx_build import errors, feeds, hls_run, model, node, ort_run, weights  # 
 from onnx_zoo import cnn, conv1d, residual  # noqa: E402
 
 from hlsfuse import HlsfuseError, from_onnx  # noqa: E402
-from hlsfuse.frontend.onnx import to_graph_layout  # noqa: E402
+from hlsfuse.frontend.onnx import read_onnx, supported_ops, to_graph_layout  # noqa: E402
 
 I64 = np.int64
 RNG = np.random.default_rng(7)
@@ -177,8 +180,6 @@ def test_old_opsets_are_read_like_their_opset_13_equivalent(opset):
 
 
 def test_opset_5_is_upgraded_with_the_version_converter():
-    from hlsfuse.frontend.onnx import read_onnx
-
     decoded = read_onnx(_legacy_net(5))
     assert decoded.opset == 6
     bn = next(n for n in decoded.nodes if n.op == "BatchNormalization")
@@ -228,7 +229,8 @@ def test_flatten_of_a_1x1_image_is_a_plain_reshape():
 
 def test_transposes_cost_nothing_until_the_output():
     # NCHW -> NHWC in ONNX is exactly hlsfuse's own layout: no node at all, the output is a reshape
-    proto = model([node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]), node("Softmax", ["t"], ["y"])], {"x": (1, 3, 4, 4)})
+    nodes = [node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]), node("Softmax", ["t"], ["y"])]
+    proto = model(nodes, {"x": (1, 3, 4, 4)})
     graph, diffs, _ = errors(proto)
     assert ops(graph) == ["softmax"]
     assert max(diffs.values()) <= 1e-6
@@ -271,3 +273,12 @@ def test_nodes_are_named_after_onnx_tensors():
     names = {n.name for n in graph.nodes}
     assert {"r1", "p1", "r2", "p2", "r3", "output"} <= names
     assert "f1.dense" in names and "f1" in names  # Gemm = dense + bias_add
+
+
+def test_docs_list_exactly_the_supported_ops():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text()
+    table = re.findall(r"^\| `(\w+)` \|", text, re.M)
+    computed, constant_only = supported_ops()
+    assert table == computed
+    listed = re.search(r"Ops evaluated only on constants[^:]*: (.*?)\.\n", text, re.S).group(1)
+    assert re.findall(r"`(\w+)`", listed) == constant_only

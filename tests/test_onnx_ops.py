@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
+onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from onnx_build import errors, model, node, weights  # noqa: E402
@@ -27,7 +27,7 @@ def unary(op, **attrs):
 
 
 def const(name, value):
-    return node("Constant", [], [name], value=__import__("onnx").numpy_helper.from_array(np.asarray(value), name))
+    return node("Constant", [], [name], value=onnx.numpy_helper.from_array(np.asarray(value), name))
 
 
 CASES = {
@@ -39,7 +39,8 @@ CASES = {
     "Exp": unary("Exp"),
     "Abs": unary("Abs"),
     "Neg": unary("Neg"),
-    "Clip": lambda: model([node("Clip", ["x", "lo", "hi"], ["y"])], IMG, {"lo": np.float32(-0.5), "hi": np.float32(0.7)}),
+    "Clip": lambda: model([node("Clip", ["x", "lo", "hi"], ["y"])], IMG,
+                          {"lo": np.float32(-0.5), "hi": np.float32(0.7)}),
     "Clip-max-only": lambda: model([node("Clip", ["x", "", "hi"], ["y"])], IMG, {"hi": np.float32(0.7)}),
     "Clip-opset6": lambda: model([node("Clip", ["x"], ["y"], min=0.0, max=6.0)], IMG, opset=6),
     "PRelu-scalar": lambda: model([node("PRelu", ["x", "s"], ["y"])], IMG, {"s": np.array([0.25], np.float32)}),
@@ -61,7 +62,8 @@ CASES = {
     "Mul-scalar": lambda: model([node("Mul", ["x", "s"], ["y"])], IMG, {"s": np.float32(1.5)}),
     "Mul-tensors": lambda: model([node("GlobalAveragePool", ["x"], ["g"]), node("Sigmoid", ["g"], ["s"]),
                                   node("Mul", ["x", "s"], ["y"])], IMG),
-    "Div": lambda: model([node("Div", ["x", "d"], ["y"])], IMG, {"d": np.array([2.0, -4.0, 0.5], np.float32).reshape(3, 1, 1)}),
+    "Div": lambda: model([node("Div", ["x", "d"], ["y"])], IMG,
+                         {"d": np.array([2.0, -4.0, 0.5], np.float32).reshape(3, 1, 1)}),
     "Sum": lambda: model([node("Relu", ["x"], ["r"]), node("Sum", ["x", "r", "b"], ["y"])], IMG,
                          {"b": weights(RNG, 3, 1, 1)}),
     "Max": lambda: model([node("Neg", ["x"], ["n"]), node("Max", ["x", "n"], ["y"])], IMG),
@@ -93,14 +95,16 @@ CASES = {
     "Slice": lambda: model([node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])], IMG,
                            {"st": np.array([1, -1], I64), "en": np.array([3, -100], I64),
                             "ax": np.array([1, 3], I64), "sp": np.array([1, -2], I64)}),
-    "Slice-opset9": lambda: model([node("Slice", ["x"], ["y"], starts=[1, 0], ends=[1000, 3], axes=[2, 1])], IMG, opset=9),
+    "Slice-opset9": lambda: model([node("Slice", ["x"], ["y"], starts=[1, 0], ends=[1000, 3], axes=[2, 1])], IMG,
+                                  opset=9),
     "Pad": lambda: model([node("Pad", ["x", "p", "v"], ["y"])], IMG,
                          {"p": np.array([0, 1, 2, 0, 0, 0, 1, 3], I64), "v": np.float32(0.5)}),
     "Pad-opset2": lambda: model([node("Pad", ["x"], ["y"], pads=[0, 0, 1, 1, 0, 0, 1, 1], value=-1.0)], IMG, opset=7),
     # ------------------------------------------------------------------ conv
     "Conv": lambda: model([node("Conv", ["x", "w", "b"], ["y"], pads=[1, 0, 1, 2], strides=[2, 1])], IMG,
                           {"w": weights(RNG, 4, 3, 3, 3), "b": weights(RNG, 4)}),
-    "Conv-groups-dilation": lambda: model([node("Conv", ["x", "w"], ["y"], group=3, dilations=[2, 1], pads=[2, 1, 2, 1])],
+    "Conv-groups-dilation": lambda: model([node("Conv", ["x", "w"], ["y"], group=3, dilations=[2, 1],
+                                                pads=[2, 1, 2, 1])],
                                           {"x": (1, 6, 7, 5)}, {"w": weights(RNG, 9, 2, 3, 3)}),
     "Conv-depthwise": lambda: model([node("Conv", ["x", "w", "b"], ["y"], group=3, kernel_shape=[3, 3], pads=[1] * 4)],
                                     IMG, {"w": weights(RNG, 3, 1, 3, 3), "b": weights(RNG, 3)}),
@@ -108,10 +112,12 @@ CASES = {
                                      {"w": weights(RNG, 2, 3, 4, 4)}),
     "Conv-same-lower": lambda: model([node("Conv", ["x", "w"], ["y"], auto_pad="SAME_LOWER")], IMG,
                                      {"w": weights(RNG, 2, 3, 2, 4)}),
-    "Conv-valid": lambda: model([node("Conv", ["x", "w"], ["y"], auto_pad="VALID")], IMG, {"w": weights(RNG, 2, 3, 2, 2)}),
+    "Conv-valid": lambda: model([node("Conv", ["x", "w"], ["y"], auto_pad="VALID")], IMG,
+                                {"w": weights(RNG, 2, 3, 2, 2)}),
     "Conv-1d": lambda: model([node("Conv", ["x", "w", "b"], ["y"], pads=[2, 1], strides=[2])], {"x": (1, 3, 11)},
                              {"w": weights(RNG, 4, 3, 4), "b": weights(RNG, 4)}),
-    "MaxPool": lambda: model([node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])], IMG),
+    "MaxPool": lambda: model([node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
+                             IMG),
     "MaxPool-ceil": lambda: model([node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)],
                                   {"x": (1, 2, 5, 7)}),
     "MaxPool-1d": lambda: model([node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2])], {"x": (1, 3, 9)}),
@@ -145,9 +151,9 @@ CASES = {
                                          node("BatchNormalization", ["r", "g", "b", "m", "v"], ["y"], epsilon=1e-3)],
                                         IMG, {"g": weights(RNG, 3), "b": weights(RNG, 3), "m": weights(RNG, 3),
                                               "v": np.abs(weights(RNG, 3)) + 0.5}),
-    "BatchNormalization-2d": lambda: model([node("BatchNormalization", ["x", "g", "b", "m", "v"], ["y"])], {"x": (2, 3)},
-                                           {"g": weights(RNG, 3), "b": weights(RNG, 3), "m": weights(RNG, 3),
-                                            "v": np.abs(weights(RNG, 3)) + 0.5}),
+    "BatchNormalization-2d": lambda: model([node("BatchNormalization", ["x", "g", "b", "m", "v"], ["y"])],
+                                           {"x": (2, 3)}, {"g": weights(RNG, 3), "b": weights(RNG, 3),
+                                                           "m": weights(RNG, 3), "v": np.abs(weights(RNG, 3)) + 0.5}),
     "Softmax": lambda: model([node("Softmax", ["x"], ["y"])], {"x": (2, 7)}),
     "Softmax-channels": lambda: model([node("Softmax", ["x"], ["y"], axis=1)], IMG),
     "Softmax-opset11": lambda: model([node("Softmax", ["x"], ["y"], axis=2)], IMG, opset=11),
@@ -159,7 +165,7 @@ CASES = {
     # ------------------------------------------------------- constants only
     "Constant": lambda: model([const("c", weights(RNG, 3, 1, 1)), node("Add", ["x", "c"], ["y"])], IMG),
     "ConstantOfShape": lambda: model([node("Shape", ["x"], ["s"]), node("ConstantOfShape", ["s"], ["z"],
-                                      value=__import__("onnx").numpy_helper.from_array(np.array([0.5], np.float32))),
+                                      value=onnx.numpy_helper.from_array(np.array([0.5], np.float32))),
                                       node("Add", ["x", "z"], ["y"])], IMG),
 }
 

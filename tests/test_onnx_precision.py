@@ -76,7 +76,8 @@ def test_precision_map_file(tmp_path):
     path = tmp_path / "map.json"
     path.write_text(json.dumps({"weights": "fixed<8,1>", "tensors": {"input": "fixed<10,3>"}}))
     p = load_precision_map(path, default="fixed<12,4>")
-    assert str(p.default) == "fixed<12,4>" and str(p.weight("w")) == "fixed<8,1>" and str(p.input("input")) == "fixed<10,3>"
+    assert str(p.default) == "fixed<12,4>"
+    assert str(p.weight("w")) == "fixed<8,1>" and str(p.input("input")) == "fixed<10,3>"
     path.write_text(json.dumps({"default": "fixed<20,4>"}))
     assert str(load_precision_map(path, default="fixed<12,4>").default) == "fixed<20,4>"
 

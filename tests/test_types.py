@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -129,13 +129,13 @@ RAWS = np.arange(-512, 1024, dtype=np.int64)
 OFFSETS = (-70, -64, -9, -1, 0, 1, 2, 3, 5, 10, 11, 12, 64, 70)
 
 
-@lru_cache(maxsize=None)
+@cache
 def offset_parts(raws: tuple[int, ...], offsets: tuple[int, ...]) -> tuple[tuple[np.ndarray, ...], ...]:
     """Model parts of ``raws * 2**-d`` on 0 fractional bits, one per offset d (the slow, exact step)."""
     return tuple(model_parts([Fraction(x) / Fraction(2) ** d for x in raws], 0) for d in offsets)
 
 
-@lru_cache(maxsize=None)
+@cache
 def small_quantized(quant: str) -> tuple[np.ndarray, np.ndarray]:
     """Model Q before overflow for RAWS x OFFSETS: (int64 rows for small shifts, object rows for d <= -64)."""
     rows = [model_increment(p, quant) for p in offset_parts(tuple(RAWS.tolist()), OFFSETS)]
@@ -144,7 +144,7 @@ def small_quantized(quant: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array([rows[i] for i in small], dtype=np.int64), np.array([rows[i] for i in big], dtype=object)
 
 
-@lru_cache(maxsize=None)
+@cache
 def small_expected(width: int, signed: bool, quant: str, overflow: str) -> np.ndarray:
     """Model results for RAWS x OFFSETS (rows in OFFSETS order); they do not depend on I."""
     small, big = small_quantized(quant)
@@ -597,7 +597,7 @@ DIVISORS = np.arange(1, 10, dtype=np.int64)
 QUOTIENT_OFFSETS = (-4, -1, 0, 1, 2, 5)
 
 
-@lru_cache(maxsize=None)
+@cache
 def quotient_parts(d: int) -> tuple[np.ndarray, ...]:
     """Model parts of every x * 2**-d / n (QUOTIENT_RAWS x DIVISORS, row-major) on the target's LSB grid."""
     values = [Fraction(int(x), int(n)) / Fraction(2) ** d for x in QUOTIENT_RAWS for n in DIVISORS]

@@ -14,11 +14,11 @@ import traceback
 
 from .. import __version__
 from ..errors import HlsfuseError
-from . import check, fuse, run
+from . import check, convert, fuse, run
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = (check, run, fuse)
+COMMANDS = (check, run, fuse, convert)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ from collections import Counter
 
 from ..ir import Graph
 from ..ops import Pattern
-from .common import load_graph_arg
+from .common import add_graph_arg, load_graph_arg
 
 __all__ = ["add_parser", "run", "summary"]
 
@@ -19,12 +19,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Verify a graph (structure, attributes, shapes, types) and print its ops by pattern kind, "
         "tensors, parameters and ports.",
     )
-    parser.add_argument("graph", metavar="GRAPH", help="graph file (.json)")
+    add_graph_arg(parser)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    print("\n".join(summary(load_graph_arg(args.graph))))
+    print("\n".join(summary(load_graph_arg(args.graph, args))))
     return 0
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import HlsfuseError
-from ..frontend import onnx
+from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..ir import Graph
 
@@ -21,27 +21,30 @@ __all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg
 _ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
 
 
-def add_graph_arg(parser: argparse.ArgumentParser) -> None:
+def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.json) or ONNX model (.onnx)") -> None:
     """The GRAPH positional argument and the options of importing it from ONNX."""
-    parser.add_argument("graph", metavar="GRAPH", help="graph file (.json) or ONNX model (.onnx)")
+    parser.add_argument("graph", metavar="GRAPH", help=help)
     group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
-    group.add_argument("--precision", metavar="TYPE", help=f"float32 or a fixed type (default {onnx.DEFAULT_PRECISION})")
+    default = onnx_frontend.DEFAULT_PRECISION
+    group.add_argument("--precision", metavar="TYPE", help=f"float32 or a fixed type (default {default})")
     group.add_argument("--precision-map", metavar="FILE", help="JSON precision map: default, weights, per-tensor types")
     group.add_argument(
-        "--calibrate", metavar="SAMPLES.npz", help="choose integer bits from these inputs (ONNX layout); prints the error"
+        "--calibrate",
+        metavar="SAMPLES.npz",
+        help="choose integer bits from these inputs (ONNX layout); prints the expected error",
     )
 
 
 def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
     options = {k: getattr(args, k, None) for k in _ONNX_OPTIONS}
-    default = options["precision"] or onnx.DEFAULT_PRECISION
+    default = options["precision"] or onnx_frontend.DEFAULT_PRECISION
     if options["precision_map"]:
-        precision = onnx.load_precision_map(options["precision_map"], default=options["precision"])
+        precision = onnx_frontend.load_precision_map(options["precision_map"], default=options["precision"])
     else:
-        precision = onnx.precision_of(default)
+        precision = onnx_frontend.precision_of(default)
     if not options["calibrate"]:
-        return onnx.from_onnx(path, precision=precision)
-    result = onnx.calibrate(path, options["calibrate"], precision=precision)
+        return onnx_frontend.from_onnx(path, precision=precision)
+    result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision)
     print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
     return result.graph
 
@@ -66,7 +69,7 @@ def load_graph_arg(path: str, args: argparse.Namespace | None = None) -> Graph:
 def graph_layout_inputs(path: str, graph: Graph, arrays: dict) -> dict:
     """Input arrays in the graph's layout: an ONNX model's inputs are given in ONNX layout (NCHW)."""
     if Path(path).suffix.lower() == ".onnx":
-        return onnx.to_graph_layout(graph, arrays)
+        return onnx_frontend.to_graph_layout(graph, arrays)
     return arrays
 
 

@@ -8,7 +8,7 @@ import json
 from ..fileio import write_atomic
 from ..fusion import MODES, fuse
 from ..fusion.report import table, to_dot, to_json
-from .common import load_graph_arg, output_arg
+from .common import add_graph_arg, load_graph_arg, output_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -21,7 +21,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "inputs, outputs and why each group ends, then what stays on chip. In fpga mode (the default) ops that "
         "cannot stream (buffered or opaque) stay alone; tvm mode applies TVM's rules unchanged.",
     )
-    parser.add_argument("graph", metavar="GRAPH", help="graph file (.json)")
+    add_graph_arg(parser)
     parser.add_argument("--mode", choices=tuple(MODES), default="fpga", help="fusion rules (default fpga)")
     parser.add_argument(
         "--max-depth", type=int, default=256, metavar="N", help="most ops in one group, TVM's count (default 256)"
@@ -36,7 +36,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    graph = load_graph_arg(args.graph)
+    graph = load_graph_arg(args.graph, args)
     dot = output_arg(args.dot, args.force)
     plan = fuse(graph, mode=args.mode, max_fuse_depth=args.max_depth, opt_level=args.opt_level)
     if args.json:

@@ -12,7 +12,7 @@ from ..errors import HlsfuseError
 from ..fileio import write_atomic
 from ..reference import quantize_inputs, random_inputs, run_raw
 from ..types import to_float
-from .common import load_graph_arg, output_arg
+from .common import add_graph_arg, graph_layout_inputs, load_graph_arg, output_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -24,9 +24,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Run a graph on the bit-exact numpy reference. Inputs are real numbers, quantized to each "
         "input's type; without --inputs they are seeded random values. Outputs are written as float64 real values.",
     )
-    parser.add_argument("graph", metavar="GRAPH", help="graph file (.json)")
+    add_graph_arg(parser)
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--inputs", metavar="IN.npz", help="one array per graph input, named like the input")
+    source.add_argument(
+        "--inputs",
+        metavar="IN.npz",
+        help="one array per graph input, named like the input (in ONNX layout for a .onnx GRAPH)",
+    )
     source.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("-o", "--output", metavar="OUT.npz", help="write one array per graph output")
     parser.add_argument("--force", action="store_true", help="overwrite OUT.npz if it exists")
@@ -34,11 +38,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    graph = load_graph_arg(args.graph)
+    graph = load_graph_arg(args.graph, args)
     out = output_arg(args.output, args.force)
     if args.inputs is not None:
         try:
-            raw = quantize_inputs(graph, _read_npz(args.inputs))
+            raw = quantize_inputs(graph, graph_layout_inputs(args.graph, graph, _read_npz(args.inputs)))
         except HlsfuseError as exc:
             raise HlsfuseError(f"{args.inputs}: {exc}") from None
         print(f"ran graph '{graph.name}' on the inputs in {args.inputs}")

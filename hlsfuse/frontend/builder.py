@@ -116,7 +116,9 @@ class GraphBuilder:
                 attrs=attrs,
                 dtype=_dtype(dtype),
                 pattern=None if pattern is None else _pattern(pattern, "pattern"),
-                edge_patterns=None if edge_patterns is None else tuple(_pattern(p, "edge_patterns") for p in edge_patterns),
+                edge_patterns=None
+                if edge_patterns is None
+                else tuple(_pattern(e, "edge_patterns") for e in edge_patterns),
                 shape=None if shape is None else tuple(int(d) for d in shape),
             )
             sig, _ = infer(node, self._types)

@@ -44,10 +44,13 @@ _TUPLE = int(Pattern.TUPLE)
 
 @dataclass(frozen=True)
 class ForwardGraph:
-    """Op nodes in post-DFS order. Per node: its consumers and, in the same order, the kinds of
-    the edges to them. Patterns are plain ints (``Pattern`` values) for speed."""
+    """Op nodes in post-DFS order. Per node: its position in ``graph.nodes``, the post-DFS
+    index of each input (-1 for a graph input or constant), its consumers and, in the same
+    order, the kinds of the edges to them. Patterns are plain ints (``Pattern`` values)."""
 
     names: tuple[str, ...]
+    position: tuple[int, ...]
+    inputs: tuple[tuple[int, ...], ...]
     patterns: tuple[int, ...]
     consumers: tuple[tuple[int, ...], ...]
     edge_kinds: tuple[tuple[int, ...], ...]
@@ -58,91 +61,101 @@ class ForwardGraph:
         return len(self.names)
 
 
-def post_dfs_order(graph: Graph) -> list[Node]:
-    """Op nodes depth first from the outputs (inputs left to right), then the rest in graph order.
+def _positions(graph: Graph) -> tuple[dict[str, int], list[list[int]]]:
+    """Each node's position in ``graph.nodes``, and per node the positions of its inputs
+    (-1 for graph inputs and constants)."""
+    position = {node.name: k for k, node in enumerate(graph.nodes)}
+    get = position.get
+    return position, [[get(src, -1) for src in node.inputs] for node in graph.nodes]
 
-    Iterative: a 50,000-op chain needs no deep recursion. A node is expanded when it is first
-    popped, which is when the recursive walk would first reach it.
+
+def post_dfs_order(graph: Graph, positions: tuple[dict[str, int], list[list[int]]] | None = None) -> list[int]:
+    """Positions in ``graph.nodes`` of the op nodes depth first from the outputs (inputs left to
+    right), then of the rest in graph order.
+
+    Iterative, on integers: a 50,000-op chain needs no deep recursion. A node is expanded when
+    it is first popped, which is when the recursive walk would first reach it; ``~k`` on the
+    stack marks node ``k`` as expanded (all its inputs done).
     """
-    node_map = graph.node_map
-    op_inputs = {node.name: [src for src in reversed(node.inputs) if src in node_map] for node in graph.nodes}
-    seen: set[str] = set()
-    order: list[Node] = []
-    for root in [*graph.outputs, *(n.name for n in graph.nodes)]:
-        if root in seen:
+    position, in_pos = positions if positions is not None else _positions(graph)
+    nodes = graph.nodes
+    seen = bytearray(len(nodes))
+    order: list[int] = []
+    for root in [*(position[name] for name in graph.outputs), *range(len(nodes))]:
+        if seen[root]:
             continue
-        stack = [(root, False)]
+        stack = [root]
         while stack:
-            name, expanded = stack.pop()
-            if expanded:
-                order.append(node_map[name])
-            elif name not in seen:
-                seen.add(name)
-                stack.append((name, True))
-                stack.extend((src, False) for src in op_inputs[name] if src not in seen)
+            k = stack.pop()
+            if k < 0:
+                order.append(~k)
+            elif not seen[k]:
+                seen[k] = 1
+                stack.append(~k)
+                stack.extend([p for p in reversed(in_pos[k]) if p >= 0])
     return order
 
 
 def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
     """The forward graph of ``graph``; ``barrier`` picks the nodes that must stay alone."""
-    order = post_dfs_order(graph)
-    index = {node.name: i for i, node in enumerate(order)}
+    nodes = graph.nodes
+    position, in_pos = _positions(graph)
+    order = post_dfs_order(graph, (position, in_pos))
+    rank = [0] * len(nodes)
+    for i, k in enumerate(order):
+        rank[k] = i
     types, sigs, kinds = graph.types, graph.sigs, graph.patterns
     consumers: list[list[int]] = [[] for _ in order]
     edge_kinds: list[list[int]] = [[] for _ in order]
+    inputs: list[tuple[int, ...]] = []
     patterns: list[int] = []
     barriers: dict[str, str] = {}
-    for i, node in enumerate(order):
-        name = node.name
+    for i, k in enumerate(order):
+        node = nodes[k]
         reason = barrier(graph, node)
         if reason is None:
-            pattern = int(kinds[name])
+            pattern = int(kinds[node.name])
         else:
-            barriers[name] = reason
+            barriers[node.name] = reason
             pattern = _OPAQUE
         patterns.append(pattern)
-        srcs = node.inputs
-        if len(srcs) > 1 and len(set(srcs)) < len(srcs):
-            _add_repeated_edges(node, i, pattern, reason, index, types, sigs, consumers, edge_kinds)
-            continue
-        for k, src in enumerate(srcs):
-            j = index.get(src)
-            if j is None:
+        srcs = tuple([rank[p] if p >= 0 else -1 for p in in_pos[k]])
+        inputs.append(srcs)
+        # the edge kind is the node's own unless one of TVM's special cases applies
+        special = reason is not None or node.edge_patterns is not None or pattern in (_BROADCAST, _TUPLE)
+        for slot, j in enumerate(srcs):
+            if j < 0:
                 continue  # graph input or constant: an extern reference
-            consumers[j].append(i)
-            edge_kinds[j].append(_edge_kind(node, k, src, pattern, reason, types, sigs))
+            kind = _edge_kind(node, slot, pattern, reason, types, sigs) if special else pattern
+            users = consumers[j]
+            if users and users[-1] == i:
+                # the node reads this tensor again: one edge, the strongest kind (kinds combine by max)
+                if kind > edge_kinds[j][-1]:
+                    edge_kinds[j][-1] = kind
+                continue
+            users.append(i)
+            edge_kinds[j].append(kind)
     out_set = set(graph.outputs)
     return ForwardGraph(
-        names=tuple(node.name for node in order),
+        names=tuple([nodes[k].name for k in order]),
+        position=tuple(order),
+        inputs=tuple(inputs),
         patterns=tuple(patterns),
         consumers=tuple(map(tuple, consumers)),
         edge_kinds=tuple(map(tuple, edge_kinds)),
-        extern=tuple(node.name in out_set for node in order),
+        extern=tuple([nodes[k].name in out_set for k in order]),
         barriers=MappingProxyType(barriers),
     )
 
 
-def _edge_kind(node: Node, k: int, src: str, pattern: int, reason, types, sigs) -> int:
-    """The kind of the edge from input ``k`` (tensor ``src``) into ``node``."""
+def _edge_kind(node: Node, slot: int, pattern: int, reason, types, sigs) -> int:
+    """The kind of the edge from input ``slot`` into ``node``."""
     if reason is not None:
         return _OPAQUE
     if node.edge_patterns is not None:
-        return int(node.edge_patterns[k])
+        return int(node.edge_patterns[slot])
     if pattern == _TUPLE:
         return _INJECTIVE
-    if pattern == _BROADCAST and types[src].shape == sigs[node.name].out_shape:
+    if pattern == _BROADCAST and types[node.inputs[slot]].shape == sigs[node.name].out_shape:
         return _ELEMWISE
     return pattern
-
-
-def _add_repeated_edges(node, i, pattern, reason, index, types, sigs, consumers, edge_kinds) -> None:
-    """A node reading one tensor several times gets one edge from it, of the strongest kind
-    (in the post-dominator tree, kinds combine by max)."""
-    strongest: dict[int, int] = {}
-    for k, src in enumerate(node.inputs):
-        j = index.get(src)
-        if j is not None:
-            strongest[j] = max(strongest.get(j, -1), _edge_kind(node, k, src, pattern, reason, types, sigs))
-    for j, kind in strongest.items():
-        consumers[j].append(i)
-        edge_kinds[j].append(kind)

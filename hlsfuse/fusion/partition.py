@@ -170,9 +170,8 @@ class _State:
                     self.attempt(i, dom, INJECTIVE, OUT_EWISE)
                 else:
                     why[i] = Why("dom_kind", dom, dom_kind)
-            elif kind == INJECTIVE or kind == TUPLE:
-                if phase == 1:  # after phase 0, so that conv2d groups are complete
-                    self.attempt(i, dom, INJECTIVE, INJECTIVE)
+            elif kind in (INJECTIVE, TUPLE) and phase == 1:  # after phase 0, so that conv2d groups are complete
+                self.attempt(i, dom, INJECTIVE, INJECTIVE)
             # COMM_REDUCE never fuses into its consumers
 
     def attempt(self, src: int, sink: int, inner_max: int, sink_max: int) -> None:

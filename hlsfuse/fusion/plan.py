@@ -31,6 +31,8 @@ __all__ = ["Group", "FusionPlan", "make_plan", "verify", "stats"]
 
 @dataclass(frozen=True)
 class Group:
+    """One fused group: a pipeline stage. See docs/fusion.md for each field."""
+
     id: int
     nodes: tuple[str, ...]
     pattern: Pattern
@@ -43,6 +45,9 @@ class Group:
 
 @dataclass(frozen=True)
 class FusionPlan:
+    """The groups of graph ``graph`` in plan order, with the options that made them;
+    ``group_of`` maps each op node to its group id."""
+
     graph: str
     mode: str
     max_fuse_depth: int
@@ -67,16 +72,15 @@ def make_plan(
     graph: Graph, fg: ForwardGraph, tree: PostDomTree, part: Partition, mode: str, max_fuse_depth: int, opt_level: int
 ) -> FusionPlan:
     """Turn a partition (per post-DFS index) into groups of node names in plan order."""
-    index = {name: i for i, name in enumerate(fg.names)}
+    rank = [0] * len(fg)
+    for i, k in enumerate(fg.position):
+        rank[k] = i
     members: dict[int, list[int]] = {}
-    for node in graph.nodes:  # graph order, so members come out topologically sorted
-        i = index[node.name]
+    for i in rank:  # graph order, so members come out topologically sorted
         members.setdefault(part.root[i], []).append(i)
-    # dicts keep insertion order, and a group's list is complete at its last member: ordering
-    # groups by last member is topological, because every edge between groups leaves from a
-    # group's last node (verify checks it)
-    position = {i: k for k, i in enumerate(index[node.name] for node in graph.nodes)}
-    ordered = sorted(members.values(), key=lambda m: position[m[-1]])
+    # a group's last member ends it and every edge between groups leaves from one, so ordering
+    # groups by their last member is topological (verify checks it)
+    ordered = sorted(members.values(), key=lambda m: fg.position[m[-1]])
     gid_of = [0] * len(fg)
     for gid, m in enumerate(ordered):
         for i in m:
@@ -89,32 +93,33 @@ def make_plan(
         groups.append(
             Group(
                 gid,
-                tuple(fg.names[i] for i in m),
+                tuple([fg.names[i] for i in m]),
                 KIND[part.pattern[root]],
                 fg.names[anchor] if anchor >= 0 else None,
-                *_fast_interface(graph, fg, index, m, gid_of, gid),
+                *_fast_interface(graph, fg, m, gid_of, gid),
                 explain(why, last, fg, tree, graph, part.pattern[last], max_fuse_depth),
             )
         )
     return FusionPlan(graph.name, mode, max_fuse_depth, opt_level, tuple(groups))
 
 
-def _fast_interface(graph: Graph, fg: ForwardGraph, index, members: list[int], gid_of: list[int], gid: int):
+def _fast_interface(graph: Graph, fg: ForwardGraph, members: list[int], gid_of: list[int], gid: int):
     """``_interface`` on post-DFS indices, for speed on large graphs."""
-    consts, node_map, names = graph.constant_map, graph.node_map, fg.names
+    consts, nodes, names = graph.constant_map, graph.nodes, fg.names
     inputs: dict[str, None] = {}
     constants: dict[str, None] = {}
     outputs = []
     for i in members:
-        for src in node_map[names[i]].inputs:
-            j = index.get(src)
-            if j is None:
+        srcs = fg.inputs[i]
+        for slot, j in enumerate(srcs):
+            if j < 0:
+                src = nodes[fg.position[i]].inputs[slot]
                 if src in consts:
                     constants[src] = None
                 else:
                     inputs[src] = None
             elif gid_of[j] != gid:
-                inputs[src] = None
+                inputs[names[j]] = None
         if fg.extern[i] or any(gid_of[c] != gid for c in fg.consumers[i]):
             outputs.append(names[i])
     return tuple(inputs), tuple(constants), tuple(outputs)
@@ -191,7 +196,8 @@ def _verify_group(group: Group, graph: Graph, owner, position, barrier, where: s
         if graph.patterns[name] == Pattern.OUT_ELEMWISE_FUSABLE and not alone:
             anchors.append(name)
     if len(anchors) > 1:
-        raise HlsfuseError(f"{where}: group {gid} holds {len(anchors)} anchors ({', '.join(anchors)}), at most 1 allowed")
+        names = ", ".join(anchors)
+        raise HlsfuseError(f"{where}: group {gid} holds {len(anchors)} anchors ({names}), at most 1 allowed")
     expected = anchors[0] if anchors else None
     if group.anchor != expected:
         raise HlsfuseError(f"{where}: group {gid} names anchor {group.anchor!r}, expected {expected!r}")
@@ -232,7 +238,8 @@ def _verify_convex(group: Group, graph: Graph, owner, position, where: str) -> N
         seen.add(name)
         for user in consumers[name]:
             if owner[user] == group.id:
-                raise HlsfuseError(f"{where}: group {group.id} is not convex: a path leaves it through '{name}' and returns to '{user}'")
+                detail = f"a path leaves it through '{name}' and returns to '{user}'"
+                raise HlsfuseError(f"{where}: group {group.id} is not convex: {detail}")
             stack.append(user)
 
 

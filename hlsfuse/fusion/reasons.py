@@ -15,7 +15,9 @@ from .postdom import PostDomTree
 __all__ = ["explain"]
 
 
-def explain(why: Why, i: int, fg: ForwardGraph, tree: PostDomTree, graph: Graph, own_kind: int, max_fuse_depth: int) -> str:
+def explain(
+    why: Why, i: int, fg: ForwardGraph, tree: PostDomTree, graph: Graph, own_kind: int, max_fuse_depth: int
+) -> str:
     """The text for node ``i``'s ``why``; ``own_kind`` is the pattern the node fused as."""
 
     def who(j: int) -> str:

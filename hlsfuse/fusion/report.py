@@ -45,10 +45,8 @@ def _count(n: int, noun: str) -> str:
 def table(plan: FusionPlan, graph: Graph) -> str:
     rows = [_HEADER, *(_row(g, graph) for g in plan.groups)]
     widths = [max(len(row[k]) for row in rows) for k in range(len(_HEADER) - 1)]
-    lines = [
-        f"fusion plan of graph '{plan.graph}' (mode {plan.mode}, max depth {plan.max_fuse_depth}, opt_level {plan.opt_level})",
-        "",
-    ]
+    settings = f"mode {plan.mode}, max depth {plan.max_fuse_depth}, opt_level {plan.opt_level}"
+    lines = [f"fusion plan of graph '{plan.graph}' ({settings})", ""]
     for row in rows:
         cells = [cell.rjust(widths[0]) if k == 0 else cell.ljust(widths[k]) for k, cell in enumerate(row[:-1])]
         lines.append("  ".join([*cells, row[-1]]))

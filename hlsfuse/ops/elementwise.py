@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpError
-from ..types import Fmt, FixedType, assign, from_float, to_float
+from ..types import FixedType, Fmt, assign, from_float, to_float
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import aligned, finish
 

@@ -139,6 +139,41 @@ void check_arith_int(int id) {
   end();
 }
 
+// ap_int only: bitwise operators, shifts by an ap_int count, increments, conversion to a C integer.
+template <class A, class B>
+void check_int_ops(int id) {
+  const A a0;
+  const B b0;
+  begin("TL", id);
+  put_type(a0 & b0);
+  end();
+  begin("L", id);
+  for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
+    for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) {
+      const A a = from_bits<A>(ra);
+      const B b = from_bits<B>(rb);
+      put(bits(a & b));
+      put(bits(a | b));
+      put(bits(a ^ b));
+      put(bits(~a));
+      put(bits(a << b));
+      put(bits(a >> b));
+      A c = a;
+      c++;
+      ++c;
+      put(bits(c));
+      c--;
+      --c;
+      --c;
+      put(bits(c));
+      put(static_cast<unsigned long long>(static_cast<long long>(a)));
+      const ap_uint<2> index = rb;
+      put(static_cast<unsigned>(kSmallInts[index]));
+    }
+  }
+  end();
+}
+
 // Compound assignment: full-precision result assigned with the accumulator's modes.
 template <class Acc, class A, class B>
 void check_compound(int id) {
@@ -284,13 +319,20 @@ void check_axis() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "read-empty") {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "read-empty") {
     hls::stream<int> lonely("lonely_channel");
     lonely.write(1);
     lonely.read();
     lonely.read();  // empty: reported, then the program stops
     std::printf("unreachable\n");
     return 0;
+  }
+  if (mode == "leftover") {
+    hls::stream<int> full("full_channel");
+    full.write(1);
+    full.write(2);
+    return 0;  // the destructor reports the two elements nobody read
   }
   run_cases();
   check_defaults();

@@ -29,6 +29,7 @@ __all__ = [
     "Precision",
     "DEFAULT_PRECISION",
     "load_precision_map",
+    "precision_of",
     "to_graph_layout",
     "supported_ops",
 ]

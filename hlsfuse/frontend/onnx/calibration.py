@@ -99,7 +99,8 @@ def calibrate(model: Model, samples, precision: Precision) -> Calibration:
     peaks = dict.fromkeys(computed, 0.0)
     references = []
     for sample in batches:
-        values = reference.run_raw(float_graph, reference.quantize_inputs(float_graph, to_graph_layout(float_graph, sample)))
+        raw_inputs = reference.quantize_inputs(float_graph, to_graph_layout(float_graph, sample))
+        values = reference.run_raw(float_graph, raw_inputs)
         for name in computed:
             array = values[name]
             if array.size:

@@ -68,8 +68,9 @@ class Context:
         self._reserved = {i.name for i in model.inputs} | {o for n in model.nodes for o in n.outputs}
         self._reserved |= set(model.initializers)
         self._used: set[str] = set()
-        self._layouts: dict[tuple[str, Order, Order], str] = {}
-        self._weights: dict[str, str] = {}
+        self._layouts: dict[tuple[str, Order, Order], str] = {}  # (hls, from, to) -> converted hls
+        self._flat: dict[str, str] = {}  # hls name -> its flattening for a Deferred
+        self._weights: dict[str, np.ndarray] = {}
 
     # ---------------------------------------------------------------- names
 
@@ -140,12 +141,11 @@ class Context:
         """A 2-D tensor for Gemm/MatMul: (hlsfuse name, ONNX column of each column or None)."""
         entry = self.entry(name)
         if isinstance(entry, Deferred):
-            key = (entry.source.hls, entry.source.order, ())
-            if key not in self._layouts:
+            source = entry.source.hls
+            if source not in self._flat:
                 hls = self._claim(self.fresh(f"{name}.flat"))
-                self.builder.reshape(entry.source.hls, entry.shape, name=hls, dtype=None)
-                self._layouts[key] = hls
-            return self._layouts[key], entry.columns
+                self._flat[source] = self.builder.reshape(source, entry.shape, name=hls, dtype=None)
+            return self._flat[source], entry.columns
         return self.plain(self.value(name)), None
 
     # ------------------------------------------------------------- layouts

@@ -113,7 +113,7 @@ def _graph_input(ctx: Context, info, feeds_spatial: bool) -> None:
         raise Unsupported(f"{where} has a dynamic shape ({', '.join(dynamic)}); give every dim a fixed size, "
                           "e.g. export with static shapes or use onnx.tools.update_model_dims")
     shape = tuple(info.shape)
-    if len(shape) == 4 or (len(shape) == 3 and feeds_spatial):
+    if len(shape) == 4 or (len(shape) == 3 and feeds_spatial):  # the rule layout.to_graph_layout follows
         order = layout.channel_last(len(shape), unit_height=True)
     else:
         order = layout.plain(len(shape))

@@ -12,6 +12,7 @@ feeds nothing else and every parameter is a constant.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
 
@@ -144,6 +145,13 @@ def _constant(node, args, opset):
     raise Unsupported("only tensor and number constants are supported (not strings or sparse tensors)")
 
 
+def _cast(node, args, opset):
+    target = _NUMPY_TYPES.get(node.attr("to"))
+    if target is None:
+        raise Unsupported(f"attribute 'to' ({node.attr('to')}) is not a numeric type")
+    return [args[0].astype(target)]
+
+
 def _constant_of_shape(node, args, opset):
     value = node.attr("value")
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
@@ -207,7 +215,7 @@ FOLDERS = {
     "Constant": _constant,
     "ConstantOfShape": _constant_of_shape,
     "Identity": lambda node, args, opset: [args[0]],
-    "Cast": lambda node, args, opset: [args[0].astype(_NUMPY_TYPES.get(node.attr("to"), np.float32))],
+    "Cast": _cast,
     "Gather": lambda node, args, opset: [np.take(args[0], args[1], axis=node.attr("axis", 0))],
     "Unsqueeze": _unsqueeze,
     "Squeeze": _squeeze,
@@ -246,8 +254,11 @@ FOLDERS = {
 
 def fold(node: NodeDef, args: list[np.ndarray | None], opset: int) -> list[np.ndarray]:
     """Evaluate a node whose inputs are all constants (``args`` is None for an omitted input)."""
-    with np.errstate(all="ignore"):
-        return FOLDERS[node.op](node, args, opset)
+    try:
+        with np.errstate(all="ignore"):
+            return FOLDERS[node.op](node, args, opset)
+    except (ValueError, IndexError, TypeError) as exc:  # numpy's complaint about the model's constants
+        raise Unsupported(f"cannot evaluate it on its constant inputs: {exc}") from None
 
 
 # --------------------------------------------------------------------------
@@ -259,10 +270,8 @@ def _static_constants(model: Model) -> dict[str, np.ndarray]:
     consts = dict(model.initializers)
     for node in model.nodes:
         if node.op == "Constant" and not node.domain:
-            try:
+            with contextlib.suppress(Unsupported):  # not foldable here; the converter reports it where it matters
                 consts[node.outputs[0]] = _constant(node, [], model.opset)[0]
-            except Unsupported:
-                pass  # not foldable here; the converter reports it where it matters
     return consts
 
 

@@ -101,14 +101,15 @@ def _conv(ctx: Context, node: NodeDef) -> None:
     order = _spatial(x, spatial, "convolution")
     kernel = tuple(w.shape[2:])
     if node.attr("kernel_shape") and tuple(node.attr("kernel_shape")) != kernel:
-        raise Unsupported(f"attribute 'kernel_shape' {node.attr('kernel_shape')} differs from the weights' {list(kernel)}")
+        given = list(node.attr("kernel_shape"))
+        raise Unsupported(f"attribute 'kernel_shape' {given} differs from the weights' {list(kernel)}")
     strides = node.attr("strides") or [1] * spatial
     dilations = node.attr("dilations") or [1] * spatial
     begin, end = _pads(node, x.shape[2:], kernel, strides, dilations)
     strides, dilations, padding = _as_2d(spatial, strides, dilations, begin, end)
     w4 = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2]) if spatial == 1 else w
     weights = ctx.weight(np.transpose(w4, (2, 3, 1, 0)), node.inputs[1])
-    attrs = dict(strides=strides, padding=padding, dilation=dilations, groups=int(node.attr("group", 1)))
+    attrs = {"strides": strides, "padding": padding, "dilation": dilations, "groups": int(node.attr("group", 1))}
     xin = ctx.in_order(x, order)
     t = _out(node)
     if b is None:
@@ -134,10 +135,10 @@ def _pool(op: str):
             extra = [_ceil_extra(*args) for args in zip(x.shape[2:], begin, end, kernel, strides)]
             if include_pad and any(extra):
                 raise Unsupported("ceil_mode=1 with count_include_pad=1 is not supported")
-            end = [e + x for e, x in zip(end, extra)]
+            end = [e + more for e, more in zip(end, extra)]
         strides, _, padding = _as_2d(len(kernel), strides, [1] * len(kernel), begin, end)
         pool_size = [1, kernel[0]] if len(kernel) == 1 else kernel
-        attrs = dict(pool_size=pool_size, strides=strides, padding=padding)
+        attrs = {"pool_size": pool_size, "strides": strides, "padding": padding}
         if op == "avg_pool2d":
             attrs["count_include_pad"] = include_pad
         ctx.node(_out(node), op, [ctx.in_order(x, order)], order, **attrs)
@@ -228,7 +229,8 @@ def _matmul(ctx: Context, node: NodeDef) -> None:
             inputs.append(ctx.weight(entry.reshape((1, -1) if i == 0 else (-1, 1)) if vector else entry, name))
         elif vector:
             shape = [1, entry.shape[0]] if i == 0 else [entry.shape[0], 1]
-            inputs.append(ctx.node(t, "reshape", [ctx.plain(entry)], layout.plain(2), part=f"in{i}", newshape=shape).hls)
+            matrix = ctx.node(t, "reshape", [ctx.plain(entry)], layout.plain(2), part=f"in{i}", newshape=shape)
+            inputs.append(matrix.hls)
         else:
             inputs.append(ctx.plain(entry))
     rank = max(len(ctx.builder.type_of(name).shape) for name in inputs)

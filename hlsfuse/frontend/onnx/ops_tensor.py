@@ -166,7 +166,8 @@ def _binary(op: str):
 def _sub(ctx: Context, node: NodeDef) -> None:
     a, b = _operands(ctx, node)
     if isinstance(b, np.ndarray):  # x - c is x + (-c): a bias when c is per-channel
-        binary(ctx, _out(node), "add", a, -np.asarray(b, dtype=np.float64), hints=(node.inputs[0], node.inputs[1]))
+        negated = -np.asarray(b, dtype=np.float64)
+        binary(ctx, _out(node), "add", a, negated, hints=(node.inputs[0], f"{node.inputs[1]}.neg"))
     else:
         binary(ctx, _out(node), "sub", a, b, hints=tuple(node.inputs[:2]))
 

@@ -108,7 +108,8 @@ def _dtype(value, where: str) -> DType:
 def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Precision:
     """A ``Precision`` from a precision-map dict; ``default`` applies when it has no "default"."""
     if not isinstance(spec, Mapping):
-        raise HlsfuseError(f"precision map must be a JSON object with keys {', '.join(_MAP_KEYS)}, not {type(spec).__name__}")
+        keys = ", ".join(_MAP_KEYS)
+        raise HlsfuseError(f"precision map must be a JSON object with keys {keys}, not {type(spec).__name__}")
     unknown = sorted(set(spec) - set(_MAP_KEYS))
     if unknown:
         raise HlsfuseError(f"precision map: unknown key '{unknown[0]}' (expected: {', '.join(_MAP_KEYS)})")

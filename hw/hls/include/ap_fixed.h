@@ -274,7 +274,9 @@ struct ap_fixed_base {
   }
 
   // The exact value with f >= W-I fractional bits, as an integer (the caller's result type bounds it).
-  ap_detail::wide aligned(int f) const { return ap_detail::wide(raw_) * (static_cast<ap_detail::wide>(1) << (f - (W - I))); }
+  ap_detail::wide aligned(int f) const {
+    return ap_detail::wide(raw_) * (static_cast<ap_detail::wide>(1) << (f - (W - I)));
+  }
 
   // Low 64 bits of the value rounded toward zero.
   ap_detail::u64 trunc_bits() const {
@@ -326,22 +328,24 @@ ap_int_base<(I > 1 ? I : 1), S> ap_detail::int_operand(const ap_fixed_base<W, I,
   return b;
 }
 
-#define HLSFUSE_AP_FIXED_MIXED_OP(OP)                                                                  \
-  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, int W2, bool S2>                   \
-  auto operator OP(const ap_fixed_base<W, I, S, Q, O, N>& a, const ap_int_base<W2, S2>& b) {          \
-    return a OP ap_detail::as_fixed(b);                                                                        \
-  }                                                                                                    \
-  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, int W2, bool S2>                   \
-  auto operator OP(const ap_int_base<W2, S2>& a, const ap_fixed_base<W, I, S, Q, O, N>& b) {          \
-    return ap_detail::as_fixed(a) OP b;                                                                        \
-  }                                                                                                    \
-  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, class T, class = ap_detail::if_c_int<T>> \
-  auto operator OP(const ap_fixed_base<W, I, S, Q, O, N>& a, T b) {                                    \
-    return a OP ap_detail::as_fixed(b);                                                                        \
-  }                                                                                                    \
-  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, class T, class = ap_detail::if_c_int<T>> \
-  auto operator OP(T a, const ap_fixed_base<W, I, S, Q, O, N>& b) {                                    \
-    return ap_detail::as_fixed(a) OP b;                                                                        \
+#define HLSFUSE_AP_FIXED_MIXED_OP(OP)                                                              \
+  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, int W2, bool S2>               \
+  auto operator OP(const ap_fixed_base<W, I, S, Q, O, N>& a, const ap_int_base<W2, S2>& b) {      \
+    return a OP ap_detail::as_fixed(b);                                                           \
+  }                                                                                               \
+  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, int W2, bool S2>               \
+  auto operator OP(const ap_int_base<W2, S2>& a, const ap_fixed_base<W, I, S, Q, O, N>& b) {      \
+    return ap_detail::as_fixed(a) OP b;                                                           \
+  }                                                                                               \
+  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, class T,                       \
+            class = ap_detail::if_c_int<T>>                                                       \
+  auto operator OP(const ap_fixed_base<W, I, S, Q, O, N>& a, T b) {                               \
+    return a OP ap_detail::as_fixed(b);                                                           \
+  }                                                                                               \
+  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N, class T,                       \
+            class = ap_detail::if_c_int<T>>                                                       \
+  auto operator OP(T a, const ap_fixed_base<W, I, S, Q, O, N>& b) {                               \
+    return ap_detail::as_fixed(a) OP b;                                                           \
   }
 HLSFUSE_AP_FIXED_MIXED_OP(+)
 HLSFUSE_AP_FIXED_MIXED_OP(-)
@@ -354,8 +358,8 @@ HLSFUSE_AP_FIXED_MIXED_OP(>)
 HLSFUSE_AP_FIXED_MIXED_OP(>=)
 #undef HLSFUSE_AP_FIXED_MIXED_OP
 
-#define HLSFUSE_AP_FIXED_DOUBLE_CMP(OP, SWAPPED)                                              \
-  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>                            \
+#define HLSFUSE_AP_FIXED_DOUBLE_CMP(OP, SWAPPED)                                               \
+  template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>                             \
   bool operator OP(double d, const ap_fixed_base<W, I, S, Q, O, N>& b) { return b SWAPPED d; }
 HLSFUSE_AP_FIXED_DOUBLE_CMP(==, ==)
 HLSFUSE_AP_FIXED_DOUBLE_CMP(!=, !=)

@@ -9,8 +9,9 @@
 //   - ap_int<W> holds a W-bit two's-complement value, ap_uint<W> a W-bit unsigned value.
 //   - Assignment from another ap_int/ap_uint or a C integer keeps the low W bits (wrap-around).
 //   - Assignment from double/float or from ap_fixed rounds toward zero (as a C cast), then wraps.
-//   - a*b has W1+W2 bits; a+b has max(W1,W2)+1 bits, a-b too and is always signed (one more bit when the
-//     signedness differs); a C integer operand acts as ap_int<32>/ap_uint<32> (or 8/16/64 by its type).
+//   - a*b has W1+W2 bits; a+b and a-b have max(W1,W2)+1 bits, where the unsigned operand counts one bit
+//     wider when the signedness differs; a-b is always signed; &, |, ^ have max(W1,W2) bits (same rule).
+//     A C integer operand acts as ap_int/ap_uint of its own width (ap_int<32> for an int).
 //   - Shifts keep the left operand's type (bits shifted out are lost); a negative count shifts the other way.
 //   - Comparisons compare values exactly, whatever the widths and signedness.
 //   - ap_int converts implicitly to long long (ap_uint to unsigned long long), e.g. for array indexing.
@@ -130,7 +131,9 @@ struct access {
   template <class T>
   static u64 bits(const T& x) { return static_cast<u64>(x.raw_) & low_mask(T::width); }
   template <class T>
-  static void set_bits(T& x, u64 bits) { x.raw_ = static_cast<typename T::raw_type>(from_bits(bits, T::width, T::sign_flag)); }
+  static void set_bits(T& x, u64 bits) {
+    x.raw_ = static_cast<typename T::raw_type>(from_bits(bits, T::width, T::sign_flag));
+  }
   template <class T>
   static T make(wide exact) {  // the caller guarantees that exact fits T
     T r;
@@ -265,7 +268,9 @@ struct ap_int_base {
     return logic<W2, S2>(ap_detail::wide(raw_) ^ ap_detail::access::value(b));
   }
   ap_int_base operator+() const { return *this; }
-  typename ap_detail::int_result<1, false, W, S>::minus operator-() const { return ap_int_base<1, false>(0) - *this; }
+  typename ap_detail::int_result<1, false, W, S>::minus operator-() const {  // AMD: ap_uint<1>(0) - *this
+    return ap_int_base<1, false>(0) - *this;
+  }
   ap_int_base operator~() const { return ap_int_base(~raw_); }
   bool operator!() const { return raw_ == 0; }
 
@@ -282,10 +287,10 @@ struct ap_int_base {
 
   // Compound assignment: the full-precision result is assigned back (wrapping to W bits); an ap_fixed
   // operand is first rounded toward zero to an integer, as AMD does.
-#define HLSFUSE_AP_INT_COMPOUND(OP)                                                         \
-  template <class T>                                                                        \
-  auto operator OP##=(const T& b)->decltype(*this = *this OP ap_detail::int_operand(b)) {   \
-    return *this = *this OP ap_detail::int_operand(b);                                      \
+#define HLSFUSE_AP_INT_COMPOUND(OP)                                                       \
+  template <class T>                                                                      \
+  auto operator OP##=(const T& b) -> decltype(*this = *this OP ap_detail::int_operand(b)) { \
+    return *this = *this OP ap_detail::int_operand(b);                                    \
   }
   HLSFUSE_AP_INT_COMPOUND(+)
   HLSFUSE_AP_INT_COMPOUND(-)
@@ -353,11 +358,15 @@ template <class T>
 using int_of = ap_int_base<c_int<T>::width, c_int<T>::sign>;
 }  // namespace ap_detail
 
-#define HLSFUSE_AP_INT_C_OP(OP)                                                  \
-  template <int W, bool S, class T, class = ap_detail::if_c_int<T>>             \
-  auto operator OP(const ap_int_base<W, S>& a, T b) { return a OP ap_detail::int_of<T>(b); } \
-  template <int W, bool S, class T, class = ap_detail::if_c_int<T>>             \
-  auto operator OP(T a, const ap_int_base<W, S>& b) { return ap_detail::int_of<T>(a) OP b; }
+#define HLSFUSE_AP_INT_C_OP(OP)                                      \
+  template <int W, bool S, class T, class = ap_detail::if_c_int<T>> \
+  auto operator OP(const ap_int_base<W, S>& a, T b) {               \
+    return a OP ap_detail::int_of<T>(b);                            \
+  }                                                                 \
+  template <int W, bool S, class T, class = ap_detail::if_c_int<T>> \
+  auto operator OP(T a, const ap_int_base<W, S>& b) {               \
+    return ap_detail::int_of<T>(a) OP b;                            \
+  }
 HLSFUSE_AP_INT_C_OP(+)
 HLSFUSE_AP_INT_C_OP(-)
 HLSFUSE_AP_INT_C_OP(*)

@@ -1,0 +1,37 @@
+"""``hlsfuse convert MODEL.onnx -o GRAPH.json``: import an ONNX model and save it as a JSON graph."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import HlsfuseError
+from ..graph_json import save_graph
+from .common import add_graph_arg, load_graph_arg, output_arg
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "convert",
+        help="import an ONNX model as a JSON graph",
+        description="Import an ONNX model (opsets 1-21; images become channel-last, batch norms fold into the "
+        "layers before them) with the chosen precision and save it as a JSON graph. Nothing is written when "
+        "the model cannot be imported; the error lists every node that needs a change.",
+    )
+    add_graph_arg(parser, help="the ONNX model (.onnx)")
+    parser.add_argument("-o", "--output", metavar="GRAPH.json", required=True, help="the JSON graph to write")
+    parser.add_argument("--force", action="store_true", help="overwrite GRAPH.json if it exists")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    if Path(args.graph).suffix.lower() != ".onnx":
+        raise HlsfuseError(f"{args.graph}: convert reads ONNX models (a file ending in .onnx)")
+    out = output_arg(args.output, args.force)
+    graph = load_graph_arg(args.graph, args)
+    save_graph(graph, out)
+    print(f"converted {args.graph} to graph '{graph.name}' ({len(graph.nodes)} nodes, "
+          f"{len(graph.constants)} constants); wrote {out}")
+    return 0

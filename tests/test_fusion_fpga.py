@@ -71,15 +71,15 @@ def test_fpga_mode_keeps_order_changing_transposes_alone():
     assert plan.mode == "fpga"
     assert groups(plan) == [["add"], ["t1"], ["t2"], ["squeeze", "shift"]]
     assert reasons(plan) == {
-        "add": "'t1' (transpose) is buffered: transpose [1, 0] changes the element order",
-        "t1": "buffered stage: transpose [1, 0] changes the element order",
-        "t2": "buffered stage: transpose [1, 0] changes the element order",
+        "add": "'t1' (transpose) stands alone: transpose [1, 0] changes the element order",
+        "t1": "stage of its own: transpose [1, 0] changes the element order",
+        "t2": "stage of its own: transpose [1, 0] changes the element order",
         "shift": "graph output",
     }
     assert [g.pattern.name for g in plan.groups] == ["BROADCAST", "OPAQUE", "OPAQUE", "ELEMWISE"]
 
 
-def test_fpga_mode_streams_an_innermost_concat_but_not_an_outer_one():
+def test_fpga_mode_gives_a_concat_a_stage_of_its_own():
     def graph(axis):
         b = GraphBuilder("concat", dtype=F)
         x = b.input("x", [1, 4, 4, 2])
@@ -87,12 +87,14 @@ def test_fpga_mode_streams_an_innermost_concat_but_not_an_outer_one():
         b.output(b.abs(c, name="out"))
         return b.build()
 
-    assert groups(plan_of(graph(-1))) == [["r1", "r2", "cat", "out"]]
-    assert groups(plan_of(graph(1))) == [["r1", "r2", "cat", "out"]]  # batch 1: the inputs follow each other
+    # an innermost concat streams, but changes the stream's length: its own streaming stage
+    plan = plan_of(graph(-1))
+    assert groups(plan) == [["r1"], ["r2"], ["cat"], ["out"]]
+    assert reasons(plan)["cat"] == "stage of its own: concat changes the stream's length; it is a streaming stage of its own"
     plan = plan_of(graph(2))
     assert groups(plan) == [["r1"], ["r2"], ["cat"], ["out"]]
     assert reasons(plan)["r1"] == (
-        "'cat' (concat) is buffered: concat on axis 2 (not the innermost) interleaves blocks of its inputs"
+        "'cat' (concat) stands alone: concat on axis 2 (not the innermost) interleaves blocks of its inputs"
     )
     assert groups(plan_of(graph(2), mode="tvm")) == [["r1", "r2", "cat", "out"]]
 
@@ -108,8 +110,8 @@ def test_opaque_softmax_ends_the_conv_group_in_both_modes():
     assert groups(tvm) == groups(fpga) == [["conv", "relu"], ["sm"], ["out"]]
     assert reasons(tvm)["relu"] == "path to post-dominator 'sm' (softmax) is OPAQUE, not ELEMWISE"
     assert reasons(tvm)["sm"] == "opaque op: never fuses"
-    assert reasons(fpga)["relu"].startswith("'sm' (softmax) is buffered: ")
-    assert reasons(fpga)["sm"].startswith("buffered stage: ")
+    assert reasons(fpga)["relu"].startswith("'sm' (softmax) stands alone: ")
+    assert reasons(fpga)["sm"].startswith("stage of its own: ")
 
 
 def test_reasons_for_reductions_fan_out_tuples_and_unused_results():

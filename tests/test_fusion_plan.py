@@ -167,7 +167,7 @@ def test_table_json_and_dot():
     assert lines[0] == "fusion plan of graph 'chain' (mode fpga, max depth 256, opt_level 2)"
     assert lines[2].split() == ["id", "ops", "pattern", "anchor", "inputs", "outputs", "why", "it", "ends"]
     assert lines[3].split()[:7] == ["0", "conv:conv2d", "relu:relu", "OUT_ELEMWISE_FUSABLE", "conv", "x", "relu"]
-    assert lines[4].endswith("buffered stage: transpose [0, 2, 1, 3] changes the element order")
+    assert lines[4].endswith("stage of its own: transpose [0, 2, 1, 3] changes the element order")
     assert "5 ops in 4 groups (1 fused, largest 2 ops)" in text
     doc = to_json(plan, graph)
     assert json.loads(json.dumps(doc)) == doc

@@ -6,9 +6,10 @@ A mode is only a ``barrier(graph, node)`` predicate; the algorithm is the same.
            alone by the rules themselves).
     fpga   an op that cannot run in stream order (its ``buffer_reason``: a
            transpose that changes the element order, a concat on an outer axis,
-           an op that needs the whole tensor before emitting) or an OPAQUE op is
-           a buffered stage of its own: it is treated as OPAQUE, so nothing fuses
-           into it, out of it, or through it.
+           an op that needs the whole tensor before emitting), an op whose
+           stream kind is ``own`` (slice, pad, concat: they change the stream's
+           length) or an OPAQUE op is a stage of its own: it is treated as
+           OPAQUE, so nothing fuses into it, out of it, or through it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def stream_barrier(graph: Graph, node: Node) -> str | None:
         return reason
     if graph.patterns[node.name] == Pattern.OPAQUE:
         return "opaque op"
+    if get_op(node.op).stream_kind(graph.sigs[node.name]) == "own":
+        return f"{node.op} changes the stream's length; it is a streaming stage of its own"
     return None
 
 

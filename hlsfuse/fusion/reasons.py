@@ -26,12 +26,12 @@ def explain(
 
     def blocked(j: int) -> str:
         reason = fg.barriers[fg.names[j]]
-        return f"{who(j)} is opaque" if reason == "opaque op" else f"{who(j)} is buffered: {reason}"
+        return f"{who(j)} is opaque" if reason == "opaque op" else f"{who(j)} stands alone: {reason}"
 
     code = why.code
     if code == "opaque":
         reason = fg.barriers.get(fg.names[i], "opaque op")
-        return "opaque op: never fuses" if reason == "opaque op" else f"buffered stage: {reason}"
+        return "opaque op: never fuses" if reason == "opaque op" else f"stage of its own: {reason}"
     if code == "output":
         return "graph output"
     if code == "unused":

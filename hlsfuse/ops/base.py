@@ -163,6 +163,11 @@ class OpDef:
     ``needs_buffer(sig)`` says why the op cannot run in stream order (it emits elements
     in another order than it reads them, e.g. a transpose), or ``None`` when it can.
     ``variadic`` ops take ``len(inputs)`` or more inputs.
+    ``stream`` (a kind or ``stream(sig) -> kind``) says how the op runs in a streaming
+    stage: ``map`` (output element i from input element i; broadcast operands are held
+    on chip), ``window`` (sliding windows over NHWC rows, with a line buffer), ``rows``
+    (one output row per input row of K elements), ``reduce`` (accumulates, emits when
+    done) or ``own`` (a stage of its own: it changes the stream's length or order).
     """
 
     name: str
@@ -175,6 +180,7 @@ class OpDef:
     check: Callable[[Sig], None] | None = None
     variadic: bool = False
     needs_buffer: Callable[[Sig], str | None] | None = None
+    stream: str | Callable[[Sig], str] = "map"
     doc: str = ""
 
     def __post_init__(self):
@@ -206,6 +212,9 @@ class OpDef:
 
     def buffer_reason(self, sig: Sig) -> str | None:
         return self.needs_buffer(sig) if self.needs_buffer is not None else None
+
+    def stream_kind(self, sig: Sig) -> str:
+        return self.stream(sig) if callable(self.stream) else self.stream
 
 
 # --------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def _streams(sig: Sig) -> None:
     return None
 
 
-def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams) -> OpDef:
+def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams, stream="map") -> OpDef:
     """An injective single-input op whose reference is ``move(x, sig)``."""
     return OpDef(
         name=name,
@@ -80,6 +80,7 @@ def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams) -> OpDef:
         check=same_family,
         compute=_mover(move),
         needs_buffer=needs_buffer,
+        stream=stream,
         doc=doc,
     )
 
@@ -310,6 +311,7 @@ OPS = (
         "permute the axes (default: reverse them)",
         attrs=(Attr("axes", "ints", None),),
         needs_buffer=_transpose_buffer,
+        stream=lambda sig: "map" if _transpose_buffer(sig) is None else "own",
     ),
     OpDef(
         name="concat",
@@ -321,6 +323,7 @@ OPS = (
         check=_concat_check,
         compute=_concat,
         needs_buffer=_concat_buffer,
+        stream="own",
         doc="join one or more inputs along axis; inputs are aligned exactly, then assigned to the output type",
     ),
     _op(
@@ -330,6 +333,7 @@ OPS = (
         "x[begin:end:step] per leading axis, with Python/numpy semantics",
         attrs=(Attr("begin", "ints"), Attr("end", "ints"), Attr("step", "ints", None)),
         needs_buffer=_slice_buffer,
+        stream="own",
     ),
     OpDef(
         name="pad",
@@ -340,6 +344,7 @@ OPS = (
         check=same_family,
         compute=_pad,
         needs_buffer=_streams,
+        stream="own",
         doc="constant padding, pads = [before..., after...]; value rounded to the output type (RND, SAT)",
     ),
     _op(

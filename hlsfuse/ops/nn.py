@@ -283,6 +283,7 @@ _POOL_ATTRS = (
 OPS = (
     OpDef(
         name="conv2d",
+        stream="window",
         inputs=("x", "w"),
         attrs=(
             Attr("strides", "ints", (1, 1), length=2, check=_positive),
@@ -298,6 +299,7 @@ OPS = (
     ),
     OpDef(
         name="dense",
+        stream="rows",
         inputs=("x", "w"),
         shape=_dense_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
@@ -307,6 +309,7 @@ OPS = (
     ),
     OpDef(
         name="matmul",
+        stream="rows",
         inputs=("a", "b"),
         shape=_matmul_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
@@ -316,6 +319,7 @@ OPS = (
     ),
     OpDef(
         name="max_pool2d",
+        stream="window",
         inputs=("x",),
         attrs=_POOL_ATTRS,
         shape=_pool_shape,
@@ -326,6 +330,7 @@ OPS = (
     ),
     OpDef(
         name="avg_pool2d",
+        stream="window",
         inputs=("x",),
         attrs=(*_POOL_ATTRS, Attr("count_include_pad", "bool", False)),
         shape=_pool_shape,

@@ -121,6 +121,7 @@ def _reduction(name: str, compute, fmt, doc: str) -> OpDef:
         attrs=(Attr("axes", "ints", None), Attr("keepdims", "bool", False)),
         shape=_reduce_shape,
         pattern=Pattern.COMM_REDUCE,
+        stream="reduce",
         check=_checker(fmt),
         compute=compute,
         doc=doc,
@@ -137,6 +138,7 @@ OPS = (
         shape=_pool_shape,
         # TVM marks global pools OUT_ELEMWISE_FUSABLE (elementwise consumers fuse into them)
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
+        stream="reduce",
         check=_checker(_mean_format),
         compute=lambda args, sig: _mean_over(args[0], _HW, True, sig),
         doc="NHWC [N,H,W,C] -> [N,1,1,C], mean over H and W as in mean",

@@ -1,0 +1,182 @@
+"""Lowering: a FusionPlan becomes a DataflowPlan of stages, channels, forks, ports and ROMs.
+
+    graph + FusionPlan --layout per group--> stages --readers per tensor--> channels (+ forks)
+                       --analytic--> cycles, latency, buffers --fifo--> FIFO depths
+
+``lower`` only computes data; the backends (``emit_hls``, ``emit_verilog``) turn
+the same plan into code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import HlsfuseError
+from ..fusion import FusionPlan
+from ..ir import Graph
+from .analytic import PIPELINE_DEPTH, cost
+from .fifo import Reader, size_fifos
+from .names import Namer, sanitize
+from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
+from .stages import layout, phases
+
+__all__ = [
+    "LowerOptions",
+    "lower",
+    "phases",
+    "DataflowPlan",
+    "Stage",
+    "Channel",
+    "Port",
+    "Rom",
+    "STAGE_KINDS",
+]
+
+
+@dataclass(frozen=True)
+class LowerOptions:
+    top: str | None = None  # name of the top function / module (default: the graph's name)
+    min_fifo_depth: int = 2
+
+
+def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -> DataflowPlan:
+    """The streaming design of ``graph`` fused as ``plan``."""
+    options = options or LowerOptions()
+    if plan.graph != graph.name:
+        raise HlsfuseError(f"the fusion plan is for graph '{plan.graph}', not '{graph.name}'")
+    for node in graph.nodes:
+        if node.op == "custom":
+            raise HlsfuseError(f"{node.where()}: custom ops model other compilers' graphs; they cannot be compiled")
+    for inp in graph.inputs:
+        if not graph.consumers[inp.name]:
+            raise HlsfuseError(f"graph input '{inp.name}' is not used by any node; remove it to build hardware")
+    namer = Namer()
+    top = namer(options.top or graph.name)
+    in_ports = {i.name: namer(i.name) for i in graph.inputs}
+    out_names = {name: namer(name) for name in graph.outputs}
+    used = {src for node in graph.nodes for src in node.inputs}
+    roms = tuple(Rom(namer(f"rom_{c.name}"), c.name, c.type) for c in graph.constants if c.name in used)
+    rom_of = {r.constant: r.name for r in roms}
+
+    drafts = []  # (name, layout, group) in plan order
+    for group in plan.groups:
+        lay = layout(graph, group)
+        ops = "_".join(dict.fromkeys(graph.node(n).op for n in group.nodes))
+        drafts.append((namer(f"s{group.id}_{sanitize(ops, 24)}"), lay, group))
+
+    producer = {i.name: in_ports[i.name] for i in graph.inputs}
+    producer.update({group.nodes[-1]: name for name, _, group in drafts})
+    readers: dict[str, list[tuple[str, str]]] = {}
+    for name, lay, _ in drafts:
+        for tensor, use in lay.uses:
+            readers.setdefault(tensor, []).append((name, use))
+    for tensor in graph.outputs:
+        readers.setdefault(tensor, []).append((out_names[tensor], "port"))
+
+    channels: list[dict] = []
+    forks: dict[str, dict] = {}  # producer stage name -> fork drafts placed after it
+    stage_inputs: dict[str, list[tuple[str, str]]] = {name: [] for name, _, _ in drafts}
+    port_channel: dict[str, str] = {}
+
+    def connect(tensor: str, src: str, dst: str, use: str) -> str:
+        ch = namer(f"ch_{tensor}")
+        channels.append({"name": ch, "tensor": tensor, "producer": src, "consumer": dst})
+        if use == "port":
+            port_channel[dst] = ch
+        elif dst in stage_inputs:
+            stage_inputs[dst].append((ch, use))
+        return ch
+
+    for tensor, users in readers.items():
+        src = producer[tensor]
+        if len(users) == 1:
+            connect(tensor, src, *users[0])
+            continue
+        fork = namer(f"fork_{tensor}")
+        stage_inputs[fork] = []
+        connect(tensor, src, fork, "copy")
+        outs = [connect(tensor, fork, dst, use) for dst, use in users]
+        forks.setdefault(src, []).append({"name": fork, "tensor": tensor, "outputs": outs})
+
+    outputs_of = {}
+    for ch in channels:
+        outputs_of.setdefault(ch["producer"], []).append(ch["name"])
+
+    stages: list[Stage] = []
+    readers_of: dict[str, Reader] = {}
+
+    def add_forks(after: str) -> None:
+        for f in forks.get(after, ()):
+            ((ch, _),) = stage_inputs[f["name"]]
+            size = graph.types[f["tensor"]].size
+            stages.append(_fork(f["name"], f["tensor"], ch, tuple(f["outputs"]), size))
+            readers_of[f["name"]] = Reader(head_first=0, pipeline=1)
+
+    for port in in_ports.values():
+        add_forks(port)
+    for name, lay, group in drafts:
+        ins = stage_inputs[name]
+        tensor_of = {ch["name"]: ch["tensor"] for ch in channels}
+        held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
+        c = cost(graph, lay.kind, lay.head, group.nodes, sum(graph.types[t].size for t in held))
+        stages.append(
+            Stage(
+                name=name,
+                kind=lay.kind,
+                group=group.id,
+                nodes=group.nodes,
+                head=lay.head,
+                sink=group.nodes[-1],
+                inputs=tuple(ch for ch, _ in ins),
+                uses=tuple(use for _, use in ins),
+                outputs=tuple(outputs_of.get(name, ())),
+                roms=tuple(dict.fromkeys(rom_of[s] for n in group.nodes for s in graph.node(n).inputs if s in rom_of)),
+                held=held,
+                line_buffer=c.line_buffer,
+                storage=c.storage,
+                latency=c.latency,
+                cycles=c.cycles,
+            )
+        )
+        readers_of[name] = Reader(head_first=c.first, pipeline=PIPELINE_DEPTH)
+        add_forks(name)
+
+    depths, latency = size_fifos(graph, stages, channels, readers_of, options.min_fifo_depth)
+    final_channels = tuple(
+        Channel(ch["name"], ch["tensor"], graph.types[ch["tensor"]], ch["producer"], ch["consumer"], depths[ch["name"]])
+        for ch in channels
+    )
+    first_channel = {ch["producer"]: ch["name"] for ch in channels}
+    inputs = tuple(Port(in_ports[i.name], i.name, i.type, "in", first_channel[in_ports[i.name]]) for i in graph.inputs)
+    outputs = tuple(Port(out_names[t], t, graph.types[t], "out", port_channel[out_names[t]]) for t in graph.outputs)
+    return DataflowPlan(
+        top=top,
+        graph=graph.name,
+        stages=tuple(stages),
+        channels=final_channels,
+        inputs=inputs,
+        outputs=outputs,
+        roms=roms,
+        cycles=max(s.cycles for s in stages),
+        latency=latency,
+    )
+
+
+def _fork(name: str, tensor: str, source: str, outputs: tuple[str, ...], size: int) -> Stage:
+    return Stage(
+        name=name,
+        kind="fork",
+        group=-1,
+        nodes=(),
+        head=None,
+        sink=tensor,
+        inputs=(source,),
+        uses=("copy",),
+        outputs=outputs,
+        roms=(),
+        held=(),
+        line_buffer=0,
+        storage=0,
+        latency=1,
+        cycles=size,
+    )

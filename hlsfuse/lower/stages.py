@@ -1,0 +1,105 @@
+"""How one fused group runs as a streaming stage: its kind, head, phases and input uses.
+
+The head is the one node whose op is not a ``map`` op (see ``OpDef.stream``);
+a group of map ops only has no head. Around the head:
+
+    prologue (map, over head input elements) --> head --> epilogue (map, over head output elements)
+
+Only a reduction may have a prologue (TVM fuses elementwise ops into a reduction
+after them, but never into a conv2d or dense). Every input tensor of the stage
+gets a *use* per order it is read in: by the head ("head"), by the prologue
+("pre"), by the epilogue ("post"), or whole into a buffer first ("held": a
+broadcast operand smaller than the space it is used in, or a non-constant weight).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import HlsfuseError
+from ..fusion import Group
+from ..ir import Graph
+from ..ops import get_op
+
+__all__ = ["Layout", "layout", "phases"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    kind: str
+    head: str | None
+    prologue: tuple[str, ...]
+    epilogue: tuple[str, ...]
+    uses: tuple[tuple[str, str], ...]  # (tensor, use) pairs in first-use order
+
+
+def _describe(group: Group, graph: Graph) -> str:
+    ops = ", ".join(f"{n} ({graph.node(n).op})" for n in group.nodes[:4])
+    more = f", ... {len(group.nodes) - 4} more" if len(group.nodes) > 4 else ""
+    return f"group {group.id} [{ops}{more}]"
+
+
+def phases(graph: Graph, nodes: tuple[str, ...], head: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(prologue, epilogue): the head's in-group ancestors, and every other node but the head."""
+    if head is None:
+        return (), nodes
+    members = set(nodes)
+    ancestors: set[str] = set()
+    todo = [head]
+    while todo:
+        for src in graph.node(todo.pop()).inputs:
+            if src in members and src not in ancestors:
+                ancestors.add(src)
+                todo.append(src)
+    prologue = tuple(n for n in nodes if n in ancestors)
+    epilogue = tuple(n for n in nodes if n not in ancestors and n != head)
+    return prologue, epilogue
+
+
+def layout(graph: Graph, group: Group) -> Layout:
+    """Classify ``group`` and decide how each of its input tensors is read."""
+    where = _describe(group, graph)
+    if len(group.outputs) != 1:
+        raise HlsfuseError(
+            f"{where}: produces {len(group.outputs)} tensors for other stages ({', '.join(group.outputs)}); "
+            "a streaming stage produces one (fuse in fpga mode)"
+        )
+    kinds = {n: get_op(graph.node(n).op).stream_kind(graph.sigs[n]) for n in group.nodes}
+    special = [n for n in group.nodes if kinds[n] != "map"]
+    if len(special) > 1:
+        listed = ", ".join(f"{n} ({graph.node(n).op})" for n in special)
+        raise HlsfuseError(f"{where}: holds several ops that are not elementwise ({listed}); a stage can run one")
+    head = special[0] if special else None
+    kind = kinds[head] if head else "map"
+    if kind == "own" and len(group.nodes) > 1:
+        raise HlsfuseError(f"{where}: '{head}' ({graph.node(head).op}) must be a stage of its own (fuse in fpga mode)")
+    prologue, epilogue = phases(graph, group.nodes, head)
+    if prologue and kind != "reduce":
+        raise HlsfuseError(f"{where}: ops before '{head}' ({graph.node(head).op}) cannot run in its stage")
+    if group.outputs[0] != group.nodes[-1]:
+        raise HlsfuseError(f"{where}: its output '{group.outputs[0]}' is not its last node")
+    return Layout(kind, head, prologue, epilogue, _uses(graph, group, kind, head, prologue, epilogue))
+
+
+def _uses(graph, group, kind, head, prologue, epilogue) -> tuple[tuple[str, str], ...]:
+    """(tensor, use) for every streamed input of the group, in first-use order."""
+    constants = graph.constant_map
+    head_in = graph.types[graph.node(head).inputs[0]].size if head else None
+    post_size = graph.types[head].size if head else graph.types[group.nodes[-1]].size
+    uses: dict[tuple[str, str], None] = {}
+    for name in group.nodes:
+        node = graph.node(name)
+        for pos, src in enumerate(node.inputs):
+            if src in constants or src not in group.inputs:
+                continue
+            size = graph.types[src].size
+            if name == head:
+                # the head streams its data input; any other streamed operand (a weight computed
+                # by another stage, matmul's b) is held whole
+                use = "head" if pos == 0 or kind == "own" else "held"
+            elif name in prologue:
+                use = "pre" if size == head_in else "held"
+            else:
+                use = "post" if size == post_size else "held"
+            uses[(src, use)] = None
+    return tuple(uses)

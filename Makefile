@@ -13,7 +13,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-out
 # System tools the hardware tests use: command name and the Debian package that provides it.
-TOOLS  := g++:g++ verilator:verilator
+TOOLS  := g++:g++ verilator:verilator iverilog:iverilog
 
 .PHONY: setup tools demo test lint install-check clean
 

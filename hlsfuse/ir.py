@@ -286,7 +286,7 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
 
 
 def _suggest(op: object) -> str:
-    close = difflib.get_close_matches(str(op), OPS, n=3)
+    close = difflib.get_close_matches(str(op), OPS, n=3, cutoff=0.75)
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else " (see docs/ops.md for the list)"
 
 

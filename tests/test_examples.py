@@ -10,12 +10,13 @@ import pytest
 from hlsfuse import FLOAT32, Constant, Graph, Input, Node, TensorType, load_graph, reference
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-NAMES = ("mlp", "cnn", "residual")
+NAMES = ("mlp", "cnn", "residual", "resnet8")
 # (input shape, output shape, ops the example is about)
 SHAPES = {
     "mlp": ([1, 64], [1, 10], {"dense", "bias_add", "relu"}),
     "cnn": ([1, 16, 16, 3], [1, 10], {"conv2d", "bias_add", "relu", "max_pool2d", "flatten", "dense"}),
     "residual": ([1, 16, 16, 8], [1, 16, 16, 8], {"conv2d", "bias_add", "relu", "add"}),
+    "resnet8": ([1, 32, 32, 3], [1, 10], {"conv2d", "bias_add", "relu", "add", "global_avg_pool", "flatten", "dense"}),
 }
 
 

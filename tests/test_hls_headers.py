@@ -16,33 +16,20 @@ g++ runs three times in all (ours, AMD's, one program that must not compile): th
 from __future__ import annotations
 
 import math
-import os
 import struct
 import subprocess
-import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hls_support import INCLUDE, STRICT, amd_cache, amd_headers, amd_include_flags
 
-from hlsfuse.resources import hw_dir
 from hlsfuse.types import OVERFLOW_MODES, QUANT_MODES, FixedType, Fmt, assign, from_float
 
 pytestmark = pytest.mark.gxx
 
-INCLUDE = hw_dir() / "hls" / "include"
 CHECK_CPP = Path(__file__).parent / "cxx" / "ap_types_check.cpp"
-STRICT = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Werror"]
-
-HLS4ML = "hls4ml==1.3.0"
-AMD_DIR_IN_WHEEL = "hls4ml/templates/vivado/ap_types/"  # ap_int.h, ap_fixed.h, hls_stream.h, etc/...
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1")
-
 
 # --------------------------------------------------------------------------
 # C++ types of the check program and the hlsfuse.types model of assigning to them
@@ -249,33 +236,6 @@ def run(binary: Path) -> dict[tuple[str, int], list[int]]:
     return lines
 
 
-def amd_headers(cache: Path) -> Path:
-    """AMD's ap_types headers from the hls4ml wheel (downloaded once into ``cache``)."""
-    target = cache / "hls4ml-1.3.0-ap_types"
-    if (target / "ap_fixed.h").is_file():
-        return target
-    cache.mkdir(parents=True, exist_ok=True)
-    download = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                "--retries", "1", "--timeout", "30", HLS4ML, "-d", str(cache)]
-    done = subprocess.run(download, capture_output=True, text=True, timeout=300)
-    wheels = sorted(cache.glob("hls4ml-1.3.0-*.whl"))
-    if done.returncode != 0 or not wheels:
-        reason = f"cannot download {HLS4ML} for AMD's headers: {done.stderr.strip()[-500:]}"
-        if in_ci():
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    staging = cache / "staging"
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        members = [m for m in wheel.namelist() if m.startswith(AMD_DIR_IN_WHEEL) and not m.endswith("/")]
-        for member in members:
-            out = staging / member[len(AMD_DIR_IN_WHEEL):]
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(wheel.read(member))
-    assert (staging / "ap_fixed.h").is_file() and (staging / "hls_stream.h").is_file(), "unexpected hls4ml wheel layout"
-    staging.replace(target)
-    return target
-
-
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory):
     binary, diagnostics = build(tmp_path_factory.mktemp("ours"), ["-I", str(INCLUDE)], STRICT)
@@ -284,13 +244,11 @@ def ours(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def amd(tmp_path_factory):
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hlsfuse"
-    headers = amd_headers(cache)
-    # AMD's headers are not warning-free, so they come in as system headers and without -Werror; the
-    # work-alike folder goes last, supplying only ap_axi_sdata.h, which the wheel lacks. NDEBUG: AMD's
-    # assignment reads a bit beyond the source's MSB (an assert) when every source bit lies below the
-    # target's LSB, before choosing the sign bit instead; -O0 because these headers compile slowly.
-    include = ["-isystem", str(headers), "-idirafter", str(INCLUDE)]
+    headers = amd_headers(amd_cache())
+    # Without -Werror (AMD's headers are not warning-free). NDEBUG: AMD's assignment reads a bit beyond
+    # the source's MSB (an assert) when every source bit lies below the target's LSB, before choosing the
+    # sign bit instead; -O0 because these headers compile slowly.
+    include = amd_include_flags(headers)
     binary, _ = build(tmp_path_factory.mktemp("amd"), include, ["-std=c++14", "-O0", "-w", "-DNDEBUG"])
     return run(binary)
 

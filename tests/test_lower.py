@@ -120,6 +120,16 @@ def test_own_ops_are_stages_of_their_own_and_concat_reads_blocks_in_turn():
     assert plan.channel(relu_channel).depth >= 32
 
 
+def test_an_own_stage_gets_one_channel_per_input_position():
+    b = GraphBuilder("cat", dtype=F)
+    x, y = b.input("x", [1, 2, 2, 2]), b.input("y", [1, 2, 2, 2])
+    b.output(b.concat(x, y, x, axis=-1, name="cat"))
+    plan = _lower(b.build())
+    stage = next(s for s in plan.stages if s.head == "cat")
+    assert [plan.channel(ch).tensor for ch in stage.inputs] == ["x", "y", "x"]
+    assert stage.uses == ("head", "head", "head")
+
+
 def test_identifiers_are_sanitized_unique_and_deterministic():
     namer = Namer()
     assert [namer(n) for n in ("x", "x", "X", "int", "9 lives", "ap_ctrl", "a-b.c")] == [

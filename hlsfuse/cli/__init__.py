@@ -14,11 +14,11 @@ import traceback
 
 from .. import __version__
 from ..errors import HlsfuseError
-from . import check, convert, fuse, run
+from . import check, compile, convert, csim, fuse, run
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = (check, run, fuse, convert)
+COMMANDS = (check, run, fuse, compile, csim, convert)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -66,25 +66,26 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
 
     producer = {i.name: in_ports[i.name] for i in graph.inputs}
     producer.update({group.nodes[-1]: name for name, _, group in drafts})
-    readers: dict[str, list[tuple[str, str]]] = {}
+    readers: dict[str, list[tuple[str, str, int]]] = {}  # tensor -> (reader, use, input slot)
     for name, lay, _ in drafts:
-        for tensor, use in lay.uses:
-            readers.setdefault(tensor, []).append((name, use))
+        for slot, (tensor, use) in enumerate(lay.uses):
+            readers.setdefault(tensor, []).append((name, use, slot))
     for tensor in graph.outputs:
-        readers.setdefault(tensor, []).append((out_names[tensor], "port"))
+        readers.setdefault(tensor, []).append((out_names[tensor], "port", 0))
 
     channels: list[dict] = []
     forks: dict[str, dict] = {}  # producer stage name -> fork drafts placed after it
-    stage_inputs: dict[str, list[tuple[str, str]]] = {name: [] for name, _, _ in drafts}
+    # each stage's input channels in the order of its layout's uses
+    stage_inputs: dict[str, list[tuple[str, str]]] = {name: [None] * len(lay.uses) for name, lay, _ in drafts}
     port_channel: dict[str, str] = {}
 
-    def connect(tensor: str, src: str, dst: str, use: str) -> str:
+    def connect(tensor: str, src: str, dst: str, use: str, slot: int) -> str:
         ch = namer(f"ch_{tensor}")
         channels.append({"name": ch, "tensor": tensor, "producer": src, "consumer": dst})
         if use == "port":
             port_channel[dst] = ch
-        elif dst in stage_inputs:
-            stage_inputs[dst].append((ch, use))
+        else:
+            stage_inputs[dst][slot] = (ch, use)
         return ch
 
     for tensor, users in readers.items():
@@ -93,9 +94,9 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
             connect(tensor, src, *users[0])
             continue
         fork = namer(f"fork_{tensor}")
-        stage_inputs[fork] = []
-        connect(tensor, src, fork, "copy")
-        outs = [connect(tensor, fork, dst, use) for dst, use in users]
+        stage_inputs[fork] = [None]
+        connect(tensor, src, fork, "copy", 0)
+        outs = [connect(tensor, fork, *user) for user in users]
         forks.setdefault(src, []).append({"name": fork, "tensor": tensor, "outputs": outs})
 
     outputs_of = {}

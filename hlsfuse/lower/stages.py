@@ -86,6 +86,8 @@ def _uses(graph, group, kind, head, prologue, epilogue) -> tuple[tuple[str, str]
     constants = graph.constant_map
     head_in = graph.types[graph.node(head).inputs[0]].size if head else None
     post_size = graph.types[head].size if head else graph.types[group.nodes[-1]].size
+    if kind == "own":  # one channel per streamed input position: a kernel reads each from its own stream
+        return tuple((src, "head") for src in graph.node(head).inputs if src not in constants)
     uses: dict[tuple[str, str], None] = {}
     for name in group.nodes:
         node = graph.node(name)
@@ -96,7 +98,7 @@ def _uses(graph, group, kind, head, prologue, epilogue) -> tuple[tuple[str, str]
             if name == head:
                 # the head streams its data input; any other streamed operand (a weight computed
                 # by another stage, matmul's b) is held whole
-                use = "head" if pos == 0 or kind == "own" else "held"
+                use = "head" if pos == 0 else "held"
             elif name in prologue:
                 use = "pre" if size == head_in else "held"
             else:

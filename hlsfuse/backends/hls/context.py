@@ -1,0 +1,153 @@
+"""What every part of the C++ backend looks up: the graph, the plan, the names and the tables.
+
+A ``Context`` is built once per ``emit_hls`` call and never changes. Stage view builders read it
+to find a tensor's C++ type and variable names, the ROM holding a constant, and the lookup table a
+fixed-point sigmoid/tanh/exp node reads (computed by ``hlsfuse.lut.make_table`` through the op's
+own ``table_of``, never recomputed here), and the exp and reciprocal tables of a fixed-point softmax
+(``hlsfuse.ops.opaque.softmax_tables``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ...errors import HlsfuseError
+from ...ir import Graph, TensorType
+from ...lower.plan import Channel, DataflowPlan
+from ...lut import Table
+from ...ops import lut as lut_ops
+from ...ops.opaque import softmax_tables
+from ...types import DType
+from .cxx import Literal, literal, spell_type
+from .names import Names, assign_names, fresh
+from .options import HlsOptions
+
+__all__ = ["Context", "TableView", "make_context", "LUT_FUNCTIONS"]
+
+LUT_FUNCTIONS = ("sigmoid", "tanh", "exp")
+"""Ops computed by a lookup table on fixed-point inputs (float32 graphs call the C++ math library)."""
+
+
+@dataclass(frozen=True)
+class TableView:
+    """One lookup table in luts.h, read at ``hlsf::lut_index<in_width, signed, shift>(x)`` (the kernel library's)."""
+
+    name: str
+    function: str
+    type: str  # C++ element type
+    entries: tuple[Literal, ...]
+    in_width: int  # W of the input format (the table indexes its raw integer)
+    signed: bool
+    shift: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Context:
+    graph: Graph
+    plan: DataflowPlan
+    options: HlsOptions
+    names: Names
+    roms: Mapping[str, str]  # constant -> ROM name
+    tables: Mapping[str, TableView]  # fixed-point lookup node -> its table (shared between equal tables)
+    channels: Mapping[str, Channel]
+    softmax_tables: Mapping[str, tuple[TableView, TableView]]  # fixed-point softmax node -> its (exp, recip) tables
+
+    def type_of(self, tensor: str) -> TensorType:
+        return self.graph.types[tensor]
+
+    def dtype(self, tensor: str) -> DType:
+        return self.graph.types[tensor].dtype
+
+    def ctype(self, tensor: str) -> str:
+        """The typedef of ``tensor``'s elements (types.h)."""
+        return self.names.types[tensor]
+
+    def value(self, tensor: str) -> str:
+        return self.names.values[tensor]
+
+    def array(self, tensor: str) -> str:
+        return self.names.arrays[tensor]
+
+    def rom(self, constant: str) -> str:
+        try:
+            return self.roms[constant]
+        except KeyError:
+            raise HlsfuseError(f"dataflow plan has no ROM for constant '{constant}'") from None
+
+    def channel(self, name: str) -> Channel:
+        try:
+            return self.channels[name]
+        except KeyError:
+            raise HlsfuseError(f"dataflow plan has no channel '{name}'") from None
+
+    @property
+    def uses_float(self) -> bool:
+        return any(t.dtype.is_float for t in self.graph.types.values())
+
+
+def _table_view(name: str, table: Table) -> TableView:
+    ctype = spell_type(table.out_type)
+    entries = tuple(literal(int(v), table.out_type, ctype) for v in table.entries)
+    fmt = table.in_fmt
+    return TableView(
+        name=name,
+        function=table.function,
+        type=ctype,
+        entries=entries,
+        in_width=fmt.width,
+        signed=fmt.signed,
+        shift=table.shift,
+        note=f"{table.function} of {fmt.width}-bit inputs with {fmt.frac} fractional bits, "
+        f"{'signed' if fmt.signed else 'unsigned'}: entry ((raw - min) >> {table.shift})",
+    )
+
+
+def _tables(graph: Graph, names: Names):
+    """(lookup node -> table, softmax node -> (exp, recip) tables, names taken): one table per distinct
+    (function, input format, output type, size), in graph order."""
+    taken = set(names.taken)
+    by_key: dict[tuple, TableView] = {}
+
+    def shared(prefix: str, table: Table, table_bits: int) -> TableView:
+        key = (table.function, table.in_fmt, table.out_type, table_bits)
+        if key not in by_key:
+            name = fresh(f"lut_{prefix}_{len(by_key)}", taken)
+            taken.add(name)
+            by_key[key] = _table_view(name, table)
+        return by_key[key]
+
+    per_node: dict[str, TableView] = {}
+    softmax: dict[str, tuple[TableView, TableView]] = {}
+    for node in graph.nodes:
+        sig = graph.sigs[node.name]
+        if sig.out_dtype.is_float:
+            continue
+        if node.op in LUT_FUNCTIONS:
+            per_node[node.name] = shared(node.op, lut_ops.table_of(node.op, sig), sig["table_bits"])
+        elif node.op == "softmax":
+            exp, recip, _ = softmax_tables(sig)
+            bits = sig["table_bits"]
+            softmax[node.name] = (shared("softmax_exp", exp, bits), shared("softmax_recip", recip, bits))
+    return per_node, softmax, frozenset(taken)
+
+
+def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Context:
+    if plan.graph != graph.name:
+        raise HlsfuseError(f"dataflow plan is for graph '{plan.graph}', not '{graph.name}'")
+    names = assign_names(graph, plan)
+    tables, softmax, taken = _tables(graph, names)
+    names = dataclasses.replace(names, taken=taken)
+    return Context(
+        graph=graph,
+        plan=plan,
+        options=options,
+        names=names,
+        roms=MappingProxyType({r.constant: r.name for r in plan.roms}),
+        tables=MappingProxyType(tables),
+        channels=MappingProxyType({c.name: c for c in plan.channels}),
+        softmax_tables=MappingProxyType(softmax),
+    )

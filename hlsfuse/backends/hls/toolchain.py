@@ -1,0 +1,30 @@
+"""How the generated project is built for C simulation: one set of g++ flags for the Makefile and csim.
+
+With hlsfuse's work-alike headers the generated code compiles under ``-Wall -Wextra -Werror``.
+``-Wno-unknown-pragmas``: g++ warns about every ``#pragma HLS`` under ``-Wall`` (the pragmas are
+for Vitis HLS), and ``#pragma GCC diagnostic`` cannot silence that warning before GCC 13.
+
+AMD's headers (``HLS_INCLUDE``/``XILINX_HLS``) are not warning-free: g++ reports uninitialized
+reads inside their ap_private at the generated lines they are inlined into, so they build with
+``-w``, as hls4ml builds them. They come in as system headers, followed by the work-alike folder
+(``-idirafter``) to supply ``ap_axi_sdata.h`` where a copy of AMD's headers lacks it. ``NDEBUG``:
+an assertion inside AMD's ap_fixed assignment reads a bit beyond the source's MSB when every
+source bit lies below the target's LSB (tests/test_hls_headers.py).
+"""
+
+from __future__ import annotations
+
+__all__ = ["WORKALIKE_FLAGS", "AMD_FLAGS", "INCLUDE_DIR", "cxxflags"]
+
+INCLUDE_DIR = "include"
+"""Folder of the project holding copies of hlsfuse's work-alike headers."""
+
+WORKALIKE_FLAGS = ("-std=c++14", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas", "-I" + INCLUDE_DIR)
+AMD_FLAGS = ("-std=c++14", "-O2", "-w", "-DNDEBUG")
+
+
+def cxxflags(hls_include: str | None = None) -> tuple[str, ...]:
+    """g++ options (paths relative to the project folder): the work-alikes, or AMD's headers in ``hls_include``."""
+    if not hls_include:
+        return WORKALIKE_FLAGS
+    return (*AMD_FLAGS, "-isystem", hls_include, "-idirafter", INCLUDE_DIR)

@@ -1,0 +1,63 @@
+"""``StageView``: what the templates need to define and call one stage function.
+
+Every stage kind's builder (``stage_<kind>.view``) returns one; see ``stages.py`` for how a kind is
+added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...lower.plan import Stage
+from .context import Context
+
+__all__ = ["Param", "StageView", "stream_params", "make_view"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A stream parameter of a stage function: ``hls::stream<type>& name`` (the channel's name)."""
+
+    type: str
+    name: str
+
+
+@dataclass(frozen=True)
+class StageView:
+    """One stage function: its name, template, stream parameters and the kind's own ``body`` view."""
+
+    name: str  # the function's name (the plan's stage name)
+    kind: str
+    template: str  # e.g. "hls/stage_map.j2"; it receives this view as `stage`
+    inputs: tuple[Param, ...]  # in the order of stage.inputs
+    outputs: tuple[Param, ...]  # in the order of stage.outputs
+    body: Any  # the kind's own view, read only by its template
+    note: str = ""  # what the stage does, for the comment above the function (any text; it is sanitized)
+    headers: tuple[str, ...] = ()  # kernel-library headers it includes, relative to hw/hls/ ("hlsfuse/window.h")
+    uses_math: bool = False  # calls <cmath> functions (float32 sigmoid/tanh/exp)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.inputs + self.outputs
+
+
+def stream_params(ctx: Context, channels: Sequence[str]) -> tuple[Param, ...]:
+    """Parameters for the named channels, typed by the tensors they carry."""
+    return tuple(Param(ctx.ctype(ctx.channel(c).tensor), c) for c in channels)
+
+
+def make_view(ctx: Context, stage: Stage, template: str, body: Any, **extra: Any) -> StageView:
+    """A ``StageView`` of ``stage`` with its channels as parameters (inputs first, then outputs)."""
+    fields = {"note": f"nodes {', '.join(stage.nodes)}" if stage.nodes else ""}
+    fields.update(extra)
+    return StageView(
+        name=stage.name,
+        kind=stage.kind,
+        template=template,
+        inputs=stream_params(ctx, stage.inputs),
+        outputs=stream_params(ctx, stage.outputs),
+        body=body,
+        **fields,
+    )

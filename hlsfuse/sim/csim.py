@@ -1,0 +1,275 @@
+"""C simulation: build a generated HLS project with g++, run its testbench, read the verdict.
+
+    OUT/graph.json + OUT/hls/  --g++ (cached by content)-->  csim binary
+    inputs --reference--> data/<port>.txt (inputs and golden outputs)  --binary-->  PASS / MISMATCH lines
+
+The testbench (tb_<top>.cpp) compares every output element with the reference interpreter's
+value: exactly for fixed-point and integer tensors, within the tolerance in ports.json for
+float32. Binaries are cached under ``$XDG_CACHE_HOME/hlsfuse/csim`` by a hash of the sources,
+the headers, the flags and the compiler, so repeated runs of the same design do not rebuild.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import reference
+from ..backends.hls.data import data_files
+from ..backends.hls.toolchain import cxxflags
+from ..errors import HlsfuseError
+from ..graph_json import load_graph
+from ..ir import Graph
+from ..types import DType, parse_dtype, to_float
+
+__all__ = ["csim", "CsimResult", "Mismatch", "project_dirs"]
+
+BUILD_TIMEOUT = 1800  # seconds; large designs compile slowly on a shared machine
+RUN_TIMEOUT = 1800
+
+
+@dataclass(frozen=True)
+class ManifestPort:
+    name: str
+    tensor: str
+    direction: str
+    dtype: DType
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """An output element (or its TLAST flag) that differs from the reference."""
+
+    tensor: str
+    frame: int
+    index: tuple[int, ...]  # position in the tensor
+    expected: float | int  # raw integer for fixed-point tensors
+    got: float | int
+    dtype: DType
+    what: str = "value"  # "value" or "TLAST"
+
+    def __str__(self) -> str:
+        where = f"{self.tensor}[{', '.join(map(str, self.index))}]"
+        if self.frame:
+            where += f" of frame {self.frame}"
+        if self.what == "TLAST":
+            return f"{where}: TLAST is {self.got}, expected {self.expected}"
+        return f"{where}: expected {self._show(self.expected)}, got {self._show(self.got)}"
+
+    def _show(self, value: float | int) -> str:
+        if self.dtype.is_float:
+            return f"{value:.9g}"
+        real = float(to_float(np.array([value], dtype=np.int64), self.dtype)[0])
+        return f"{real:.12g} (raw {value})"
+
+
+@dataclass(frozen=True)
+class CsimResult:
+    passed: bool
+    frames: int
+    compared: int  # output elements compared
+    failures: int  # output elements (and TLAST flags) that differ
+    mismatches: tuple[Mismatch, ...]  # the first ones, as the testbench printed them
+    error: str | None  # why the run stopped early (a crash, a stream read while empty, missing output)
+    output: str  # the testbench's output
+    binary: Path
+    built: bool  # False when the binary came from the cache
+
+    def report(self) -> str:
+        """PASS/FAIL and the first mismatches, as ``hlsfuse csim`` prints them."""
+        if self.passed:
+            return f"PASS: {self.compared} output elements in {self.frames} frame(s) match the reference"
+        lines = []
+        if self.error:
+            lines.append(f"FAIL: {self.error}")
+        else:
+            lines.append(f"FAIL: {self.failures} of {self.compared} output elements differ from the reference")
+        lines += [f"  {m}" for m in self.mismatches]
+        if self.failures > len(self.mismatches):
+            lines.append(f"  ... and {self.failures - len(self.mismatches)} more")
+        return "\n".join(lines)
+
+
+def project_dirs(out_dir: str | os.PathLike) -> tuple[Path, Path]:
+    """(OUT, OUT/hls) for an output folder of ``hlsfuse compile`` or its hls/ subfolder."""
+    out = Path(out_dir)
+    if (out / "hls" / "ports.json").is_file():
+        return out, out / "hls"
+    if (out / "ports.json").is_file():
+        return out.parent, out
+    raise HlsfuseError(f"{out}: no HLS project here (expected {out / 'hls' / 'ports.json'}); run hlsfuse compile first")
+
+
+def _manifest(hls: Path) -> tuple[str, list[ManifestPort]]:
+    try:
+        data = json.loads((hls / "ports.json").read_text(encoding="utf-8"))
+        ports = [
+            ManifestPort(p["name"], p["tensor"], p["direction"], parse_dtype(p["dtype"]), tuple(p["shape"]))
+            for p in data["ports"]
+        ]
+        return data["top"], ports
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HlsfuseError(f"{hls / 'ports.json'}: unreadable project description ({exc})") from None
+
+
+def _frames(graph: Graph, inputs) -> list[dict[str, np.ndarray]]:
+    """Raw inputs per frame from one mapping of real values or a sequence of them."""
+    frames = [inputs] if isinstance(inputs, Mapping) else list(inputs)
+    if not frames:
+        raise HlsfuseError("csim needs at least one frame of inputs")
+    return [reference.quantize_inputs(graph, frame) for frame in frames]
+
+
+# --------------------------------------------------------------------------
+# Building (cached)
+# --------------------------------------------------------------------------
+
+
+def _compiler_version() -> str:
+    try:
+        done = subprocess.run(["g++", "--version"], capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        raise HlsfuseError("g++ is not installed; C simulation needs it (apt-get install g++)") from None
+    return done.stdout
+
+
+def _build_key(hls: Path, sources: Sequence[str], flags: Sequence[str], hls_include: str | None) -> str:
+    digest = hashlib.sha256()
+    digest.update(_compiler_version().encode())
+    digest.update("\0".join(flags).encode())
+    files = [hls / s for s in sources] + sorted(hls.glob("*.h")) + sorted(hls.glob("include/*.h"))
+    files += sorted(hls.glob("hlsfuse/**/*.h"))
+    for path in files:
+        digest.update(str(path.relative_to(hls)).encode() + b"\0" + path.read_bytes() + b"\0")
+    if hls_include:
+        # AMD's include folder is large: its files count by name, size and modification time
+        for path in sorted(p for p in Path(hls_include).rglob("*") if p.is_file()):
+            stat = path.stat()
+            digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()[:32]
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hlsfuse" / "csim"
+
+
+def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bool]:
+    """The testbench binary of the project in ``hls`` and whether it was built now (not cached)."""
+    hls_include = str(Path(hls_include).resolve()) if hls_include else None
+    if hls_include and not (Path(hls_include) / "ap_fixed.h").is_file():
+        raise HlsfuseError(f"--hls-include {hls_include}: no ap_fixed.h there")
+    sources = (f"{top}.cpp", f"tb_{top}.cpp")
+    flags = cxxflags(hls_include)
+    folder = _cache_root() / _build_key(hls, sources, flags, hls_include)
+    binary = folder / f"csim_{top}"
+    if binary.is_file():
+        return binary, False
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".csim_{top}.{os.getpid()}.{threading.get_ident()}"  # unique per builder
+    cmd = ["g++", *flags, *sources, "-o", str(partial)]
+    done = subprocess.run(cmd, cwd=hls, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    if done.returncode != 0:
+        partial.unlink(missing_ok=True)
+        log = folder / "build.log"
+        log.write_text(" ".join(cmd) + "\n" + done.stderr, encoding="utf-8")
+        first = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip()[:200])
+        raise HlsfuseError(f"g++ could not build the C simulation of '{top}': {first.strip()} (full log: {log})")
+    os.replace(partial, binary)  # atomic: a concurrent run sees no binary or a whole one
+    return binary, True
+
+
+# --------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------
+
+
+_FAIL = re.compile(r"^FAIL \S+: (\d+) of (\d+) output elements differ in (\d+) frame")
+_PASS = re.compile(r"^PASS \S+: (\d+) output elements match in (\d+) frame")
+
+
+def _parse(output: str, ports: dict[str, ManifestPort]) -> tuple[list[Mismatch], int, int, int]:
+    """(mismatches, failures, compared, frames) from the testbench's output."""
+    mismatches, failures, compared, frames = [], 0, 0, 0
+    for line in output.splitlines():
+        words = line.split()
+        if words[:1] == ["MISMATCH"] and len(words) == 5:
+            name, what = (words[1][:-5], "TLAST") if words[1].endswith(".last") else (words[1], "value")
+            port = ports[name]
+            flat = int(words[2])
+            number = float if port.dtype.is_float and what == "value" else int
+            frame, k = divmod(flat, port.size)
+            index = tuple(int(i) for i in np.unravel_index(k, port.shape)) if port.shape else ()
+            expected, got = number(words[3]), number(words[4])
+            mismatches.append(Mismatch(port.tensor, frame, index, expected, got, port.dtype, what))
+        elif m := _FAIL.match(line):
+            failures, compared, frames = (int(g) for g in m.groups())
+        elif m := _PASS.match(line):
+            compared, frames = (int(g) for g in m.groups())
+    return mismatches, failures, compared, frames
+
+
+def csim(
+    out_dir: str | os.PathLike,
+    inputs: Mapping[str, object] | Sequence[Mapping[str, object]] | None = None,
+    hls_include: str | None = None,
+    graph: Graph | None = None,
+) -> CsimResult:
+    """Build and run the C simulation of the project in ``out_dir`` (OUT or OUT/hls).
+
+    ``inputs``: real values per graph input (one frame) or a list of such mappings (several
+    frames, run back to back); by default the project's own data/ (seeded random inputs written
+    by ``emit_hls``). Golden outputs come from the reference interpreter on ``graph`` (default: the
+    graph saved as OUT/graph.json).
+    ``hls_include``: a folder of AMD's headers to build against instead of the work-alikes
+    (default: ``$XILINX_HLS/include`` when XILINX_HLS is set).
+    """
+    out, hls = project_dirs(out_dir)
+    top, ports = _manifest(hls)
+    if hls_include is None and os.environ.get("XILINX_HLS"):
+        hls_include = str(Path(os.environ["XILINX_HLS"]) / "include")
+    binary, built = build(hls, top, hls_include)
+    with tempfile.TemporaryDirectory(prefix="hlsfuse-csim-") as tmp:
+        data = hls / "data"
+        if inputs is not None:
+            graph = graph if graph is not None else load_graph(out / "graph.json")
+            data = Path(tmp) / "data"
+            data.mkdir()
+            for path, text in data_files(graph, ports, _frames(graph, inputs)).items():
+                (Path(tmp) / path).write_text(text, encoding="utf-8")
+        done = subprocess.run([str(binary), str(data)], cwd=hls, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    output = done.stdout + done.stderr
+    if done.returncode == 2:
+        error = next((line for line in output.splitlines() if line.startswith("ERROR")), output.strip())
+        raise HlsfuseError(f"C simulation of '{top}' cannot read its data: {error}")
+    mismatches, failures, compared, frames = _parse(done.stdout, {p.name: p for p in ports})
+    error = None
+    if done.returncode not in (0, 1) or (done.returncode == 1 and not failures):
+        lines = [line for line in output.splitlines() if line.startswith("ERROR")]
+        error = lines[0] if lines else f"the testbench stopped with exit status {done.returncode}"
+    return CsimResult(
+        passed=done.returncode == 0,
+        frames=frames,
+        compared=compared,
+        failures=failures,
+        mismatches=tuple(mismatches),
+        error=error,
+        output=output,
+        binary=binary,
+        built=built,
+    )

@@ -1,0 +1,273 @@
+// hlsfuse kernel library: numeric building blocks (formats, raw bits, exact types, quotient, table index).
+//
+// Numbers follow DESIGN.md section 3 / docs/numerics.md: every node computes exactly and rounds once, when
+// its exact result is assigned to the node's output type with that type's quantization and overflow modes.
+// In C++ that single rounding is ap_fixed's own assignment `T_OUT(exact)`, so these helpers build exact
+// values and leave the rounding to it. Everything here compiles against hlsfuse's work-alike headers and
+// against AMD's ap_types (only their common, documented API is used: range(), width/iwidth, arithmetic).
+//
+// Contents (namespace hlsf):
+//   format<T>                 ::width, ::iwidth, ::frac, ::is_signed of an ap_fixed/ap_ufixed/ap_int/ap_uint
+//                             type, or of the result type of ap arithmetic (AMD returns ap_fixed_base there)
+//   is_fixed<T>::value        true for ap_fixed/ap_ufixed (and their arithmetic results)
+//   raw_of(x) / from_raw<T>(r)  the raw integer R of a value (sign-extended to long long) and back
+//   product_t<A, B>           the exact type of a * b (double for float operands)
+//   sum_t<T, N>               the exact type of a sum of N values of T: W + ceil(log2 N), I + ceil(log2 N)
+//                             (hlsfuse.types.Fmt.accumulate; double for float/double)
+//   mul(a, b)                 a * b at full precision (in double for float operands)
+//   accumulate(acc, term)     acc += term, exactly, also for a 64-bit accumulator
+//   assign_quotient<T_OUT>(acc, n)   the exact quotient acc / n assigned to T_OUT (means, average pools)
+//   lut_index<W, SIGNED, SHIFT>(x)   table index (X - X_min) >> SHIFT of hlsfuse/lut.py
+//   lut_lookup(x, table)      table[lut_index(x)] with W, SIGNED from x's type and SHIFT from the table size
+#ifndef HLSFUSE_KERNELS_NUMERIC_H
+#define HLSFUSE_KERNELS_NUMERIC_H
+
+#include <ap_fixed.h>
+#include <ap_int.h>
+
+#include <type_traits>
+#include <utility>
+
+namespace hlsf {
+
+// --------------------------------------------------------------------------------------------------------
+// Formats of the ap types
+// --------------------------------------------------------------------------------------------------------
+
+template <int W, int I, bool S>
+struct fixed_format {
+  static const int width = W;
+  static const int iwidth = I;
+  static const int frac = W - I;
+  static const bool is_signed = S;
+};
+
+namespace detail {
+// Overload resolution sees through AMD's ap_fixed (a class derived from ap_fixed_base) as well as through
+// the work-alike's alias templates, so one declaration per base template covers both header sets.
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>
+fixed_format<W, I, S> format_of(const ap_fixed_base<W, I, S, Q, O, N>&);
+template <int W, bool S>
+fixed_format<W, W, S> format_of(const ap_int_base<W, S>&);
+
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>
+std::true_type fixed_of(const ap_fixed_base<W, I, S, Q, O, N>&);
+std::false_type fixed_of(...);
+
+template <class T>
+using format_t = decltype(format_of(std::declval<T>()));
+}  // namespace detail
+
+// format<T>: width, iwidth, frac and is_signed of an ap type (a compile error for other types).
+template <class T>
+struct format : detail::format_t<T> {};
+
+// is_fixed<T>::value: T is ap_fixed/ap_ufixed. ap_int/ap_uint targets are not: assigning to them rounds
+// toward zero (C semantics), so hlsfuse spells its integer types as ap_fixed<W, W> instead.
+template <class T>
+struct is_fixed : decltype(detail::fixed_of(std::declval<T>())) {};
+
+// ceil(log2(n)) for n >= 1: the bits a sum of n terms grows by (hlsfuse.types.Fmt.accumulate).
+constexpr int ceil_log2(int n) {
+  int bits = 0;
+  while ((1LL << bits) < n) ++bits;
+  return bits;
+}
+
+// --------------------------------------------------------------------------------------------------------
+// Raw bits
+// --------------------------------------------------------------------------------------------------------
+
+// The raw integer R of x (value R * 2^-F), sign-extended for signed types. Unsigned types have at most 63
+// bits in hlsfuse, so R always fits a long long.
+template <class T>
+long long raw_of(const T& x) {
+  const int w = format<T>::width;
+  const unsigned long long bits = x.range(w - 1, 0).to_uint64();
+  if (!format<T>::is_signed || w == 64 || ((bits >> (w - 1)) & 1ULL) == 0) return static_cast<long long>(bits);
+  return static_cast<long long>(bits | (~0ULL << (w % 64)));  // w < 64 here; `% 64` only keeps the shift valid
+}
+
+// The value of T whose raw integer is r (its low W bits).
+template <class T>
+T from_raw(long long r) {
+  T x;
+  x.range(format<T>::width - 1, 0) = static_cast<unsigned long long>(r);
+  return x;
+}
+
+// --------------------------------------------------------------------------------------------------------
+// Exact intermediate types
+// --------------------------------------------------------------------------------------------------------
+
+namespace detail {
+template <class A, class B, bool FLOAT = std::is_floating_point<A>::value || std::is_floating_point<B>::value>
+struct product {
+  typedef decltype(std::declval<A>() * std::declval<B>()) type;  // ap_fixed: <W1+W2, I1+I2>, exact
+};
+template <class A, class B>
+struct product<A, B, true> {
+  typedef double type;
+};
+
+template <class T, int N, bool FLOAT = std::is_floating_point<T>::value>
+struct sum {
+  typedef format<T> f;
+  static const int grow = ceil_log2(N);
+  typedef typename std::conditional<f::is_signed, ap_fixed<f::width + grow, f::iwidth + grow>,
+                                    ap_ufixed<f::width + grow, f::iwidth + grow> >::type type;
+};
+template <class T, int N>
+struct sum<T, N, true> {
+  typedef double type;
+};
+}  // namespace detail
+
+// The exact type of a * b: what `a * b` gives for ap types, double for float operands.
+template <class A, class B>
+using product_t = typename detail::product<A, B>::type;
+
+// The exact type of a sum of N values of T (N >= 1), e.g. an accumulator: sum_t<product_t<X, W>, TERMS>.
+template <class T, int N>
+using sum_t = typename detail::sum<T, N>::type;
+
+// a * b at full precision. For ap types the product type is exact; floats are multiplied in double, as the
+// reference accumulates float32 convolutions and matmuls in float64.
+template <class A, class B>
+product_t<A, B> mul(const A& a, const B& b) {
+  return a * b;
+}
+inline double mul(float a, float b) { return static_cast<double>(a) * static_cast<double>(b); }
+
+// acc += term for an accumulator whose type holds every partial sum exactly (the graph check proved it with
+// Fmt.accumulate) and at least term's fractional bits. ap arithmetic makes the sum one bit wider than acc;
+// for a 64-bit accumulator that is 65 bits, which hlsfuse's work-alike headers do not provide, so there
+// the raw integers are added instead (no overflow: the exact sum fits the accumulator).
+namespace detail {
+template <class ACC, class T>
+void accumulate(ACC& acc, const T& term, std::false_type /* raw */) {
+  acc += term;
+}
+template <class ACC, class T>
+void accumulate(ACC& acc, const T& term, std::true_type /* raw */) {
+  acc = from_raw<ACC>(raw_of(acc) + raw_of(ACC(term)));
+}
+template <class T, bool FLOAT = std::is_floating_point<T>::value>
+struct is_wide : std::integral_constant<bool, format<T>::width >= 64> {};
+template <class T>
+struct is_wide<T, true> : std::false_type {};
+}  // namespace detail
+
+template <class ACC, class T>
+void accumulate(ACC& acc, const T& term) {
+#pragma HLS INLINE
+  detail::accumulate(acc, term, detail::is_wide<ACC>());
+}
+
+// --------------------------------------------------------------------------------------------------------
+// Exact quotient: means and average pools
+// --------------------------------------------------------------------------------------------------------
+//
+// assign_quotient<T_OUT>(acc, n): the rational value acc / n (acc any ap_fixed/ap_ufixed/ap_int holding an
+// exact sum, n >= 1) assigned to T_OUT (ap_fixed/ap_ufixed) with T_OUT's quantization and overflow modes;
+// bit-exact with hlsfuse.types.assign_quotient. For float T_OUT (acc a double sum): T_OUT(acc / n).
+//
+// Method. Let F be T_OUT's fractional bits, F_a acc's, S acc's raw integer and k = F - F_a + 1. Integer
+// floor division gives q2 = floor(S * 2^k / n), the quotient floored one bit below T_OUT's LSB (for k < 0 a
+// floor shift comes first: floor(floor(S / 2^-k) / n) is the same number), and r = 1 when the shift or the
+// division left a remainder. The value
+//     X * 2^-(F+2)  with  X = 2 * q2 + r
+// is assigned to T_OUT, i.e. rounded by ap_fixed itself with d = 2 dropped bits. This is exactly the
+// reference's rounding:
+//   - T  = X >> 2 = floor((2 q2 + r) / 4) = floor(q2 / 2) = q2 >> 1, since 0 <= r <= 1 never carries;
+//   - qb = bit 1 of X = bit 0 of q2;
+//   - the sticky bit is bit 0 of X = r;
+//   - neg: X < 0  <=>  q2 < 0  <=>  S < 0 (S < 0 gives S * 2^k / n < 0, so q2 <= -1 and X <= -1; S >= 0 gives
+//     q2 >= 0 and X >= 0).
+// So Q = T + inc(mode, T, qb, r, neg) is the reference's Q, and overflow is decided on that same Q.
+//
+// Widths. hlsfuse's graph check bounds the dividend S << max(k, 0) by Fmt.dividend: at most 64 bits signed,
+// 63 unsigned (a static_assert repeats it). |q2| <= |dividend|, so X needs one bit more than the dividend
+// (two for an unsigned one, as X is held signed). Where that exceeds 64 bits, n >= 2 halves q2 and X fits
+// 64 bits again; n == 1 is an exact quotient and assigns acc itself, which rounds the same value once.
+namespace detail {
+
+template <class T_OUT, class ACC>
+T_OUT quotient(const ACC& acc, int n, std::false_type /* float */) {
+  static_assert(is_fixed<T_OUT>::value, "assign_quotient: T_OUT must be ap_fixed or ap_ufixed");
+  typedef format<ACC> A;
+  const int k = format<T_OUT>::frac - A::frac + 1;
+  const int up = k > 0 ? k : 0;
+  const int down = k < 0 ? -k : 0;
+  const int dividend_width = A::width + up;
+  static_assert(dividend_width <= (A::is_signed ? 64 : 63),
+                "assign_quotient: the dividend needs more than 64 bits (hlsfuse's graph check rejects this)");
+  const int x_width_exact = dividend_width + (A::is_signed ? 1 : 2);
+  const int x_width = x_width_exact < 64 ? x_width_exact : 64;
+  typedef ap_fixed<x_width, x_width - (format<T_OUT>::frac + 2)> X;
+
+  if (n == 1) return T_OUT(acc);
+  const long long s = raw_of(acc);
+  long long dividend;
+  bool dropped = false;
+  if (up > 0) {
+    dividend = static_cast<long long>(static_cast<unsigned long long>(s) << (up % 64));  // fits: see above
+  } else if (down >= 64) {
+    dividend = s < 0 ? -1 : 0;
+    dropped = s != 0;
+  } else {
+    dividend = s >> down;  // arithmetic shift: floor
+    dropped = (static_cast<unsigned long long>(s) & ((1ULL << down) - 1)) != 0;
+  }
+  long long q2 = dividend / n;  // C division truncates toward zero: correct it to the floor
+  const long long rem = dividend % n;
+  if (rem < 0) q2 -= 1;
+  const long long r = (dropped || rem != 0) ? 1 : 0;
+  return T_OUT(from_raw<X>(static_cast<long long>(static_cast<unsigned long long>(q2) << 1) + r));
+}
+
+template <class T_OUT, class ACC>
+T_OUT quotient(const ACC& acc, int n, std::true_type /* float */) {
+  return static_cast<T_OUT>(static_cast<double>(acc) / n);
+}
+
+}  // namespace detail
+
+template <class T_OUT, class ACC>
+T_OUT assign_quotient(const ACC& acc, int n) {
+#pragma HLS INLINE
+  return detail::quotient<T_OUT>(acc, n, std::is_floating_point<T_OUT>());
+}
+
+// --------------------------------------------------------------------------------------------------------
+// Lookup-table index (hlsfuse/lut.py)
+// --------------------------------------------------------------------------------------------------------
+//
+// lut_index<W, SIGNED, SHIFT>(x): (X - X_min) >> SHIFT for x of a W-bit format (X its raw integer, X_min
+// = -2^(W-1) signed, 0 unsigned), computed on the raw bits without any wider arithmetic: X - X_min is the
+// W-bit pattern with its sign bit flipped. W and SIGNED must be those of x's type (checked); they are the
+// table's input format, e.g. Fmt(x).sub(Fmt(x)) for softmax's exp table, which is the type of `x - max`.
+template <int W, bool SIGNED, int SHIFT, class T>
+unsigned lut_index(const T& x) {
+#pragma HLS INLINE
+  static_assert(format<T>::width == W && format<T>::is_signed == SIGNED,
+                "lut_index: W and SIGNED must be the width and signedness of x's type (the table's input format)");
+  static_assert(SHIFT >= 0 && SHIFT < W, "lut_index: SHIFT must be in 0..W-1");
+  unsigned long long bits = x.range(W - 1, 0).to_uint64();
+  if (SIGNED) bits ^= 1ULL << (W - 1);
+  return static_cast<unsigned>(bits >> SHIFT);
+}
+
+// table[(X - X_min) >> shift] for a table of N = 2^min(W, table_bits) entries built by hlsfuse/lut.py for
+// x's format: shift = W - log2(N) follows from the table's size.
+template <class T, class E, int N>
+E lut_lookup(const T& x, const E (&table)[N]) {
+#pragma HLS INLINE
+  static_assert(N >= 2 && (N & (N - 1)) == 0, "lut_lookup: the table size must be a power of two");
+  static_assert(ceil_log2(N) <= format<T>::width, "lut_lookup: the table has more entries than x has values");
+  return table[lut_index<format<T>::width, format<T>::is_signed, format<T>::width - ceil_log2(N)>(x)];
+}
+
+}  // namespace hlsf
+
+#endif  // HLSFUSE_KERNELS_NUMERIC_H

@@ -1,0 +1,71 @@
+"""Shared by the tests that compile C++ against HLS headers: hlsfuse's work-alike ones and AMD's own.
+
+AMD's ap_types headers come from the hls4ml wheel on PyPI (1.3.0 carries byte-identical copies of them and
+an hls_stream.h), downloaded once into the user's cache. Outside CI a failed download skips the test; in CI
+it fails it, since CI must run every test.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from hlsfuse.resources import hw_dir
+
+__all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "in_ci", "amd_cache", "amd_headers", "amd_include_flags"]
+
+INCLUDE = hw_dir() / "hls" / "include"  # hlsfuse's work-alike ap_int.h, ap_fixed.h, hls_stream.h, ap_axi_sdata.h
+KERNELS_ROOT = hw_dir() / "hls"  # holds hlsfuse/kernels.h, included as <hlsfuse/kernels.h>
+STRICT = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Werror"]
+
+HLS4ML = "hls4ml==1.3.0"
+AMD_DIR_IN_WHEEL = "hls4ml/templates/vivado/ap_types/"  # ap_int.h, ap_fixed.h, hls_stream.h, etc/...
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def amd_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hlsfuse"
+
+
+def amd_headers(cache: Path) -> Path:
+    """AMD's ap_types headers from the hls4ml wheel (downloaded once into ``cache``)."""
+    target = cache / "hls4ml-1.3.0-ap_types"
+    if (target / "ap_fixed.h").is_file():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    download = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                "--retries", "1", "--timeout", "30", HLS4ML, "-d", str(cache)]
+    done = subprocess.run(download, capture_output=True, text=True, timeout=300)
+    wheels = sorted(cache.glob("hls4ml-1.3.0-*.whl"))
+    if done.returncode != 0 or not wheels:
+        reason = f"cannot download {HLS4ML} for AMD's headers: {done.stderr.strip()[-500:]}"
+        if in_ci():
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    staging = cache / "staging"
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        members = [m for m in wheel.namelist() if m.startswith(AMD_DIR_IN_WHEEL) and not m.endswith("/")]
+        for member in members:
+            out = staging / member[len(AMD_DIR_IN_WHEEL):]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(wheel.read(member))
+    assert (staging / "ap_fixed.h").is_file() and (staging / "hls_stream.h").is_file(), "unexpected hls4ml wheel layout"
+    staging.replace(target)
+    return target
+
+
+def amd_include_flags(headers: Path) -> list[str]:
+    """Include flags that put AMD's headers first.
+
+    AMD's headers are not warning-free, so they come in as system headers (and the build drops -Werror);
+    the work-alike folder goes last, supplying only ap_axi_sdata.h, which the wheel lacks.
+    """
+    return ["-isystem", str(headers), "-idirafter", str(INCLUDE)]

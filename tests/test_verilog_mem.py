@@ -1,0 +1,35 @@
+"""mem_lines: ROM contents as $readmemh text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hlsfuse.backends.verilog import mem_lines
+from hlsfuse.errors import HlsfuseError
+
+
+def test_words_are_raw_bit_patterns_with_fixed_digit_count():
+    assert mem_lines([0, -1, 5, -128, 255], 8) == "00\nff\n05\n80\nff\n"
+    assert mem_lines(np.array([[1, -2], [3, 0]]), 5) == "01\n1e\n03\n00\n"  # row-major, 5 bits in 2 digits
+    assert mem_lines([-1], 64) == "f" * 16 + "\n"
+    assert mem_lines([], 8) == ""
+
+
+def test_lanes_pack_consecutive_values_first_in_low_bits():
+    assert mem_lines([1, -1, 2, 3], 4, lanes=2) == "f1\n32\n"
+    assert mem_lines([-1, 0, 1], 30, lanes=3) == f"{1 << 60 | (1 << 30) - 1:023x}\n"
+
+
+@pytest.mark.parametrize(
+    "values,width,lanes,message",
+    [
+        ([256], 8, 1, "ROM element 0 is 256, which does not fit 8 bits"),
+        ([0, -129], 8, 1, "ROM element 1 is -129, which does not fit 8 bits"),
+        ([0], 65, 1, "ROM element width must be 1..64 bits, not 65"),
+        ([1, 2, 3], 8, 2, "ROM of 3 elements cannot be packed 2 per word"),
+    ],
+)
+def test_bad_contents_are_rejected(values, width, lanes, message):
+    with pytest.raises(HlsfuseError, match=f"^{message}$"):
+        mem_lines(values, width, lanes)

@@ -1,0 +1,164 @@
+"""Verilator models of hw/rtl modules for the RTL unit tests, built with pyverilator and cached.
+
+    model(top, **params)     a PyVerilator simulation of ``top`` (an hw/rtl module name, or a test top
+                             in tests/rtl/), with its parameters overridden; hw/rtl is on the search path
+    Clocked(sim)             drives ap_clk/ap_rst_n: reset(), tick()
+    Source(data, rng, p)     a stream source that offers elements at random and holds them until taken
+    pump(sim, data, ...)     stream data through a 1-in 1-out module under random valid/ready patterns
+    mem_file(text)           a $readmemh file with this content, at a path derived from the content
+
+A build takes seconds, so models are cached in a directory keyed by a hash of everything that
+goes into them (the Verilog sources, the parameters, the tool versions); a rerun loads the shared
+object of the earlier build. The cache is ``$HLSFUSE_RTL_CACHE`` or ``<tmp>/hlsfuse-rtl-cache``.
+Builds land in a private directory first and are renamed into place, so concurrent test runs
+never load a half-built model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
+
+from hlsfuse.resources import hw_dir
+
+RTL = hw_dir() / "rtl"
+TB = Path(__file__).parent / "rtl"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("HLSFUSE_RTL_CACHE") or Path(tempfile.gettempdir()) / "hlsfuse-rtl-cache")
+
+
+@lru_cache(maxsize=1)
+def _tools() -> str:
+    verilator = subprocess.run(["verilator", "--version"], capture_output=True, text=True, check=True).stdout
+    return f"{verilator.strip()} pyverilator-mm {version('pyverilator-mm')}"
+
+
+def source(top: str) -> Path:
+    """The file defining module ``top``: a test top in tests/rtl/ or a module of hw/rtl/."""
+    for folder in (TB, RTL):
+        if (folder / f"{top}.v").is_file():
+            return folder / f"{top}.v"
+    raise FileNotFoundError(f"no module {top!r} in {TB} or {RTL}")
+
+
+def _param(name: str, value) -> str:
+    if isinstance(value, str):
+        return f'-G{name}="{value}"'
+    return f"-G{name}={int(value)}"
+
+
+def model(top: str, **params):
+    """A pyverilator model of module ``top`` with ``params`` overriding its parameters.
+
+    Parameter values are ints, strings, or Verilog literals given as ``("48'h...",)`` tuples.
+    """
+    import pyverilator
+
+    args = [(f"-G{k}={v[0]}" if isinstance(v, tuple) else _param(k, v)) for k, v in sorted(params.items())]
+    digest = hashlib.sha256(_tools().encode())
+    digest.update(repr((top, args)).encode())
+    for path in [source(top), *sorted(RTL.glob("*.v"))]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    build = cache_root() / f"{top}-{digest.hexdigest()[:20]}"
+    library = build / f"V{top}"
+    if not library.is_file():
+        cache_root().mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
+        try:
+            pyverilator.PyVerilator.build(
+                str(source(top)), verilog_path=[str(RTL)], build_dir=str(scratch), quiet=True,
+                args=args, cargs="-O1", dump_en=False,  # -O1 builds faster than the default -Os
+            )
+            try:
+                scratch.rename(build)
+            except OSError:  # another run built the same model meanwhile: use theirs
+                pass
+        finally:
+            if scratch.exists():
+                shutil.rmtree(scratch, ignore_errors=True)
+    return pyverilator.PyVerilator(str(library))
+
+
+class Clocked:
+    """Clock and reset for a model with ``ap_clk`` and ``ap_rst_n``; ``cycle`` counts rising edges."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.io = sim.io
+        self.cycle = 0
+
+    def tick(self) -> None:
+        self.io.ap_clk = 1
+        self.io.ap_clk = 0
+        self.cycle += 1
+
+    def reset(self, cycles: int = 2) -> None:
+        self.io.ap_rst_n = 0
+        for _ in range(cycles):
+            self.tick()
+        self.io.ap_rst_n = 1
+        self.cycle = 0
+
+
+class Source:
+    """Offers ``data`` in order; once valid, holds the element until it is taken."""
+
+    def __init__(self, data, rng, p_valid: float):
+        self.data, self.rng, self.p_valid = list(data), rng, p_valid
+        self.index, self.valid = 0, False
+
+    def offer(self) -> tuple[int, int]:
+        if not self.valid and self.index < len(self.data):
+            self.valid = self.rng.random() < self.p_valid
+        return int(self.valid), (self.data[self.index] if self.valid else 0)
+
+    def taken(self) -> None:
+        self.index, self.valid = self.index + 1, False
+
+
+def pump(sim, data, rng, p_valid: float, p_ready: float, count: int | None = None, max_cycles: int = 100000):
+    """Stream ``data`` into in_* and collect ``count`` (default len(data)) elements from out_*.
+
+    Sink readiness is random with probability ``p_ready``. Checks the AXI4-Stream rule that a
+    valid output keeps its data until it is taken. Returns (received, cycles); the model is reset first.
+    """
+    clk, io = Clocked(sim), sim.io
+    clk.reset()
+    src = Source(data, rng, p_valid)
+    count = len(data) if count is None else count
+    received, held = [], None
+    while len(received) < count:
+        assert clk.cycle < max_cycles, f"no progress: {len(received)} of {count} received"
+        io.in_tvalid, io.in_tdata = src.offer()
+        ready = int(rng.random() < p_ready)
+        io.out_tready = ready
+        out_valid, out_data = io.out_tvalid.value, io.out_tdata.value
+        if held is not None:
+            assert out_valid and out_data == held, f"cycle {clk.cycle}: a valid output changed before it was taken"
+        if out_valid and ready:
+            received.append(out_data)
+        held = out_data if out_valid and not ready else None
+        if src.valid and io.in_tready.value:
+            src.taken()
+        clk.tick()
+    return received, clk.cycle
+
+
+def mem_file(text: str) -> Path:
+    """A file holding ``text`` (ROM contents), named by its hash so that model caching sees the contents."""
+    folder = cache_root() / "mem"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.mem"
+    if not path.is_file():
+        scratch = Path(tempfile.mkstemp(dir=folder, suffix=".tmp")[1])
+        scratch.write_text(text)
+        scratch.replace(path)
+    return path

@@ -8,7 +8,7 @@ from ..backends.hls import HlsOptions
 from ..backends.hls.options import CONTROLS, DEFAULT_PART
 from ..compile import TARGETS, CompileOptions, compile
 from ..fusion import MODES
-from ..lower.report import stage_table, summary
+from ..lower.report import channel_table, stage_table, summary
 from ..outdir import check_out_dir, write_tree
 from .common import add_graph_arg, load_graph_arg
 
@@ -45,5 +45,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary(design.plan), end="")
     print()
     print(stage_table(design.plan), end="")
+    print()
+    print(channel_table(design.plan), end="")
     print(f"\nwrote {len(design.files)} files to {args.output}")
     return 0

@@ -245,7 +245,7 @@ def csim(
         hls_include = str(Path(os.environ["XILINX_HLS"]) / "include")
     binary, built = build(hls, top, hls_include)
     with tempfile.TemporaryDirectory(prefix="hlsfuse-csim-") as tmp:
-        data = hls / "data"
+        data = hls.resolve() / "data"  # the binary runs in hls/, so a relative OUT would not resolve from there
         if inputs is not None:
             graph = graph if graph is not None else load_graph(out / "graph.json")
             data = Path(tmp) / "data"

@@ -1,0 +1,102 @@
+"""``hlsfuse compile`` and ``hlsfuse csim`` on the command line: outputs, safety, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hlsfuse import GraphBuilder, save_graph
+from hlsfuse.cli import main
+from hlsfuse.compile import CompileOptions, compile
+from hlsfuse.errors import HlsfuseError
+
+
+def _graph(path):
+    b = GraphBuilder("tiny", dtype="fixed<12,4,RND,SAT>")
+    x = b.input("x", [1, 4, 4, 2])
+    w = b.constant("w", np.linspace(-1, 1, 3 * 3 * 2 * 2).reshape(3, 3, 2, 2), dtype="fixed<8,1>")
+    y = b.relu(b.conv2d(x, w, padding=[1, 1, 1, 1], name="c"), name="y")
+    b.output(b.add(y, x, name="out"))
+    graph = b.build()
+    save_graph(graph, path)
+    return graph
+
+
+def test_compile_writes_the_output_folder_and_prints_the_stage_table(tmp_path, capsys):
+    _graph(tmp_path / "g.json")
+    out = tmp_path / "out"
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(out), "--top", "dut", "--part", "xc7z020clg400-1"]) == 0
+    printed = capsys.readouterr().out
+    assert "design 'dut'" in printed and "cycles/frame" in printed and "s0_conv2d_relu_add" in printed
+    assert "ch_x_3" in printed and "depth" in printed
+    names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    for name in ("graph.json", "fusion.json", "fusion.dot", "report.md", "hls/dut.cpp", "hls/dut.h", "hls/types.h",
+                 "hls/weights.h", "hls/tb_dut.cpp", "hls/hls_config.cfg", "hls/run_hls.tcl", "hls/Makefile"):
+        assert name in names
+    assert "xc7z020clg400-1" in (out / "hls" / "run_hls.tcl").read_text()
+    assert json.loads((out / "fusion.json").read_text())["groups"][0]["nodes"] == ["c", "y", "out"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
+
+
+def test_compile_refuses_a_non_empty_folder_and_replaces_it_with_force(tmp_path, capsys):
+    _graph(tmp_path / "g.json")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"hlsfuse: error: {out}: folder exists and is not empty (use --force to replace it)\n"
+    assert (out / "mine.txt").read_text() == "keep me"
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(out), "--force"]) == 0
+    assert not (out / "mine.txt").exists() and (out / "hls" / "tiny.cpp").is_file()
+
+
+def test_a_failing_compile_leaves_nothing_behind(tmp_path, capsys):
+    b = GraphBuilder("c", dtype="fixed<8,4>")
+    b.output(b.custom(b.input("x", [2]), pattern="OPAQUE", shape=[2], dtype="fixed<8,4>", name="k"))
+    save_graph(b.build(), tmp_path / "g.json")
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "out")]) == 2
+    assert "node 'k' (custom): custom ops model other compilers' graphs" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+def test_identical_inputs_give_byte_identical_files(tmp_path):
+    graph = _graph(tmp_path / "g.json")
+    first = compile(graph, CompileOptions(top="t")).files
+    second = compile(graph, CompileOptions(top="t")).files
+    assert first == second
+    with pytest.raises(HlsfuseError, match="option 'target' must be one of hls, not 'vhdl'"):
+        CompileOptions(target="vhdl")
+
+
+@pytest.mark.gxx
+def test_csim_passes_and_reports_mismatches_with_exit_code_1(tmp_path, capsys):
+    graph = _graph(tmp_path / "g.json")
+    out = tmp_path / "out"
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["csim", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("PASS")
+    rng = np.random.default_rng(3)
+    np.savez(tmp_path / "in.npz", x=rng.uniform(-4, 4, size=(1, 4, 4, 2)))
+    assert main(["csim", str(out), "--inputs", str(tmp_path / "in.npz")]) == 0
+    capsys.readouterr()
+    # corrupt one golden value: csim must fail, name the tensor and index, and exit 1
+    golden = out / "hls" / "data" / "out.txt"
+    lines = golden.read_text().splitlines()
+    lines[5] = str(int(lines[5]) + 1)
+    golden.write_text("\n".join(lines) + "\n")
+    assert main(["csim", str(out)]) == 1
+    report = capsys.readouterr().out
+    assert report.startswith("FAIL") and "out" in report
+    assert graph.types["out"].size == 32
+
+
+def test_csim_errors_are_one_line(tmp_path, capsys):
+    assert main(["csim", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hlsfuse: error: ") and err.count("\n") == 1
+    assert main(["csim", str(tmp_path), "--hls-include", str(tmp_path)]) == 2
+    assert "no ap_fixed.h in this folder" in capsys.readouterr().err

@@ -238,7 +238,7 @@ def test_calls_carry_the_nodes_shapes_and_attributes():
     plan = lower(graph, fuse(graph))
     cpp = " ".join(emit_hls(graph, plan)["calls.cpp"].split())  # line breaks do not matter
     assert "hlsf::dims<2, 3, 4>, hlsf::dims<2, 2, 1>," in cpp  # x[1:-3:-1, 0:3:2, -1:0:-3]
-    assert "hlsf::dims<1, 0, 3>, hlsf::dims<-1, 2, -3>>(" in cpp  # normalised starts and steps
+    assert "hlsf::dims<1, 0, 3>, hlsf::dims<-1, 2, -3>, " in cpp  # normalised starts and steps, then the tag
     # the inputs in the node's order; the constant is streamed from its ROM first
     concat = next(s for s in plan.stages if s.head == "concat0")
     channel = {plan.channel(c).tensor: c for c in concat.inputs}

@@ -110,7 +110,7 @@ class DataflowPlan:
     outputs: tuple[Port, ...]  # in graph output order
     roms: tuple[Rom, ...]
     cycles: int  # cycles per frame of the whole pipeline (its slowest stage)
-    latency: int  # cycles from the first input element to the last output element of one frame
+    latency: int  # cycles from the first input element to the first output element
 
     def stage(self, name: str) -> Stage:
         for s in self.stages:

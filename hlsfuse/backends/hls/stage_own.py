@@ -151,6 +151,7 @@ class OwnBody:
     index: str  # loop counter of the feeds
     feeds: tuple[Feed, ...]
     call: Any  # one of the *Call views; the template dispatches on its ``op``
+    tag: int  # the stage's group id: kernels with a static buffer get their own instance per stage
 
 
 # --------------------------------------------------------------------------
@@ -359,4 +360,4 @@ def view(ctx: Context, stage: Stage) -> StageView:
     streams, feeds = _streams(ctx, stage, node)
     build, header = _CALLS[node.op]
     call = build(_Node(ctx, node, streams, stage.outputs[0]))
-    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(index, feeds, call), headers=(header,))
+    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(index, feeds, call, stage.group), headers=(header,))

@@ -6,7 +6,7 @@
 // input value assigned to the output type, `T_OUT(x)` (hlsfuse's injective ops: a no-op when the types are
 // equal; ap_fixed rounds and saturates otherwise, exactly like hlsfuse.types.assign).
 //
-//   slice_stage<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP>(in, out)
+//   slice_stage<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, TAG = 0>(in, out)
 //       out[o] = in[START + o * STEP] per axis, STEP != 0 (negative steps read backwards). START, STEP and
 //       OUT_SHAPE are Python's normalised slice per axis: range(*slice(b, e, s).indices(n)) gives START =
 //       its start, STEP = its step and OUT_SHAPE = its length; unsliced axes have START 0, STEP 1 and their
@@ -22,7 +22,8 @@
 //       elements of each input in turn. The output stream comes first (the inputs are a parameter pack and
 //       may have different element types). Streams (no storage); a reader of several channels in turn, so
 //       the lowering must size those FIFOs (the blocks of later inputs wait).
-//   transpose_stage<T_IN, T_OUT, IN_SHAPE, PERM>(in, out)
+//   transpose_stage<T_IN, T_OUT, IN_SHAPE, PERM, TAG = 0>(in, out)
+//   (TAG: a distinct value per calling stage gives each its own static buffer, as DATAFLOW processes need)
 //       out[o] = in[i] with i[PERM[d]] = o[d] (numpy.transpose(x, PERM)); a frame buffer of IN_SHAPE's size.
 //
 // Every loop moves one element per cycle (PIPELINE II=1). Index counters advance with step_index instead
@@ -87,7 +88,7 @@ void slice_streaming(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
 
 // Axes B.. are read backwards: hold one block of them per index of the outer axes, then emit the block's
 // picked elements in output order (when the outer index is picked too).
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B>
+template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B, int TAG>
 void slice_buffered(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
   const int R = IN_SHAPE::rank;
   const int BLOCK = IN_SHAPE::span(B, R);
@@ -122,24 +123,25 @@ void slice_buffered(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
   }
 }
 
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B>
+template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B, int TAG>
 void slice(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, std::true_type /* streams */) {
   slice_streaming<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP>(in, out);
 }
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B>
+template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B, int TAG>
 void slice(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, std::false_type /* streams */) {
-  slice_buffered<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, B>(in, out);
+  slice_buffered<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, B, TAG>(in, out);
 }
 
 }  // namespace detail
 
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP>
+template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int TAG = 0>
 void slice_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
   const int R = IN_SHAPE::rank;
   static_assert(OUT_SHAPE::rank == R && START::rank == R && STEP::rank == R,
                 "slice_stage: IN_SHAPE, OUT_SHAPE, START and STEP must have the same rank");
   const int B = detail::first_reversed_axis<OUT_SHAPE, STEP>();
-  detail::slice<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, B>(in, out, std::integral_constant<bool, B == R>());
+  detail::slice<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, B, TAG>(in, out,
+                                                                     std::integral_constant<bool, B == R>());
 }
 
 // --------------------------------------------------------------------------------------------------------
@@ -224,7 +226,7 @@ void concat_stage(hls::stream<T_OUT>& out, hls::stream<T_IN>&... in) {
 // transpose
 // --------------------------------------------------------------------------------------------------------
 
-template <class T_IN, class T_OUT, class IN_SHAPE, class PERM>
+template <class T_IN, class T_OUT, class IN_SHAPE, class PERM, int TAG = 0>
 void transpose_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
   const int R = IN_SHAPE::rank;
   const int SIZE = IN_SHAPE::size();

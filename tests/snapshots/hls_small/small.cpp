@@ -55,11 +55,11 @@ static void fork_relu0(hls::stream<t_relu0>& ch_relu0, hls::stream<t_relu0>& ch_
 }
 
 // s1_add_sigmoid: map stage, nodes add0, sigmoid0
-static void s1_add_sigmoid(hls::stream<t_x>& ch_x_3, hls::stream<t_relu0>& ch_relu0_2, hls::stream<t_sigmoid0>& ch_sigmoid0) {
+static void s1_add_sigmoid(hls::stream<t_relu0>& ch_relu0_2, hls::stream<t_x>& ch_x_3, hls::stream<t_sigmoid0>& ch_sigmoid0) {
     for (int i = 0; i < 6; i++) {
 #pragma HLS PIPELINE II=1
-        t_x v_x = ch_x_3.read();
         t_relu0 v_relu0 = ch_relu0_2.read();
+        t_x v_x = ch_x_3.read();
         t_add0 v_add0 = v_relu0 + v_x;
         t_sigmoid0 v_sigmoid0 = lut_sigmoid_0[hlsf::lut_index<8, true, 4>(v_add0)];
         ch_sigmoid0.write(v_sigmoid0);
@@ -116,7 +116,7 @@ void small(hls::stream<axis_x>& x, hls::stream<axis_sigmoid0>& sigmoid0, hls::st
     fork_x(ch_x, ch_x_2, ch_x_3);
     s0_bias_add_relu(ch_x_2, ch_relu0);
     fork_relu0(ch_relu0, ch_relu0_2, ch_relu0_3);
-    s1_add_sigmoid(ch_x_3, ch_relu0_2, ch_sigmoid0);
+    s1_add_sigmoid(ch_relu0_2, ch_x_3, ch_sigmoid0);
     write_sigmoid0(ch_sigmoid0, sigmoid0);
     write_relu0(ch_relu0_3, relu0);
 }

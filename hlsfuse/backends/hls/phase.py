@@ -1,6 +1,7 @@
 """The map nodes around a head op: a convolution's or dense's epilogue, a reduction's prologue.
 
-Window, rows and reduce stages share this. A *phase* is the run of map nodes a stage computes once
+Window, rows and reduce stages share this, and so do map stages, whose body is an epilogue without a
+head: one phase over the sink's elements. A *phase* is the run of map nodes a stage computes once
 per element of a loop (the head's output elements for an epilogue, its input elements for a
 prologue), rendered with the macros of ``templates/hls/phase.j2``:
 
@@ -15,7 +16,7 @@ broadcast operand is indexed by it, so no variable is ever left unused (``-Wall 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...errors import HlsfuseError
@@ -32,21 +33,21 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Held:
-    """An input read whole into ``array`` before the stage's loops."""
+    """An input read whole into ``array`` before the stage's loops (``None``: read and dropped)."""
 
     channel: str
     type: str
-    array: str
+    array: str | None
     size: int
 
 
 @dataclass(frozen=True)
 class Read:
-    """A streamed input read once per element into ``var``."""
+    """A streamed input read once per element into ``var`` (``None``: read and dropped)."""
 
     channel: str
     type: str
-    var: str
+    var: str | None
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,12 @@ def inputs(ctx: Context, stage: Stage) -> Inputs:
     return Inputs(*(tuple(by_use[u]) for u in ("head", "pre", "post", "held")))
 
 
-def held(ctx: Context, pairs: Sequence[tuple[str, str]]) -> tuple[Held, ...]:
-    return tuple(Held(ch, ctx.ctype(t), ctx.array(t), ctx.type_of(t).size) for ch, t in pairs)
+def held(ctx: Context, pairs: Sequence[tuple[str, str]], used: Collection[str] | None = None) -> tuple[Held, ...]:
+    """The held inputs; one not in ``used`` (when given) is read and dropped, so no array is left unused."""
+    return tuple(
+        Held(ch, ctx.ctype(t), ctx.array(t) if used is None or t in used else None, ctx.type_of(t).size)
+        for ch, t in pairs
+    )
 
 
 def writes(ctx: Context, stage: Stage, var: str) -> tuple[Write, ...]:
@@ -152,9 +157,9 @@ def phase(
 
     ``values``: tensors the loop already has as one variable per element (the head's result, or
     the head input it reads itself); ``start``: the variable that is the phase's result when
-    ``nodes`` is empty; ``reads``: (channel, tensor) of the streamed inputs the phase
-    reads per element; ``arrays``: held inputs. Nodes smaller than the loop that depend on no
-    per-element value run first, in pre loops.
+    ``nodes`` is empty; ``reads``: (channel, tensor) of the streamed inputs the phase reads per
+    element (one that neither a node nor the result uses is read and dropped); ``arrays``: held
+    inputs. Nodes smaller than the loop that depend on no per-element value run first, in pre loops.
     """
     scalars = dict(values)
     for channel, tensor in reads:
@@ -185,13 +190,17 @@ def phase(
         node = ctx.graph.node(nodes[-1])
         raise HlsfuseError(f"{node.where()}: has {ctx.type_of(node.name).size} elements, not the loop's {count}")
     body = element_body(ctx, main, count, scalars, local_arrays, index)
+    result = ctx.value(main[-1]) if main else start
+    # a read no node takes and that is not the result (a prologue without nodes passes its read on) is dropped
+    used = {src for name in nodes for src in ctx.graph.node(name).inputs}
+    used.update(t for _, t in reads if ctx.value(t) == result)
     return Phase(
         index=index,
         counts_index=_reads_index(body, index),
         pre=tuple(pre),
-        reads=tuple(Read(ch, ctx.ctype(t), ctx.value(t)) for ch, t in reads),
+        reads=tuple(Read(ch, ctx.ctype(t), ctx.value(t) if t in used else None) for ch, t in reads),
         body=body,
-        result=ctx.value(main[-1]) if main else start,
+        result=result,
     )
 
 

@@ -1,7 +1,9 @@
 """Map stages: a fused group of elementwise, broadcast and order-keeping injective nodes.
 
+A map stage is an epilogue without a head: one phase (``phase.py``) over the sink's elements.
+
     held inputs  ──read whole──►  local arrays          (broadcast operands streamed in)
-    pre nodes    ──one loop each──►  local arrays       (nodes computed only from held inputs and
+    pre loops    ──one loop each──►  local arrays       (nodes computed only from held inputs and
                                                          constants, smaller than the output)
     main loop, II=1, once per element of the sink:
         read each streamed input once ─► the group's nodes as local variables ─► write the outputs
@@ -18,63 +20,17 @@ from dataclasses import dataclass
 from ...errors import HlsfuseError
 from ...lower.plan import Stage
 from .context import Context
-from .expr import Body, element_body
+from .phase import Held, Phase, Write, held, phase, writes
 from .view import StageView, make_view
 
 __all__ = ["MapBody", "view"]
 
 
 @dataclass(frozen=True)
-class Read:
-    """A streamed input, read once per element into ``var`` (``None``: read and dropped)."""
-
-    channel: str
-    type: str
-    var: str | None
-
-
-@dataclass(frozen=True)
-class Held:
-    """An input read whole into ``array`` before the main loop (``None``: read and dropped)."""
-
-    channel: str
-    type: str
-    array: str | None
-    size: int
-
-
-@dataclass(frozen=True)
-class Store:
-    """``array[index] = var``: a node's value kept for a later loop."""
-
-    array: str
-    type: str
-    var: str
-
-
-@dataclass(frozen=True)
-class Pre:
-    """A loop before the main loop computing nodes of ``size`` elements into local arrays."""
-
-    size: int
-    body: Body
-    stores: tuple[Store, ...]
-
-
-@dataclass(frozen=True)
-class Write:
-    channel: str
-    var: str
-
-
-@dataclass(frozen=True)
 class MapBody:
-    index: str  # the flat element index of every loop
-    count: int  # elements per frame (the sink's)
+    count: int  # elements per frame (the sink's); the phase's index is the main loop's
     held: tuple[Held, ...]
-    pre: tuple[Pre, ...]
-    reads: tuple[Read, ...]
-    main: Body
+    phase: Phase
     writes: tuple[Write, ...]
 
 
@@ -87,21 +43,11 @@ def _needed(ctx: Context, nodes: tuple[str, ...], outputs: set[str]) -> set[str]
     return needed
 
 
-def _runs(ctx: Context, nodes: list[str]) -> list[tuple[str, ...]]:
-    """Consecutive nodes of equal size, each run computed by one loop."""
-    runs: list[list[str]] = []
-    for name in nodes:
-        if runs and ctx.type_of(runs[-1][0]).size == ctx.type_of(name).size:
-            runs[-1].append(name)
-        else:
-            runs.append([name])
-    return [tuple(r) for r in runs]
-
-
 def body(ctx: Context, stage: Stage) -> MapBody:
     count = ctx.type_of(stage.sink).size
     index = ctx.names.local("i")
     held_tensors = set(stage.held)
+    # the plan's Stage.held, not the channels' uses, says which inputs are held: a map stage has no head
     streamed: dict[str, str] = {}  # tensor -> channel
     held_channels: dict[str, str] = {}
     for name in stage.inputs:
@@ -117,47 +63,12 @@ def body(ctx: Context, stage: Stage) -> MapBody:
                 f"not the {count} of '{stage.sink}'; the plan must hold it (Stage.held)"
             )
 
-    outputs = {ctx.channel(c).tensor for c in stage.outputs}
-    needed = _needed(ctx, stage.nodes, outputs)
+    out = writes(ctx, stage, ctx.value(stage.sink))
+    needed = _needed(ctx, stage.nodes, {stage.sink})
     nodes = tuple(n for n in stage.nodes if n in needed)
-
-    # nodes that depend on no streamed input and are smaller than the sink are computed once, up front
-    per_element: set[str] = set(streamed)
-    pre_nodes = []
-    for name in nodes:
-        if any(src in per_element for src in ctx.graph.node(name).inputs) or ctx.type_of(name).size == count:
-            per_element.add(name)
-        else:
-            pre_nodes.append(name)
-
     arrays = {t: ctx.array(t) for t in held_channels}
-    pre = []
-    for run in _runs(ctx, pre_nodes):
-        size = ctx.type_of(run[0]).size
-        pre_body = element_body(ctx, run, size, {}, arrays, index)
-        later = {src for n in nodes if n not in run for src in ctx.graph.node(n).inputs}
-        kept = [n for n in run if n in later]
-        pre.append(Pre(size, pre_body, tuple(Store(ctx.array(n), ctx.ctype(n), ctx.value(n)) for n in kept)))
-        arrays.update({n: ctx.array(n) for n in kept})
-
-    main_nodes = tuple(n for n in nodes if n in per_element)
-    values = {t: ctx.value(t) for t in streamed}
-    main = element_body(ctx, main_nodes, count, values, arrays, index)
-    for name in outputs:
-        if name not in per_element:
-            raise HlsfuseError(f"stage '{stage.name}': output '{name}' is not computed per element of '{stage.sink}'")
-    return MapBody(
-        index=index,
-        count=count,
-        held=tuple(
-            Held(ch, ctx.ctype(t), ctx.array(t) if t in needed else None, ctx.type_of(t).size)
-            for t, ch in held_channels.items()
-        ),
-        pre=tuple(pre),
-        reads=tuple(Read(ch, ctx.ctype(t), ctx.value(t) if t in needed else None) for t, ch in streamed.items()),
-        main=main,
-        writes=tuple(Write(c, ctx.value(ctx.channel(c).tensor)) for c in stage.outputs),
-    )
+    body = phase(ctx, nodes, count, {}, [(ch, t) for t, ch in streamed.items()], arrays, index, ctx.value(stage.sink))
+    return MapBody(count, held(ctx, [(ch, t) for t, ch in held_channels.items()], needed), body, out)
 
 
 def view(ctx: Context, stage: Stage) -> StageView:

@@ -193,27 +193,6 @@ def hls4ml_status() -> str | None:
 # --------------------------------------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs of the repeated measurements (default 3)")
-    parser.add_argument("--examples", default=",".join(NAMES), help=f"comma-separated (default {','.join(NAMES)})")
-    args = parser.parse_args()
-    names = [n for n in args.examples.split(",") if n]
-
-    with tempfile.TemporaryDirectory(prefix="hlsfuse-bench-") as tmp:
-        work = Path(tmp)
-        # a fresh csim cache, so that every g++ build below is a real one
-        os.environ["XDG_CACHE_HOME"] = str(work / "cache")
-        results = {}
-        for name in names:
-            results[name] = bench_hlsfuse(name, work, args.repeat)
-        h4_reason = hls4ml_status()
-        if h4_reason is None:
-            for name in names:
-                results[name]["hls4ml"] = bench_hls4ml(results[name]["graph"], work)
-    report(results, args.repeat, h4_reason)
-
-
 def report(results: dict, repeat: int, h4_reason: str | None) -> None:
     print(f"hlsfuse: compile(), g++ build of the C simulation (fresh cache) and csim run; best of {repeat} except g++")
     print("ratios are to 'ref', one run of the numpy reference interpreter on the same input, timed in the same run\n")
@@ -228,11 +207,35 @@ def report(results: dict, repeat: int, h4_reason: str | None) -> None:
         print(f"hls4ml: skipped, it does not import here ({h4_reason})")
         return
     print("hls4ml (Vivado backend, io_stream, ap_fixed<16,6>, reuse 1): ModelGraph construction and compile()")
-    print(f"{'example':9} {'convert s':>9} {'compile s':>9}  {'compile/ref':>11}  hls4ml compile / hlsfuse (compile + g++)")
+    print(f"{'example':9} {'convert s':>9} {'compile s':>9}  {'compile/ref':>11}  compile / hlsfuse's (compile + g++)")
     for name, r in results.items():
         h = r["hls4ml"]
         ratio = h["compile"] / (r["compile"] + r["build"])
         print(f"{name:9} {h['convert']:9.3f} {h['compile']:9.2f}  {h['compile'] / r['ref']:11.0f}  {ratio:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the repeated measurements (default 3)")
+    parser.add_argument("--examples", default=",".join(NAMES), help=f"comma-separated (default {','.join(NAMES)})")
+    args = parser.parse_args()
+    names = [n for n in args.examples.split(",") if n]
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown:
+        parser.error(f"--examples: no example named {', '.join(unknown)} (known: {', '.join(NAMES)})")
+
+    with tempfile.TemporaryDirectory(prefix="hlsfuse-bench-") as tmp:
+        work = Path(tmp)
+        # a fresh csim cache, so that every g++ build below is a real one
+        os.environ["XDG_CACHE_HOME"] = str(work / "cache")
+        results = {}
+        for name in names:
+            results[name] = bench_hlsfuse(name, work, args.repeat)
+        h4_reason = hls4ml_status()
+        if h4_reason is None:
+            for name in names:
+                results[name]["hls4ml"] = bench_hls4ml(results[name]["graph"], work)
+    report(results, args.repeat, h4_reason)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.mark.gxx
-@pytest.mark.parametrize("name", ["mlp", "cnn", "residual"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "residual", "resnet8"])
 def test_examples_are_bit_exact_with_amd_headers(tmp_path, name):
     graph = load_graph(EXAMPLES / f"{name}.json")
     out = write_tree(tmp_path / "out", compile(graph).files)

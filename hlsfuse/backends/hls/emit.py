@@ -81,6 +81,7 @@ class ArrayView:
     size: int
     rows: tuple[tuple[str, ...], ...]
     note: str
+    doubles: bool = False  # C simulation reads the values as doubles and assigns them at start-up (weights.h)
 
 
 def _typedefs(ctx: Context) -> tuple[Typedef, ...]:
@@ -138,7 +139,10 @@ def _roms(ctx: Context) -> tuple[ArrayView, ...]:
             items = [float_literal(v).value for v in flat]
         else:
             items = [literal(v, dtype, ctype).value for v in flat]
-        views.append(ArrayView(rom.name, ctype, len(flat), _rows(items), f"constant '{const.name}' {const.type}"))
+        # fixed-point ROMs whose values are all exact doubles are held as doubles in C simulation
+        doubles = not dtype.is_float and not any(item.startswith("hlsf::") for item in items)
+        note = f"constant '{const.name}' {const.type}"
+        views.append(ArrayView(rom.name, ctype, len(flat), _rows(items), note, doubles))
     return tuple(views)
 
 

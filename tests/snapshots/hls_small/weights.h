@@ -7,9 +7,30 @@
 
 #include "types.h"
 
+#ifndef __SYNTHESIS__
+// C simulation: a brace list of ap_fixed values compiles into one huge start-up function (slow with
+// hlsfuse's headers, very slow with AMD's), so fixed-point ROMs are read as doubles, which hold every
+// value exactly, and assigned to their element type once at start-up. Synthesis sees typed ROMs.
+template <class T, int N>
+static bool hlsfuse_fill(T (&rom)[N], const double (&values)[N]) {
+    for (int i = 0; i < N; i++) {
+        rom[i] = T(values[i]);
+    }
+    return true;
+}
+#endif
+
 // constant 'bias' fixed<8,3>[3], row-major
+#ifdef __SYNTHESIS__
 static const t_bias rom_bias[3] = {
+#else
+static const double rom_bias_values[3] = {
+#endif
     0.5, -0.25, 1.0,
 };
+#ifndef __SYNTHESIS__
+static t_bias rom_bias[3];
+static const bool rom_bias_filled = hlsfuse_fill(rom_bias, rom_bias_values);
+#endif
 
 #endif  // HLSFUSE_SMALL_WEIGHTS_H

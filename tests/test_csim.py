@@ -9,6 +9,7 @@ at a time. Built binaries are cached by content, so reruns are quick.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import shutil
@@ -38,10 +39,8 @@ def write_project(graph, out: Path, options: HlsOptions | None = None) -> Path:
         target = out / "hls" / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-    try:
+    with contextlib.suppress(HlsfuseError):  # 64-bit constants: csim then runs on the project's own data/
         save_graph(graph, out / "graph.json")
-    except HlsfuseError:
-        pass  # 64-bit constants: csim then runs on the project's own data/
     return out
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from hls_support import amd_cache, amd_headers
+
 from hlsfuse import load_graph
 from hlsfuse.compile import compile
 from hlsfuse.outdir import write_tree

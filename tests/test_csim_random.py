@@ -12,11 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import op_graphs
 
 from hlsfuse.compile import compile
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
-from strategies import op_graphs
 
 BATCH = 20
 EXAMPLES = 10  # 200 graphs per run

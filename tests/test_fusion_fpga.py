@@ -90,7 +90,10 @@ def test_fpga_mode_gives_a_concat_a_stage_of_its_own():
     # an innermost concat streams, but changes the stream's length: its own streaming stage
     plan = plan_of(graph(-1))
     assert groups(plan) == [["r1"], ["r2"], ["cat"], ["out"]]
-    assert reasons(plan)["cat"] == "stage of its own: concat changes the stream's length; it is a streaming stage of its own"
+    assert (
+        reasons(plan)["cat"]
+        == "stage of its own: concat changes the stream's length; it is a streaming stage of its own"
+    )
     plan = plan_of(graph(2))
     assert groups(plan) == [["r1"], ["r2"], ["cat"], ["out"]]
     assert reasons(plan)["r1"] == (

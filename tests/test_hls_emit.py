@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from map_graphs import awkward_names, fixed_zoo, float_zoo, small_graph
 
-from hlsfuse import FixedType, GraphBuilder, HlsfuseError, OPS, fuse, reference
+from hlsfuse import OPS, FixedType, GraphBuilder, HlsfuseError, fuse, reference
 from hlsfuse.backends.hls import STAGE_VIEWS, HlsOptions, emit_hls
 from hlsfuse.backends.hls.context import make_context
 from hlsfuse.backends.hls.cxx import float_literal, literal

@@ -122,7 +122,7 @@ def conv2d_case(name, rng, x_shape, kernel, cout, x="fixed<8,3>", w="fixed<8,1>"
     acc = "double" if xt.is_float else fmt_type(Fmt.of(xt).mul(Fmt.of(wt)).accumulate(terms))
     geometry = f"hlsf::window_geometry<{h}, {wd}, {kh}, {kw}, {sh}, {sw}, {pt}, {pl}, {pb}, {pr}, {dh}, {dw}>"
     w_raw = g.constants[0].data.ravel()
-    X, W, O = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
+    X, W, OUT_T = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
     body = "\n".join([
         f"  typedef {geometry} G;",
         f"  typedef {acc} ACC;",
@@ -131,8 +131,8 @@ def conv2d_case(name, rng, x_shape, kernel, cout, x="fixed<8,3>", w="fixed<8,1>"
         f"  feed(in, {x_raw.size});",
         f"  static {W} w[{w_raw.size}];",
         "  load(w);",
-        f"  hls::stream<{O} > out(\"out\");",
-        f"  conv2d_stage<{X}, {O}, ACC, {n}, {c}, {cout}, {groups}, G>(in, out, w);",
+        f"  hls::stream<{OUT_T} > out(\"out\");",
+        f"  conv2d_stage<{X}, {OUT_T}, ACC, {n}, {c}, {cout}, {groups}, G>(in, out, w);",
         "  drain(ID, out);",
     ])
     return Case(name, body, (x_raw.ravel(), w_raw), expected, xt.is_float)
@@ -149,15 +149,15 @@ def pool_case(name, rng, op, x_shape, pool, x="fixed<8,3>", out=None, low=None, 
     x_raw = random_raw(xt, x_shape, rng, low, high)
     g, expected = evaluate(b, y, {"x": x_raw})
     out_t = g.types[y].dtype
-    X, O = ctype(xt), ctype(out_t)
+    X, OUT_T = ctype(xt), ctype(out_t)
     geometry = f"hlsf::window_geometry<{h}, {wd}, {kh}, {kw}, {sh}, {sw}, {pt}, {pl}, {pb}, {pr}>"
     if op == "max_pool2d":
-        call = f"max_pool2d_stage<{X}, {O}, {n}, {c}, {geometry} >(in, out);"
+        call = f"max_pool2d_stage<{X}, {OUT_T}, {n}, {c}, {geometry} >(in, out);"
         return [stream_case(name, xt, x_raw, out_t, call, expected)]
     acc = "double" if xt.is_float else fmt_type(Fmt.of(xt).accumulate(kh * kw))
     include_pad = "true" if attrs.get("count_include_pad", False) else "false"
     call = (f"static_assert(std::is_same<{acc}, hlsf::sum_t<{X}, {kh * kw}> >::value, \"ACC\"); "
-            f"avg_pool2d_stage<{X}, {O}, {acc}, {n}, {c}, {geometry}, {include_pad}>(in, out);")
+            f"avg_pool2d_stage<{X}, {OUT_T}, {acc}, {n}, {c}, {geometry}, {include_pad}>(in, out);")
     # real_taps is the divisor of count_include_pad=False
     b = GraphBuilder("k", dtype=x)
     y = b.op(op, b.input("x", x_shape), pool_size=pool, **{**attrs, "count_include_pad": False})
@@ -176,9 +176,9 @@ def dense_case(name, rng, x_shape, units, x="fixed<8,3>", w="fixed<8,1>", out=No
     g, expected = evaluate(b, y, {"x": x_raw})
     acc = "double" if xt.is_float else fmt_type(Fmt.of(xt).mul(Fmt.of(wt)).accumulate(k))
     w_raw = g.constants[0].data.ravel()
-    X, W, O = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
+    X, W, OUT_T = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
     rows = math.prod(x_shape[:-1])
-    call = f"static {W} w[{w_raw.size}]; load(w); dense_stage<{X}, {O}, {acc}, {rows}, {k}, {units}>(in, out, w);"
+    call = f"static {W} w[{w_raw.size}]; load(w); dense_stage<{X}, {OUT_T}, {acc}, {rows}, {k}, {units}>(in, out, w);"
     return stream_case(name, xt, x_raw, g.types[y].dtype, call, expected, (w_raw,))
 
 

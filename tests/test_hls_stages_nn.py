@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from map_graphs import union
+from nn_graphs import nn_zoo, random_nn_graph, wide_graph
 
 from hlsfuse import GraphBuilder, HlsfuseError, fuse, reference, save_graph
 from hlsfuse.backends.hls import emit_hls
@@ -21,8 +23,6 @@ from hlsfuse.lower import lower
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim.csim import csim
 from hlsfuse.types import Fmt
-from map_graphs import union
-from nn_graphs import nn_zoo, random_nn_graph, wide_graph
 
 FRAMES = (11, 12, 13)  # seeds of the random input frames each csim run streams back to back
 
@@ -84,7 +84,10 @@ def test_zoo_covers_every_head_with_epilogues_prologues_and_held_inputs():
     assert stages["conv2d1"].held == ("bias_in",)
     assert stages["matmul4"].uses == ("head", "held", "post")
     # prologues, one with a held operand and nodes computed from it before the loop
-    assert stages["mean0"].nodes == ("sub0", "relu3", "add3", "mean0") and sorted(stages["mean0"].uses) == ["held", "pre"]
+    assert stages["mean0"].nodes == ("sub0", "relu3", "add3", "mean0") and sorted(stages["mean0"].uses) == [
+        "held",
+        "pre",
+    ]
     assert stages["sum0"].uses == ("pre",)
     # global average pools with their epilogues
     assert stages["global_avg_pool0"].nodes == ("global_avg_pool0", "bias_add2", "relu4", "sigmoid1")

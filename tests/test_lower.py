@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from strategies import op_graphs
 
 import hlsfuse
 from hlsfuse import GraphBuilder, HlsfuseError
 from hlsfuse.lower import LowerOptions, lower, phases
 from hlsfuse.lower.names import Namer, sanitize
 from hlsfuse.lower.report import report_markdown, stage_table
-from strategies import op_graphs
 
 F = "fixed<16,6,RND,SAT>"
 
@@ -177,7 +177,9 @@ def test_tvm_mode_groups_that_cannot_stream_are_rejected():
     t = b.transpose(b.relu(x, name="r"), axes=[0, 2, 1, 3], name="t")
     b.output(b.neg(t, name="n"))
     graph = b.build()
-    with pytest.raises(HlsfuseError, match=r"group 0 \[r \(relu\), t \(transpose\), n \(neg\)\]: 't' \(transpose\) must"):
+    with pytest.raises(
+        HlsfuseError, match=r"group 0 \[r \(relu\), t \(transpose\), n \(neg\)\]: 't' \(transpose\) must"
+    ):
         lower(graph, hlsfuse.fuse(graph, mode="tvm"))
 
 

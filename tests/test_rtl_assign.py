@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from verilated import model
 
 from hlsfuse.types import OVERFLOW_MODES, QUANT_MODES, FixedType, assign
-from verilated import model
 
 pytestmark = pytest.mark.verilator
 

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from verilated import model, pump
 
 pytestmark = pytest.mark.verilator

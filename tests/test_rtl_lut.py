@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from verilated import Clocked, mem_file, model, pump
 
 from hlsfuse.backends.verilog import mem_lines
 from hlsfuse.lut import make_table
 from hlsfuse.types import Fmt, parse_dtype
-from verilated import Clocked, mem_file, model, pump
 
 pytestmark = pytest.mark.verilator
 

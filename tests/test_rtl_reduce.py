@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from verilated import Clocked, model
 
 from hlsfuse.types import Fmt
-from verilated import Clocked, model
 
 pytestmark = pytest.mark.verilator
 
@@ -56,7 +56,7 @@ def test_reduce_matches_python_model():
     sim = model("tb_reduce", NCFG=len(CONFIGS), CFG=(_literal(),), LMAX=LMAX, XMAX=XMAX)
     clk, io = Clocked(sim), sim.io
     rng = np.random.default_rng(5)
-    acc = [dict() for _ in CONFIGS]  # per instance: address -> (value, updates since first)
+    acc = [{} for _ in CONFIGS]  # per instance: address -> (value, updates since first)
     checked = [0] * len(CONFIGS)
     for _ in range(800):
         addr, rd_addr = int(rng.integers(0, 60)), int(rng.integers(0, 60))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from verilated import Clocked, Source, model
 
 pytestmark = pytest.mark.verilator

@@ -16,6 +16,7 @@ never load a half-built model.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -77,10 +78,8 @@ def model(top: str, **params):
                 str(source(top)), verilog_path=[str(RTL)], build_dir=str(scratch), quiet=True,
                 args=args, cargs="-O1", dump_en=False,  # -O1 builds faster than the default -Os
             )
-            try:
+            with contextlib.suppress(OSError):  # another run built the same model meanwhile: use theirs
                 scratch.rename(build)
-            except OSError:  # another run built the same model meanwhile: use theirs
-                pass
         finally:
             if scratch.exists():
                 shutil.rmtree(scratch, ignore_errors=True)

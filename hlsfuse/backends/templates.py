@@ -9,9 +9,8 @@ sit on their own lines without leaving blank lines or indentation behind.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import re
+from functools import lru_cache
 
 import jinja2
 

@@ -27,8 +27,8 @@ from ...resources import hw_dir
 from ..templates import render
 from .context import Context, TableView, make_context
 from .cxx import float_literal, literal, spell_type
-from .names import fresh
 from .data import data_files, data_path, random_frames
+from .names import fresh
 from .options import HlsOptions
 from .stages import stage_view
 from .toolchain import INCLUDE_DIR, cxxflags
@@ -92,7 +92,9 @@ def _typedefs(ctx: Context) -> tuple[Typedef, ...]:
 
 
 # main()'s own locals in tb_<top>.cpp; it names the generated globals with ``::`` and its helpers with hlsfuse_tb::
-_TB_LOCALS = frozenset("argc argv data frames compared frame k packet index got last hlsfuse_tb".split())
+_TB_LOCALS = frozenset(
+    ["argc", "argv", "data", "frames", "compared", "frame", "k", "packet", "index", "got", "last", "hlsfuse_tb"]
+)
 
 
 def _ports(ctx: Context) -> tuple[PortView, ...]:
@@ -150,8 +152,7 @@ def _luts(ctx: Context) -> tuple[ArrayView, ...]:
     every = list(ctx.tables.values()) + [t for pair in ctx.softmax_tables.values() for t in pair]
     unique: dict[str, TableView] = {t.name: t for t in every}
     return tuple(
-        ArrayView(t.name, t.type, len(t.entries), _rows([e.value for e in t.entries]), t.note)
-        for t in unique.values()
+        ArrayView(t.name, t.type, len(t.entries), _rows([e.value for e in t.entries]), t.note) for t in unique.values()
     )
 
 
@@ -183,8 +184,14 @@ def _manifest(ctx: Context, ports: tuple[PortView, ...]) -> str:
         "top": ctx.plan.top,
         "graph": ctx.graph.name,
         "ports": [
-            {"name": p.name, "tensor": p.tensor, "direction": p.direction, "file": p.file,
-             "dtype": str(ctx.dtype(p.tensor)), "shape": list(ctx.type_of(p.tensor).shape)}
+            {
+                "name": p.name,
+                "tensor": p.tensor,
+                "direction": p.direction,
+                "file": p.file,
+                "dtype": str(ctx.dtype(p.tensor)),
+                "shape": list(ctx.type_of(p.tensor).shape),
+            }
             for p in ports
         ],
         "float_rtol": ctx.options.float_rtol,
@@ -204,30 +211,30 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
     ports = _ports(ctx)
     top = plan.top
     headers = {"hlsfuse/numeric.h"} | {h for s in stages for h in s.headers}  # types.h includes numeric.h
-    view = dict(
-        top=top,
-        graph=graph.name,
-        plan=plan,
-        options=options,
-        stages=stages,
-        inputs=tuple(p for p in ports if p.direction == "in"),
-        outputs=tuple(p for p in ports if p.direction == "out"),
-        channels=tuple(
+    view = {
+        "top": top,
+        "graph": graph.name,
+        "plan": plan,
+        "options": options,
+        "stages": stages,
+        "inputs": tuple(p for p in ports if p.direction == "in"),
+        "outputs": tuple(p for p in ports if p.direction == "out"),
+        "channels": tuple(
             ChannelView(c.name, ctx.ctype(c.tensor), c.depth, f"'{c.tensor}': {c.producer} -> {c.consumer}")
             for c in plan.channels
         ),
-        typedefs=_typedefs(ctx),
-        roms=_roms(ctx),
-        luts=_luts(ctx),
-        kernel_headers=tuple(sorted(headers - {"hlsfuse/numeric.h"})),
-        uses_math=any(s.uses_math for s in stages),
-        workalike_flags=" ".join(cxxflags()),
-        amd_flags=" ".join(cxxflags("$(HLS_INCLUDE)")),
-        include_dir=INCLUDE_DIR,
-        guard=top.upper(),
-        index=ctx.names.local("i"),
-        packet=ctx.names.local("packet"),
-    )
+        "typedefs": _typedefs(ctx),
+        "roms": _roms(ctx),
+        "luts": _luts(ctx),
+        "kernel_headers": tuple(sorted(headers - {"hlsfuse/numeric.h"})),
+        "uses_math": any(s.uses_math for s in stages),
+        "workalike_flags": " ".join(cxxflags()),
+        "amd_flags": " ".join(cxxflags("$(HLS_INCLUDE)")),
+        "include_dir": INCLUDE_DIR,
+        "guard": top.upper(),
+        "index": ctx.names.local("i"),
+        "packet": ctx.names.local("packet"),
+    }
     files = {
         f"{top}.cpp": render("hls/top.cpp.j2", **view),
         f"{top}.h": render("hls/top.h.j2", **view),

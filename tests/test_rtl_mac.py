@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from verilated import Clocked, model
+from verilated import Clocked, model, pack_configs, unpack
 
 from hlsfuse.types import Fmt
 
@@ -36,22 +36,6 @@ AMAX = max(a_w * n for a_w, _, _, _, n, _ in CONFIGS)
 BMAX = max(b_w * n for _, _, b_w, _, n, _ in CONFIGS)
 
 
-def _literal() -> str:
-    value = 0
-    for c, fields in enumerate(CONFIGS):
-        for f, field in enumerate(fields):
-            value |= field << (48 * c + 8 * f)
-    return f"{48 * len(CONFIGS)}'h{value:x}"
-
-
-def _elements(bits: int, width: int, signed: int, n: int) -> list[int]:
-    out = []
-    for i in range(n):
-        v = (bits >> (i * width)) & ((1 << width) - 1)
-        out.append(v - (1 << width) if signed and v >> (width - 1) else v)
-    return out
-
-
 def _operand(rng, width: int) -> int:
     """Random bits, often all ones, all zeros or a lone top bit (the extremes of either signedness)."""
     bits = int.from_bytes(rng.bytes((width + 7) // 8), "little") & ((1 << width) - 1)
@@ -60,7 +44,7 @@ def _operand(rng, width: int) -> int:
 
 
 def test_mac_exact_accumulation():
-    sim = model("tb_mac", NCFG=len(CONFIGS), CFG=(_literal(),), AMAX=AMAX, BMAX=BMAX)
+    sim = model("tb_mac", NCFG=len(CONFIGS), CFG=(pack_configs(CONFIGS),), AMAX=AMAX, BMAX=BMAX)
     clk, io = Clocked(sim), sim.io
     rng = np.random.default_rng(11)
     state = [None] * len(CONFIGS)  # the model's accumulator (None: not cleared yet)
@@ -77,7 +61,7 @@ def test_mac_exact_accumulation():
         if en:
             run = 1 if clear else run + 1
             for c, (a_w, a_s, b_w, b_s, n, _) in enumerate(CONFIGS):
-                dot = sum(x * y for x, y in zip(_elements(a, a_w, a_s, n), _elements(b, b_w, b_s, n)))
+                dot = sum(x * y for x, y in zip(unpack(a, a_w, a_s, n), unpack(b, b_w, b_s, n)))
                 state[c] = dot if clear else state[c] + dot
         if state[0] is None:
             continue

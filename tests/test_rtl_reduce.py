@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from verilated import Clocked, model
+from verilated import Clocked, model, pack_configs, unpack
 
 from hlsfuse.types import Fmt
 
@@ -36,24 +36,8 @@ LMAX = max(n for _, _, n, _, _, _ in CONFIGS)
 XMAX = max(w * n for w, _, n, _, _, _ in CONFIGS)
 
 
-def _literal() -> str:
-    value = 0
-    for c, fields in enumerate(CONFIGS):
-        for f, field in enumerate(fields):
-            value |= field << (48 * c + 8 * f)
-    return f"{48 * len(CONFIGS)}'h{value:x}"
-
-
-def _lanes(bits: int, width: int, signed: int, n: int) -> list[int]:
-    out = []
-    for i in range(n):
-        v = (bits >> (i * width)) & ((1 << width) - 1)
-        out.append(v - (1 << width) if signed and v >> (width - 1) else v)
-    return out
-
-
 def test_reduce_matches_python_model():
-    sim = model("tb_reduce", NCFG=len(CONFIGS), CFG=(_literal(),), LMAX=LMAX, XMAX=XMAX)
+    sim = model("tb_reduce", NCFG=len(CONFIGS), CFG=(pack_configs(CONFIGS),), LMAX=LMAX, XMAX=XMAX)
     clk, io = Clocked(sim), sim.io
     rng = np.random.default_rng(5)
     acc = [{} for _ in CONFIGS]  # per instance: address -> (value, updates since first)
@@ -71,7 +55,7 @@ def test_reduce_matches_python_model():
         clk.tick()
         for c, (w, s, n, acc_w, depth, op) in enumerate(CONFIGS):
             if en:
-                lanes = [x for i, x in enumerate(_lanes(data, w, s, n)) if lane_en >> i & 1]
+                lanes = [x for i, x in enumerate(unpack(data, w, s, n)) if lane_en >> i & 1]
                 old, count = (None, 0) if first else acc[c][addr % depth]
                 if op == SUM:
                     value = (old or 0) + sum(lanes)

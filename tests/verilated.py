@@ -161,3 +161,21 @@ def mem_file(text: str) -> Path:
         scratch.write_text(text)
         scratch.replace(path)
     return path
+
+
+def pack_configs(configs) -> str:
+    """Per-instance parameter tuples as one Verilog literal: 8 bits a field, 48 bits an instance."""
+    value = 0
+    for c, fields in enumerate(configs):
+        for f, field in enumerate(fields):
+            value |= field << (48 * c + 8 * f)
+    return f"{48 * len(configs)}'h{value:x}"
+
+
+def unpack(bits: int, width: int, signed: int, n: int) -> list[int]:
+    """The ``n`` elements of ``width`` bits packed in ``bits`` (element 0 lowest)."""
+    out = []
+    for i in range(n):
+        v = (bits >> (i * width)) & ((1 << width) - 1)
+        out.append(v - (1 << width) if signed and v >> (width - 1) else v)
+    return out

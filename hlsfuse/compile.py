@@ -5,7 +5,8 @@
 The files (DESIGN.md section 6):
 
     graph.json  fusion.json  fusion.dot  report.md     the graph, its fusion plan and the design's numbers
-    hls/        the Vitis HLS project (emit_hls)
+    hls/        the Vitis HLS project (emit_hls)                        targets hls, all
+    verilog/    the Verilog reference design (emit_verilog)             targets verilog, all
 
 ``write_tree`` (hlsfuse.outdir) puts them on disk all at once.
 """
@@ -16,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 
 from .backends.hls import HlsOptions, emit_hls
+from .backends.verilog import emit_verilog
 from .errors import HlsfuseError
 from .fusion import FusionPlan, fuse
 from .fusion.report import to_dot, to_json
@@ -26,7 +28,7 @@ from .lower.report import report_markdown
 
 __all__ = ["TARGETS", "CompileOptions", "Design", "compile"]
 
-TARGETS = ("hls",)
+TARGETS = ("hls", "verilog", "all")
 
 
 @dataclass(frozen=True)
@@ -64,5 +66,8 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
         "fusion.dot": to_dot(fusion, graph),
         "report.md": report_markdown(graph, fusion, plan),
     }
-    files.update({f"hls/{path}": text for path, text in emit_hls(graph, plan, options.hls).items()})
+    if options.target in ("hls", "all"):
+        files.update({f"hls/{path}": text for path, text in emit_hls(graph, plan, options.hls).items()})
+    if options.target in ("verilog", "all"):
+        files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, plan).items()})
     return Design(graph, fusion, plan, files)

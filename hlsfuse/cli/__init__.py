@@ -14,11 +14,11 @@ import traceback
 
 from .. import __version__
 from ..errors import HlsfuseError
-from . import check, compile, convert, csim, fuse, run
+from . import check, compile, convert, csim, fuse, rtlsim, run
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = (check, run, fuse, compile, csim, convert)
+COMMANDS = (check, run, fuse, compile, csim, rtlsim, convert)
 
 
 def build_parser() -> argparse.ArgumentParser:

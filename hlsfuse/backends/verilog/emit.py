@@ -1,0 +1,157 @@
+"""``emit_verilog``: a DataflowPlan as a self-contained Verilog reference design, as {relative path: text}.
+
+    <top>.v          the top module: AXI4-Stream ports, one hlsf_fifo per channel, one instance per stage
+    <top>_<stage>.v  one module per stage (stage_<kind>.py fills templates/verilog/stage.v.j2)
+    *.mem            ROM and lookup-table contents, read with $readmemh (relative to the simulator's folder)
+    hlsf_*.v         the hw/rtl modules the design instantiates
+    <top>_sim.v      simulation wrapper with the counters rtlsim reports (not part of the design)
+    manifest.json    what rtlsim needs: sources in order, ports, stages, channels, the plan's numbers
+
+Paths are relative to ``OUT/verilog``. Every stage computes exactly what the HLS backend's stage
+computes (it is built from the same stage bodies), one loop iteration per cycle, following the
+schedules of ``lower/analytic.py``. Fixed-point and integer graphs only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...errors import HlsfuseError
+from ...ir import Graph
+from ...lower.plan import DataflowPlan, Stage
+from ...resources import hw_dir
+from ..hls.context import Context, make_context
+from ..hls.options import HlsOptions
+from ..templates import render
+from . import stage_fork, stage_map
+from .module import ModuleWriter, StageModule, fixed_type
+from .vlog import bits_for, index_width
+
+__all__ = ["emit_verilog", "STAGE_BUILDERS"]
+
+Builder = Callable[[Context, Stage, ModuleWriter], StageModule]
+
+STAGE_BUILDERS: dict[str, Builder] = {
+    "map": stage_map.build,
+    "fork": stage_fork.build,
+}
+"""Stage kind -> module builder (``build(ctx, stage, writer) -> StageModule``)."""
+
+
+@dataclass(frozen=True)
+class PortView:
+    name: str
+    tensor: str
+    direction: str
+    type: str
+    channel: str
+    width: int  # element bits
+    bus: int  # TDATA bits: the element's, rounded up to whole bytes as AXI4-Stream requires
+    count: int
+    beat_width: int
+
+
+@dataclass(frozen=True)
+class ChannelView:
+    name: str
+    tensor: str
+    producer: str
+    consumer: str
+    width: int
+    depth: int
+    count_width: int
+
+
+def _writer(ctx: Context, stage: Stage, top: str) -> ModuleWriter:
+    taken = set(ctx.names.taken) | set(ctx.names.values.values()) | set(ctx.names.arrays.values())
+    taken |= {f"{c}_{s}" for c in stage.inputs + stage.outputs for s in ("tdata", "tvalid", "tready")}
+    return ModuleWriter(ctx, stage, f"{top}_{stage.name}", taken=taken)
+
+
+def stage_module(ctx: Context, stage: Stage) -> StageModule:
+    builder = STAGE_BUILDERS.get(stage.kind)
+    if builder is None:
+        raise HlsfuseError(f"stage '{stage.name}': the Verilog backend has no {stage.kind} stages")
+    return builder(ctx, stage, _writer(ctx, stage, ctx.plan.top))
+
+
+def _check_fixed(graph: Graph) -> None:
+    for tensor in graph.types:
+        fixed_type(graph, tensor)
+
+
+def emit_verilog(graph: Graph, plan: DataflowPlan) -> dict[str, str]:
+    """The Verilog reference design of ``plan`` as {path relative to OUT/verilog: text}."""
+    _check_fixed(graph)
+    ctx = make_context(graph, plan, HlsOptions())
+    top = plan.top
+    modules = tuple(stage_module(ctx, s) for s in plan.stages)
+    ports = []
+    for p in plan.inputs + plan.outputs:
+        t = graph.types[p.tensor]
+        width = fixed_type(graph, p.tensor).width
+        ports.append(
+            PortView(p.name, p.tensor, p.direction, str(t), p.channel, width, -(-width // 8) * 8, t.size, bits_for(t.size))
+        )
+    channels = tuple(
+        ChannelView(
+            c.name, c.tensor, c.producer, c.consumer, fixed_type(graph, c.tensor).width, c.depth,
+            max(1, c.depth.bit_length()),
+        )
+        for c in plan.channels
+    )
+    view = {
+        "top": top,
+        "graph": graph.name,
+        "ports": tuple(ports),
+        "channels": channels,
+        "stages": modules,
+        "stage_bits": index_width(len(modules)),
+        "channel_bits": index_width(len(channels)),
+    }
+    files = {f"{top}.v": render("verilog/top.v.j2", **view)}
+    for m in modules:
+        files[f"{m.name}.v"] = render("verilog/stage.v.j2", m=m, top=top, graph=graph.name)
+        for mem in m.mems:
+            files[mem.file] = mem.text
+    rtl = sorted({"hlsf_fifo"} | {r for m in modules for r in m.rtl})
+    for name in rtl:
+        source = hw_dir() / "rtl" / f"{name}.v"
+        if not source.is_file():
+            raise HlsfuseError(f"hw/rtl module '{name}' is missing from {source.parent}; reinstall hlsfuse")
+        files[f"{name}.v"] = source.read_text(encoding="utf-8")
+    files[f"{top}_sim.v"] = render("verilog/sim.v.j2", **view)
+    sources = [f"{name}.v" for name in rtl] + [f"{m.name}.v" for m in modules] + [f"{top}.v"]
+    files["manifest.json"] = _manifest(graph, plan, tuple(ports), channels, sources)
+    return files
+
+
+def _manifest(graph, plan, ports, channels, sources) -> str:
+    data = {
+        "top": plan.top,
+        "sim_top": f"{plan.top}_sim",
+        "graph": graph.name,
+        "sources": sources,
+        "sim_sources": sources + [f"{plan.top}_sim.v"],
+        "ports": [
+            {
+                "name": p.name,
+                "tensor": p.tensor,
+                "direction": p.direction,
+                "dtype": str(graph.types[p.tensor].dtype),
+                "shape": list(graph.types[p.tensor].shape),
+                "width": p.width,
+                "bus": p.bus,
+            }
+            for p in ports
+        ],
+        "stages": [
+            {"name": s.name, "kind": s.kind, "cycles": s.cycles, "latency": s.latency} for s in plan.stages
+        ],
+        "channels": [{"name": c.name, "tensor": c.tensor, "depth": c.depth} for c in channels],
+        "cycles": plan.cycles,
+        "latency": plan.latency,
+    }
+    return json.dumps(data, indent=2) + "\n"

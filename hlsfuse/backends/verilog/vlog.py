@@ -1,0 +1,75 @@
+"""Small Verilog spelling helpers shared by every generator of the Verilog backend.
+
+Generated Verilog must pass ``verilator --lint-only -Wall`` without waivers, so every operand of
+an operator has exactly the width of the operator's context: literals are sized, narrower values
+are extended explicitly (``zext``/``sext64``), indexes have exactly the bits of the array they
+index (``index_width``). Exact intermediates are 64-bit signed values (``XW``), like the reference's
+int64 arithmetic: every op's ``check`` rule has proven that its exact result fits 64 bits.
+"""
+
+from __future__ import annotations
+
+from ...types import OVERFLOW_MODES, QUANT_MODES, FixedType
+
+__all__ = ["XW", "bits_for", "index_width", "ulit", "slit", "zext", "sext64", "xw_of", "assign_params", "lines"]
+
+XW = 64
+"""Width of the signed exact intermediate every node computes before its one assignment."""
+
+
+def bits_for(count: int) -> int:
+    """Bits of a counter running over 0..count-1 (at least 1)."""
+    return max(1, (count - 1).bit_length())
+
+
+def index_width(size: int) -> int:
+    """Bits of an index into an array of ``size`` elements, as Verilator expects them (at least 1)."""
+    return max(1, (size - 1).bit_length())
+
+
+def ulit(value: int, width: int) -> str:
+    """An unsigned sized literal."""
+    if not 0 <= value < (1 << width):
+        raise ValueError(f"{value} does not fit an unsigned {width}-bit literal")
+    return f"{width}'d{value}"
+
+
+def slit(value: int) -> str:
+    """A signed 64-bit literal (two's complement hex), to compare with or combine into exact values."""
+    return f"{XW}'sh{value & ((1 << XW) - 1):016x}"
+
+
+def zext(expr: str, width: int, to: int) -> str:
+    """``expr`` (``width`` bits, unsigned) as exactly ``to`` bits: zero-extended, or its low bits."""
+    if width == to:
+        return expr
+    if width > to:
+        return f"{expr}[{to - 1}:0]"
+    return f"{{{{{to - width}{{1'b0}}}}, {expr}}}"
+
+
+def sext64(expr: str, dtype: FixedType) -> str:
+    """The raw bits ``expr`` of a ``dtype`` value as a 64-bit two's-complement integer (unsigned concat)."""
+    w = dtype.width
+    if w == XW:
+        return expr
+    fill = f"{expr}[{w - 1}]" if dtype.signed else "1'b0"
+    return f"{{{{{XW - w}{{{fill}}}}}, {expr}}}"
+
+
+def xw_of(name: str) -> str:
+    return f"wire signed [{XW - 1}:0] {name}"
+
+
+def assign_params(in_frac: int, dtype: FixedType, in_w: int = XW, in_signed: bool = True) -> str:
+    """The parameter list of an ``hlsf_assign`` from a signed exact value to ``dtype``."""
+    return (
+        f"#(.IN_W({in_w}), .IN_FRAC({in_frac}), .IN_SIGNED({int(in_signed)}), .OUT_W({dtype.width}), "
+        f".OUT_FRAC({dtype.frac}), .OUT_SIGNED({int(dtype.signed)}), "
+        f".QUANT({QUANT_MODES.index(dtype.quant)}), .OVERFLOW({OVERFLOW_MODES.index(dtype.overflow)}))"
+    )
+
+
+def lines(text_lines, indent: int = 4) -> str:
+    pad = " " * indent
+    return "\n".join(pad + line if line else "" for line in text_lines)

@@ -1,0 +1,455 @@
+"""RTL simulation: run a generated Verilog design under Verilator, compare with the reference, count cycles.
+
+    OUT/graph.json + OUT/verilog/  --Verilator (cached by content)-->  model
+    frames of inputs --reference--> golden outputs;  --driver--> received outputs + cycle counts  --> RtlsimResult
+
+Two drivers move the AXI4-Stream ports; both simulate ``<top>_sim`` (the design plus the counters of
+``templates/verilog/sim.v.j2``) and return a ``Run``:
+
+    pyverilator  the model is a Python extension (PyPI pyverilator-mm), driven cycle by cycle from Python
+    native       a C++ harness (rtlsim_native.py) built with ``verilator --cc --exe --build``, which
+                 streams inputs and outputs through binary files: for large tensors and long runs
+
+Inputs are offered on every cycle (TVALID high while data remains) and outputs always taken
+(TREADY high), so the counts measure the design itself. A design that makes no progress for
+``QUIET_CYCLES`` cycles before every output arrived is a deadlock: the result names the stages
+that stall and the channels that are full. Models are cached under ``$XDG_CACHE_HOME/hlsfuse/rtlsim``
+by a hash of the sources, the memory files, the driver and the tool versions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .. import reference
+from ..errors import HlsfuseError
+from ..graph_json import load_graph
+from ..ir import Graph
+from ..types import parse_dtype
+from .csim import Mismatch
+
+__all__ = ["rtlsim", "RtlsimResult", "Run", "DRIVERS", "QUIET_CYCLES", "verilog_dir", "read_manifest", "model_key"]
+
+DRIVERS = ("pyverilator", "native")
+QUIET_CYCLES = 64
+"""Cycles without any stage or port making progress after which a design counts as deadlocked."""
+MAX_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a driver observed (cycles count rising clock edges after reset, from 0)."""
+
+    outputs: dict[str, np.ndarray]  # port -> raw values received (int64, sign-extended per dtype), in order
+    out_cycles: dict[str, np.ndarray]  # port -> cycle of each received element
+    first_input: int  # cycle of the first input transfer
+    cycles: int  # cycles simulated
+    busy: tuple[int, ...]  # per stage (manifest order): cycles it made progress
+    stall: tuple[int, ...]  # per stage: cycles it waited inside a frame
+    stalled: tuple[str, ...] = ()  # deadlock: stages stalled when it was detected
+    full: tuple[str, ...] = ()  # deadlock: channels full when it was detected
+    deadlock: bool = False
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class StageCount:
+    name: str
+    kind: str
+    busy: int
+    stall: int
+    analytic: int  # the plan's cycles per frame for this stage
+
+
+@dataclass(frozen=True)
+class RtlsimResult:
+    passed: bool
+    driver: str
+    frames: int
+    compared: int
+    failures: int
+    mismatches: tuple[Mismatch, ...]
+    cycles: int  # total simulated cycles
+    frame_cycles: float  # cycles per frame in steady state (between completions of consecutive frames)
+    analytic_cycles: int  # the plan's cycles per frame
+    latency: int  # cycles from the first input element to the first output element
+    throughput: float  # output elements per cycle in steady state
+    stages: tuple[StageCount, ...]
+    deadlock: str = ""  # description, when the design stopped making progress
+    built: bool = False  # the model was built now (not taken from the cache)
+
+    @property
+    def ratio(self) -> float:
+        return self.frame_cycles / self.analytic_cycles if self.analytic_cycles else float("nan")
+
+    def report(self) -> str:
+        lines = []
+        if self.deadlock:
+            lines.append(f"DEADLOCK: {self.deadlock}")
+        elif self.passed:
+            lines.append(f"PASS: {self.compared} output elements in {self.frames} frame(s) match the reference")
+        else:
+            lines.append(f"FAIL: {self.failures} of {self.compared} output elements differ from the reference")
+            lines += [f"  {m}" for m in self.mismatches]
+            if self.failures > len(self.mismatches):
+                lines.append(f"  ... and {self.failures - len(self.mismatches)} more")
+        if not self.deadlock:
+            lines.append(
+                f"cycles: {self.cycles} total ({self.driver} driver), {self.frame_cycles:.1f} per frame in steady state "
+                f"(analytic {self.analytic_cycles}, ratio {self.ratio:.3f}), first output after {self.latency}, "
+                f"throughput {self.throughput:.3f} output elements/cycle"
+            )
+        width = max([len(s.name) for s in self.stages] + [5])
+        lines.append(f"  {'stage':<{width}}  {'kind':<6}  {'busy':>9}  {'stall':>9}  {'analytic/frame':>14}")
+        for s in self.stages:
+            lines.append(f"  {s.name:<{width}}  {s.kind:<6}  {s.busy:>9}  {s.stall:>9}  {s.analytic:>14}")
+        return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# The design folder
+# --------------------------------------------------------------------------
+
+
+def verilog_dir(out_dir: str | os.PathLike) -> tuple[Path, Path]:
+    """(OUT, OUT/verilog) for an output folder of ``hlsfuse compile --target verilog`` or its verilog/ subfolder."""
+    out = Path(out_dir)
+    if (out / "verilog" / "manifest.json").is_file():
+        return out, out / "verilog"
+    if (out / "manifest.json").is_file() and out.name == "verilog":
+        return out.parent, out
+    raise HlsfuseError(
+        f"{out}: no Verilog design here (expected {out / 'verilog' / 'manifest.json'}); "
+        "run hlsfuse compile --target verilog (or all) first"
+    )
+
+
+def read_manifest(vdir: Path) -> dict:
+    path = vdir / "manifest.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("top", "sim_top", "sim_sources", "ports", "stages", "channels", "cycles"):
+            data[key]  # noqa: B018 - presence check
+        return data
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HlsfuseError(f"{path}: unreadable design description ({exc})") from None
+
+
+@lru_cache(maxsize=1)
+def verilator_version() -> str:
+    try:
+        done = subprocess.run(["verilator", "--version"], capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        raise HlsfuseError("verilator is not installed; rtlsim needs it (apt-get install verilator)") from None
+    return done.stdout.strip()
+
+
+def model_key(vdir: Path, manifest: dict, *extra: str) -> str:
+    """A hash of everything a model is built from: sources, memory files, tool versions, ``extra``."""
+    digest = hashlib.sha256(verilator_version().encode())
+    for item in extra:
+        digest.update(item.encode() + b"\0")
+    for path in [vdir / s for s in manifest["sim_sources"]] + sorted(vdir.glob("*.mem")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hlsfuse" / "rtlsim"
+
+
+@contextlib.contextmanager
+def working_dir(path: Path):
+    """$readmemh opens .mem files relative to the working directory: the design's folder."""
+    previous = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
+# --------------------------------------------------------------------------
+# The pyverilator driver
+# --------------------------------------------------------------------------
+
+
+def _pyverilator_model(vdir: Path, manifest: dict, trace: bool):
+    try:
+        import pyverilator
+    except ImportError:
+        raise HlsfuseError("the pyverilator driver needs pyverilator (pip install pyverilator-mm)") from None
+    top = manifest["sim_top"]
+    folder = cache_root() / f"py-{model_key(vdir, manifest, 'pyverilator', str(trace))}"
+    library = folder / f"V{top}"
+    built = False
+    if not library.is_file():
+        cache_root().mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
+        try:
+            with working_dir(vdir):  # the build loads the model once, which reads the .mem files
+                pyverilator.PyVerilator.build(
+                    str(vdir / f"{top}.v"), verilog_path=[str(vdir)], build_dir=str(scratch), quiet=True,
+                    cargs="-O1", dump_en=trace,
+                )
+        except Exception as exc:  # pyverilator raises bare exceptions with Verilator's output
+            shutil.rmtree(scratch, ignore_errors=True)
+            first = str(exc).strip().splitlines()[:1]
+            raise HlsfuseError(f"Verilator could not build '{top}': {first[0] if first else exc}") from None
+        with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
+            scratch.rename(folder)
+        shutil.rmtree(scratch, ignore_errors=True)
+        built = True
+    with working_dir(vdir):
+        sim = pyverilator.PyVerilator(str(library))
+    return sim, built
+
+
+def _signed(values: np.ndarray, width: int, signed: bool) -> np.ndarray:
+    values = np.asarray(values, dtype=np.int64) & ((1 << width) - 1) if width < 64 else np.asarray(values, np.int64)
+    if signed and width < 64:
+        values = np.where(values >> (width - 1) & 1, values - (1 << width), values)
+    return values
+
+
+def drive_pyverilator(
+    vdir: Path, manifest: dict, inputs: Mapping[str, np.ndarray], expect: Mapping[str, int], timeout: int,
+    vcd: str | None = None,
+) -> tuple[Run, bool]:
+    """Simulate with pyverilator; ``inputs``: port -> raw values of every frame; ``expect``: port -> element count."""
+    sim, built = _pyverilator_model(vdir, manifest, trace=vcd is not None)
+    io = sim.io
+    ins = [p for p in manifest["ports"] if p["direction"] == "in"]
+    outs = [p for p in manifest["ports"] if p["direction"] == "out"]
+    data = {p["name"]: [int(v) & ((1 << p["width"]) - 1) for v in np.asarray(inputs[p["name"]]).reshape(-1)] for p in ins}
+    sent = {p["name"]: 0 for p in ins}
+    got: dict[str, list[int]] = {p["name"]: [] for p in outs}
+    when: dict[str, list[int]] = {p["name"]: [] for p in outs}
+    size = {p["name"]: int(np.prod(p["shape"], dtype=np.int64)) for p in ins}
+    first_input = -1
+    trace = str(Path(vcd).resolve()) if vcd is not None else None
+    with working_dir(vdir):
+        if trace is not None:
+            sim.start_vcd_trace(trace)
+        io.ap_clk = 0
+        io.ap_rst_n = 0
+        for p in ins:
+            setattr(io, f"{p['name']}_TVALID", 0)
+            setattr(io, f"{p['name']}_TLAST", 0)
+        for p in outs:
+            setattr(io, f"{p['name']}_TREADY", 1)
+        for _ in range(2):
+            io.ap_clk = 1
+            io.ap_clk = 0
+        io.ap_rst_n = 1
+        cycle, deadlock = 0, False
+        while any(len(got[p["name"]]) < expect[p["name"]] for p in outs):
+            if cycle >= timeout:
+                break
+            moved = []
+            for p in ins:
+                name, k = p["name"], sent[p["name"]]
+                if k < len(data[name]):
+                    setattr(io, f"{name}_TDATA", data[name][k])
+                    setattr(io, f"{name}_TVALID", 1)
+                    setattr(io, f"{name}_TLAST", int((k + 1) % size[name] == 0))
+                    moved.append(name)
+                else:
+                    setattr(io, f"{name}_TVALID", 0)
+            for name in moved:
+                if getattr(io, f"{name}_TREADY").value:
+                    sent[name] += 1
+                    if first_input < 0:
+                        first_input = cycle
+            for p in outs:
+                name = p["name"]
+                if getattr(io, f"{name}_TVALID").value:
+                    got[name].append(int(getattr(io, f"{name}_TDATA").value))
+                    when[name].append(cycle)
+            io.ap_clk = 1
+            io.ap_clk = 0
+            cycle += 1
+            if cycle % 16 == 0 and int(io.sim_quiet.value) >= QUIET_CYCLES:
+                deadlock = True
+                break
+        busy, stall, stalled = [], [], []
+        for k, stage in enumerate(manifest["stages"]):
+            io.sim_sel = k
+            busy.append(int(io.sim_busy.value))
+            stall.append(int(io.sim_stall.value))
+            if io.sim_stalled.value:
+                stalled.append(stage["name"])
+        full = []
+        for k, channel in enumerate(manifest["channels"]):
+            io.sim_sel = k
+            if io.sim_full.value:
+                full.append(channel["name"])
+        if trace is not None:
+            sim.stop_vcd_trace()
+    outputs = {
+        p["name"]: _signed(np.array(got[p["name"]], dtype=np.int64), p["width"], parse_dtype(p["dtype"]).signed)
+        for p in outs
+    }
+    run = Run(
+        outputs=outputs,
+        out_cycles={k: np.array(v, dtype=np.int64) for k, v in when.items()},
+        first_input=max(first_input, 0),
+        cycles=cycle,
+        busy=tuple(busy),
+        stall=tuple(stall),
+        stalled=tuple(stalled) if deadlock else (),
+        full=tuple(full) if deadlock else (),
+        deadlock=deadlock,
+        timed_out=not deadlock and any(len(got[p["name"]]) < expect[p["name"]] for p in outs),
+    )
+    return run, built
+
+
+# --------------------------------------------------------------------------
+# rtlsim
+# --------------------------------------------------------------------------
+
+
+def _frames(graph: Graph, inputs, frames: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Raw inputs per frame: the given real values (one mapping, repeated, or one per frame) or seeded random ones."""
+    if inputs is None:
+        return [reference.quantize_inputs(graph, reference.random_inputs(graph, seed + k)) for k in range(frames)]
+    given = [inputs] if isinstance(inputs, Mapping) else list(inputs)
+    if not given:
+        raise HlsfuseError("rtlsim needs at least one frame of inputs")
+    quantized = [reference.quantize_inputs(graph, frame) for frame in given]
+    return [quantized[k % len(quantized)] for k in range(max(frames, len(quantized)))]
+
+
+def _compare(graph: Graph, manifest: dict, run: Run, golden: list[dict[str, np.ndarray]]):
+    mismatches, failures, compared = [], 0, 0
+    for p in manifest["ports"]:
+        if p["direction"] != "out":
+            continue
+        dtype = parse_dtype(p["dtype"])
+        shape = tuple(p["shape"])
+        want = np.concatenate([frame[p["tensor"]].reshape(-1) for frame in golden]).astype(np.int64)
+        have = run.outputs[p["name"]]
+        compared += want.size
+        n = min(want.size, have.size)
+        bad = np.flatnonzero(want[:n] != have[:n])
+        failures += bad.size + (want.size - n)
+        size = int(np.prod(shape, dtype=np.int64))
+        for flat in bad[: MAX_SHOWN - len(mismatches)]:
+            frame, k = divmod(int(flat), size)
+            index = tuple(int(i) for i in np.unravel_index(k, shape)) if shape else ()
+            mismatches.append(Mismatch(p["tensor"], frame, index, int(want[flat]), int(have[flat]), dtype))
+    return tuple(mismatches), failures, compared
+
+
+def _timing(manifest: dict, run: Run, frames: int) -> tuple[float, int, float]:
+    """(steady-state cycles per frame, first-output latency, output elements per cycle in steady state)."""
+    outs = [p for p in manifest["ports"] if p["direction"] == "out"]
+    sizes = {p["name"]: int(np.prod(p["shape"], dtype=np.int64)) for p in outs}
+    # a frame is done when its last element has left every output port
+    done = []
+    for f in range(frames):
+        ends = [run.out_cycles[n][(f + 1) * sizes[n] - 1] for n in sizes if run.out_cycles[n].size >= (f + 1) * sizes[n]]
+        if len(ends) == len(sizes):
+            done.append(max(int(e) for e in ends))
+    starts = [int(run.out_cycles[n][0]) for n in sizes if run.out_cycles[n].size]
+    latency = min(starts) - run.first_input if starts else 0
+    if len(done) >= 2:
+        per_frame = (done[-1] - done[0]) / (len(done) - 1)
+    else:
+        per_frame = float(done[0] + 1 - run.first_input) if done else float(run.cycles)
+    elements = sum(sizes.values())
+    return per_frame, latency, (elements / per_frame if per_frame else 0.0)
+
+
+def rtlsim(
+    out_dir: str | os.PathLike,
+    inputs: Mapping[str, object] | Sequence[Mapping[str, object]] | None = None,
+    frames: int = 1,
+    driver: str = "pyverilator",
+    vcd: str | None = None,
+    timeout_cycles: int | None = None,
+    graph: Graph | None = None,
+    seed: int = 0,
+) -> RtlsimResult:
+    """Simulate the Verilog design in ``out_dir`` (OUT or OUT/verilog) for ``frames`` frames.
+
+    ``inputs``: real values per graph input (one frame, repeated for every frame) or a list of such
+    mappings; by default seeded random frames. Golden outputs come from the reference interpreter
+    on ``graph`` (default: OUT/graph.json). ``timeout_cycles``: stop (and fail) after this many
+    cycles; by default 20 times the plan's cycles for the run plus 10,000.
+    """
+    if driver not in DRIVERS:
+        raise HlsfuseError(f"driver must be one of {', '.join(DRIVERS)}, not {driver!r}")
+    if frames < 1:
+        raise HlsfuseError(f"frames must be at least 1, not {frames}")
+    out, vdir = verilog_dir(out_dir)
+    manifest = read_manifest(vdir)
+    graph = graph if graph is not None else load_graph(out / "graph.json")
+    raw_frames = _frames(graph, inputs, frames, seed)
+    frames = len(raw_frames)
+    golden = [reference.run_raw(graph, f) for f in raw_frames]
+    streams = {
+        p["name"]: np.concatenate([f[p["tensor"]].reshape(-1) for f in raw_frames]).astype(np.int64)
+        for p in manifest["ports"]
+        if p["direction"] == "in"
+    }
+    expect = {
+        p["name"]: frames * int(np.prod(p["shape"], dtype=np.int64)) for p in manifest["ports"] if p["direction"] == "out"
+    }
+    timeout = timeout_cycles if timeout_cycles is not None else 20 * manifest["cycles"] * frames + 10_000
+    if timeout < 1:
+        raise HlsfuseError(f"timeout-cycles must be at least 1, not {timeout}")
+    if driver == "pyverilator":
+        run, built = drive_pyverilator(vdir, manifest, streams, expect, timeout, vcd)
+    else:
+        from .rtlsim_native import drive_native
+
+        run, built = drive_native(vdir, manifest, streams, expect, timeout, vcd)
+    stages = tuple(
+        StageCount(s["name"], s["kind"], b, st, s["cycles"])
+        for s, b, st in zip(manifest["stages"], run.busy, run.stall)
+    )
+    deadlock = ""
+    if run.deadlock:
+        stalled = ", ".join(run.stalled) or "none"
+        full = ", ".join(
+            f"{c} ({next(ch['depth'] for ch in manifest['channels'] if ch['name'] == c)} deep)" for c in run.full
+        ) or "none"
+        deadlock = (
+            f"no stage made progress for {QUIET_CYCLES} cycles after {run.cycles} cycles; "
+            f"stalled stages: {stalled}; full channels: {full}"
+        )
+    elif run.timed_out:
+        deadlock = f"timed out after {run.cycles} cycles (--timeout-cycles) before every output arrived"
+    mismatches, failures, compared = _compare(graph, manifest, run, golden)
+    per_frame, latency, throughput = _timing(manifest, run, frames)
+    return RtlsimResult(
+        passed=not deadlock and failures == 0,
+        driver=driver,
+        frames=frames,
+        compared=compared,
+        failures=failures,
+        mismatches=mismatches,
+        cycles=run.cycles,
+        frame_cycles=per_frame,
+        analytic_cycles=manifest["cycles"],
+        latency=latency,
+        throughput=throughput,
+        stages=stages,
+        deadlock=deadlock,
+        built=built,
+    )

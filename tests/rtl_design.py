@@ -1,0 +1,50 @@
+"""Compile graphs to Verilog designs and simulate them, for the tests of the Verilog backend.
+
+    design(graph, folder)          write OUT/graph.json and OUT/verilog/ for ``graph`` (fpga fusion)
+    simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult
+    lint(folder)                   run ``verilator --lint-only -Wall`` on OUT/verilog; returns its output
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from pathlib import Path
+
+from hlsfuse.backends.verilog import emit_verilog
+from hlsfuse.fusion import fuse
+from hlsfuse.graph_json import graph_to_dict
+from hlsfuse.lower import LowerOptions, lower
+from hlsfuse.sim.rtlsim import read_manifest, rtlsim
+
+
+def plan_of(graph, depth=None):
+    """The dataflow plan of ``graph``; ``depth`` (when given) replaces every channel's FIFO depth."""
+    plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions())
+    if depth is not None:
+        plan = dataclasses.replace(plan, channels=tuple(dataclasses.replace(c, depth=depth) for c in plan.channels))
+    return plan
+
+
+def design(graph, folder: Path, plan=None) -> Path:
+    plan = plan if plan is not None else plan_of(graph)
+    (folder / "verilog").mkdir(parents=True, exist_ok=True)
+    (folder / "graph.json").write_text(json.dumps(graph_to_dict(graph)))
+    for path, text in emit_verilog(graph, plan).items():
+        (folder / "verilog" / path).write_text(text)
+    return folder
+
+
+def simulate(graph, folder: Path, frames: int = 2, driver: str = "pyverilator", plan=None, **kwargs):
+    design(graph, folder, plan)
+    return rtlsim(folder, frames=frames, driver=driver, graph=graph, **kwargs)
+
+
+def lint(folder: Path) -> str:
+    """Verilator's lint of the design (with the simulation wrapper); '' when clean."""
+    vdir = folder / "verilog"
+    manifest = read_manifest(vdir)
+    cmd = ["verilator", "--lint-only", "-Wall", "--top-module", manifest["sim_top"], *manifest["sim_sources"]]
+    done = subprocess.run(cmd, cwd=vdir, capture_output=True, text=True, timeout=600)
+    return (done.stdout + done.stderr).strip()

@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -125,13 +126,14 @@ class RtlsimResult:
 
 def verilog_dir(out_dir: str | os.PathLike) -> tuple[Path, Path]:
     """(OUT, OUT/verilog) for an output folder of ``hlsfuse compile --target verilog`` or its verilog/ subfolder."""
-    out = Path(out_dir)
+    given = Path(out_dir)
+    out = given.resolve()
     if (out / "verilog" / "manifest.json").is_file():
         return out, out / "verilog"
     if (out / "manifest.json").is_file() and out.name == "verilog":
         return out.parent, out
     raise HlsfuseError(
-        f"{out}: no Verilog design here (expected {out / 'verilog' / 'manifest.json'}); "
+        f"{given}: no Verilog design here (expected {given / 'verilog' / 'manifest.json'}); "
         "run hlsfuse compile --target verilog (or all) first"
     )
 
@@ -172,6 +174,27 @@ def cache_root() -> Path:
 
 
 @contextlib.contextmanager
+def captured_output(log: Path):
+    """Send this process's stdout and stderr (file descriptors 1 and 2, which Verilator's tools
+    write to) into ``log`` for the duration."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(log, "wb") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+@contextlib.contextmanager
 def working_dir(path: Path):
     """$readmemh opens .mem files relative to the working directory: the design's folder."""
     previous = os.getcwd()
@@ -199,16 +222,19 @@ def _pyverilator_model(vdir: Path, manifest: dict, trace: bool):
     if not library.is_file():
         cache_root().mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
+        log = cache_root() / f"{top}-build.log"
         try:
-            with working_dir(vdir):  # the build loads the model once, which reads the .mem files
+            # the build loads the model once, which reads the .mem files relative to the working directory
+            with working_dir(vdir), captured_output(log):
                 pyverilator.PyVerilator.build(
                     str(vdir / f"{top}.v"), verilog_path=[str(vdir)], build_dir=str(scratch), quiet=True,
                     cargs="-O1", dump_en=trace,
                 )
-        except Exception as exc:  # pyverilator raises bare exceptions with Verilator's output
+        except Exception:  # pyverilator raises bare exceptions; Verilator's messages are in the log
             shutil.rmtree(scratch, ignore_errors=True)
-            first = str(exc).strip().splitlines()[:1]
-            raise HlsfuseError(f"Verilator could not build '{top}': {first[0] if first else exc}") from None
+            text = log.read_text(encoding="utf-8", errors="replace")
+            first = next((line for line in text.splitlines() if "%Error" in line or "error" in line), "see the log")
+            raise HlsfuseError(f"Verilator could not build '{top}': {first.strip()} (full log: {log})") from None
         with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
             scratch.rename(folder)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -1,7 +1,8 @@
 # hlsfuse developer commands. On a fresh machine: `make demo`, then `make test`.
 #
 #   setup          .venv with hlsfuse (editable) and its dev tools; g++ and Verilator if missing
-#   demo           build the residual-block example; check, run, fuse, compile it to HLS C++ and C-simulate it
+#   demo           build the residual-block example; check, run, fuse, compile it to HLS C++ and Verilog,
+#                  C-simulate it and simulate the Verilog under Verilator (with its cycle report)
 #   test           the test suite
 #   lint           ruff
 #   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
@@ -49,8 +50,9 @@ demo: setup
 	$(BIN)/hlsfuse check $(DEMO)/residual.json
 	$(BIN)/hlsfuse run $(DEMO)/residual.json --seed 0 -o $(DEMO)/residual_outputs.npz --force
 	$(BIN)/hlsfuse fuse $(DEMO)/residual.json --dot $(DEMO)/residual_fusion.dot --force
-	$(BIN)/hlsfuse compile $(DEMO)/residual.json -o $(DEMO)/residual --force
+	$(BIN)/hlsfuse compile $(DEMO)/residual.json -o $(DEMO)/residual --target all --force
 	$(BIN)/hlsfuse csim $(DEMO)/residual
+	$(BIN)/hlsfuse rtlsim $(DEMO)/residual --frames 8
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -20,12 +20,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "compile",
         help="generate the streaming design of a graph",
         description="Fuse the graph, lower it to a dataflow design (stages, FIFOs, ROMs) and write OUT: graph.json, "
-        "fusion.json, fusion.dot, report.md and hls/ (a Vitis HLS project with a testbench and a g++ Makefile). "
+        "fusion.json, fusion.dot, report.md, and hls/ (a Vitis HLS project with a testbench and a g++ Makefile; "
+        "--target hls or all) and verilog/ (the Verilog reference design for hlsfuse rtlsim; --target verilog or all). "
         "Prints the stage table. OUT must not exist or be empty, unless --force replaces it.",
     )
     add_graph_arg(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
-    parser.add_argument("--target", choices=TARGETS, default="hls", help="what to generate (default hls)")
+    parser.add_argument("--target", choices=TARGETS, default="hls", help="hls: the Vitis HLS project; verilog: the Verilog design; all: both (default hls)")
     parser.add_argument("--top", metavar="NAME", help="name of the top function (default: the graph's name)")
     parser.add_argument("--part", default=DEFAULT_PART, help=f"FPGA part (default {DEFAULT_PART})")
     parser.add_argument("--clock", type=float, default=5.0, metavar="NS", help="clock period in ns (default 5)")

@@ -77,3 +77,18 @@ def test_csim_takes_inputs_in_the_models_layout(compiled, capsys):
     np.savez(nhwc, input=inputs["input"].transpose(0, 2, 3, 1))
     assert main(["csim", str(out), "--inputs", str(nhwc)]) == 0
     assert capsys.readouterr().out == PASS
+
+
+@pytest.mark.verilator
+def test_rtlsim_of_the_onnx_model_matches_in_the_models_layout(compiled, capsys):
+    folder, model, _, code, _ = compiled
+    assert code == 0
+    out = folder / "out_verilog"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["compile", str(model), "--precision", PRECISION, "-o", str(out), "--target", "verilog"]) == 0
+    npz = folder / "x_rtl.npz"
+    np.savez(npz, **feeds(cnn(), seed=7))
+    capsys.readouterr()
+    assert main(["rtlsim", str(out), "--inputs", str(npz), "--onnx-layout", "--frames", "2"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("PASS: 20 output elements in 2 frame(s) match the reference\ncycles: ")

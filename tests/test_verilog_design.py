@@ -118,7 +118,8 @@ def test_compile_targets(tmp_path):
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "hlsfuse", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    command = [sys.executable, "-m", "hlsfuse", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.verilator

@@ -26,7 +26,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_graph_arg(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
-    parser.add_argument("--target", choices=TARGETS, default="hls", help="hls: the Vitis HLS project; verilog: the Verilog design; all: both (default hls)")
+    parser.add_argument(
+        "--target", choices=TARGETS, default="hls",
+        help="hls: the Vitis HLS project; verilog: the Verilog design; all: both (default hls)",
+    )
     parser.add_argument("--top", metavar="NAME", help="name of the top function (default: the graph's name)")
     parser.add_argument("--part", default=DEFAULT_PART, help=f"FPGA part (default {DEFAULT_PART})")
     parser.add_argument("--clock", type=float, default=5.0, metavar="NS", help="clock period in ns (default 5)")

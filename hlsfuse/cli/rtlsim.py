@@ -39,7 +39,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--onnx-layout", action="store_true", help="the arrays of --inputs are in the ONNX model's layout (NCHW)"
     )
     parser.add_argument("--frames", type=_positive, default=1, metavar="N", help="frames to stream (default 1)")
-    parser.add_argument("--driver", choices=DRIVERS, default="pyverilator", help="simulation driver (default pyverilator)")
+    parser.add_argument(
+        "--driver", choices=DRIVERS, default="pyverilator", help="simulation driver (default pyverilator)"
+    )
     parser.add_argument("--vcd", metavar="FILE", help="write a waveform of the whole run")
     parser.add_argument("--timeout-cycles", type=_positive, metavar="N", help="give up after N cycles")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input frames (default 0)")

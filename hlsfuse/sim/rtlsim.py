@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -108,7 +108,8 @@ class RtlsimResult:
                 lines.append(f"  ... and {self.failures - len(self.mismatches)} more")
         if not self.deadlock:
             lines.append(
-                f"cycles: {self.cycles} total ({self.driver} driver), {self.frame_cycles:.1f} per frame in steady state "
+                f"cycles: {self.cycles} total ({self.driver} driver), "
+                f"{self.frame_cycles:.1f} per frame in steady state "
                 f"(analytic {self.analytic_cycles}, ratio {self.ratio:.3f}), first output after {self.latency}, "
                 f"throughput {self.throughput:.3f} output elements/cycle"
             )
@@ -260,7 +261,9 @@ def drive_pyverilator(
     io = sim.io
     ins = [p for p in manifest["ports"] if p["direction"] == "in"]
     outs = [p for p in manifest["ports"] if p["direction"] == "out"]
-    data = {p["name"]: [int(v) & ((1 << p["width"]) - 1) for v in np.asarray(inputs[p["name"]]).reshape(-1)] for p in ins}
+    data = {
+        p["name"]: [int(v) & ((1 << p["width"]) - 1) for v in np.asarray(inputs[p["name"]]).reshape(-1)] for p in ins
+    }
     sent = {p["name"]: 0 for p in ins}
     got: dict[str, list[int]] = {p["name"]: [] for p in outs}
     when: dict[str, list[int]] = {p["name"]: [] for p in outs}
@@ -388,7 +391,9 @@ def _timing(manifest: dict, run: Run, frames: int) -> tuple[float, int, float]:
     # a frame is done when its last element has left every output port
     done = []
     for f in range(frames):
-        ends = [run.out_cycles[n][(f + 1) * sizes[n] - 1] for n in sizes if run.out_cycles[n].size >= (f + 1) * sizes[n]]
+        ends = [
+            run.out_cycles[n][(f + 1) * sizes[n] - 1] for n in sizes if run.out_cycles[n].size >= (f + 1) * sizes[n]
+        ]
         if len(ends) == len(sizes):
             done.append(max(int(e) for e in ends))
     starts = [int(run.out_cycles[n][0]) for n in sizes if run.out_cycles[n].size]
@@ -433,9 +438,8 @@ def rtlsim(
         for p in manifest["ports"]
         if p["direction"] == "in"
     }
-    expect = {
-        p["name"]: frames * int(np.prod(p["shape"], dtype=np.int64)) for p in manifest["ports"] if p["direction"] == "out"
-    }
+    outs = [p for p in manifest["ports"] if p["direction"] == "out"]
+    expect = {p["name"]: frames * int(np.prod(p["shape"], dtype=np.int64)) for p in outs}
     timeout = timeout_cycles if timeout_cycles is not None else 20 * manifest["cycles"] * frames + 10_000
     if timeout < 1:
         raise HlsfuseError(f"timeout-cycles must be at least 1, not {timeout}")

@@ -25,7 +25,7 @@ from ...resources import hw_dir
 from ..hls.context import Context, make_context
 from ..hls.options import HlsOptions
 from ..templates import render
-from . import stage_fork, stage_map
+from . import stage_fork, stage_map, stage_reduce, stage_rows
 from .module import ModuleWriter, StageModule, fixed_type
 from .vlog import bits_for, index_width
 
@@ -36,6 +36,8 @@ Builder = Callable[[Context, Stage, ModuleWriter], StageModule]
 STAGE_BUILDERS: dict[str, Builder] = {
     "map": stage_map.build,
     "fork": stage_fork.build,
+    "rows": stage_rows.build,
+    "reduce": stage_reduce.build,
 }
 """Stage kind -> module builder (``build(ctx, stage, writer) -> StageModule``)."""
 
@@ -93,7 +95,9 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> dict[str, str]:
         t = graph.types[p.tensor]
         width = fixed_type(graph, p.tensor).width
         ports.append(
-            PortView(p.name, p.tensor, p.direction, str(t), p.channel, width, -(-width // 8) * 8, t.size, bits_for(t.size))
+            PortView(
+                p.name, p.tensor, p.direction, str(t), p.channel, width, -(-width // 8) * 8, t.size, bits_for(t.size)
+            )
         )
     channels = tuple(
         ChannelView(

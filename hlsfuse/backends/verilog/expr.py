@@ -52,7 +52,8 @@ def counters(w: ModuleWriter, body: Body, prefix: str, fire: str) -> dict[str, t
             width = bits_for(d.count)
             w.reg(name, width, ulit(0, width))
             scope[d.name] = (name, width)
-            steps.append(f"{name} <= {name} == {ulit(d.count - 1, width)} ? {ulit(0, width)} : {name} + {ulit(1, width)};")
+            last, zero, one = ulit(d.count - 1, width), ulit(0, width), ulit(1, width)
+            steps.append(f"{name} <= {name} == {last} ? {zero} : {name} + {one};")
         if low is None:
             w.seq.append(f"if ({fire}) begin")
             w.seq.extend("    " + s for s in steps)
@@ -176,7 +177,9 @@ def _lookup(w: ModuleWriter, out: str, raw: str, in_type: FixedType, table, out_
     entries = np.asarray(table.entries)
     bits = width - table.shift
     if len(entries) != 1 << bits or table.in_fmt.width != width:
-        raise HlsfuseError(f"lookup table of {len(entries)} entries does not match a {width}-bit input >> {table.shift}")
+        raise HlsfuseError(
+            f"lookup table of {len(entries)} entries does not match a {width}-bit input >> {table.shift}"
+        )
     text = mem_lines(entries, out_type.width)
     # equal tables (same function, input and output types) share one memory
     name = next((m for m, mem in w.mems.items() if mem.text == text), None) or w.fresh(f"lut_{table.function}")

@@ -60,7 +60,8 @@ class Sequencer:
         w.seq.append(f"    if ({self.at_last}) begin")
         w.seq.append(f"        {self.idx} <= {ulit(0, self.width)};")
         if self.phase is not None:
-            w.seq.append(f"        {self.phase} <= {self.phase} == {ulit(n - 1, pw)} ? {ulit(0, pw)} : {self.phase} + {ulit(1, pw)};")
+            last, zero, one = ulit(n - 1, pw), ulit(0, pw), ulit(1, pw)
+            w.seq.append(f"        {self.phase} <= {self.phase} == {last} ? {zero} : {self.phase} + {one};")
         w.seq.append("    end else begin")
         w.seq.append(f"        {self.idx} <= {self.idx} + {ulit(1, self.width)};")
         w.seq.append("    end")

@@ -162,6 +162,19 @@ _VERILOG_KEYWORDS = frozenset(
     pull0 pull1 pulldown pullup pulsestyle_ondetect pulsestyle_onevent rcmos real realtime reg release repeat
     rnmos rpmos rtran rtranif0 rtranif1 scalared showcancelled signed small specify specparam strong0 strong1
     supply0 supply1 table task time tran tranif0 tranif1 tri tri0 tri1 triand trior trireg unsigned use uwire
-    vectored wait wand weak0 weak1 while wire wor xnor xor logic bit byte int shortint longint string const
+    vectored wait wand weak0 weak1 while wire wor xnor xor""".split()
+)
+# SystemVerilog keywords: Verilator reads .v files as SystemVerilog, so these are taken too
+_VERILOG_KEYWORDS |= frozenset(
+    """accept_on alias always_comb always_ff always_latch assert assume before bind bins binsof bit break byte
+    chandle checker class clocking const constraint context continue cover covergroup coverpoint cross dist do
+    endchecker endclass endclocking endgroup endinterface endpackage endprogram endproperty endsequence enum
+    eventually expect export extends extern final first_match foreach forkjoin global iff ignore_bins
+    illegal_bins implements implies import inside int interconnect interface intersect join_any join_none let
+    local logic longint matches modport nettype new nexttime null package packed priority program property
+    protected pure rand randc randcase randsequence ref reject_on restrict return s_always s_eventually
+    s_nexttime s_until s_until_with sequence shortint shortreal soft solve static string strong struct super
+    sync_accept_on sync_reject_on tagged this throughout timeprecision timeunit type typedef union unique unique0
+    until until_with untyped var virtual void wait_order weak wildcard with within
     ap_clk ap_rst_n busy stall""".split()
 )

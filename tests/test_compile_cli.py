@@ -67,7 +67,7 @@ def test_identical_inputs_give_byte_identical_files(tmp_path):
     first = compile(graph, CompileOptions(top="t")).files
     second = compile(graph, CompileOptions(top="t")).files
     assert first == second
-    with pytest.raises(HlsfuseError, match="option 'target' must be one of hls, not 'vhdl'"):
+    with pytest.raises(HlsfuseError, match="option 'target' must be one of hls, verilog, all, not 'vhdl'"):
         CompileOptions(target="vhdl")
 
 

@@ -15,7 +15,9 @@ same schedules, so rtlsim can check these numbers):
     fork    one cycle per element
 
 ``first`` is how many elements of its head (or only) input a stage must read
-before it emits its first output; the FIFO sizing in ``fifo.py`` uses it.
+before it emits its first output, and ``gap`` the longest run of cycles inside a
+frame in which it reads none of its streamed inputs (emitting, padding, reading
+held inputs); the FIFO sizing in ``fifo.py`` uses both.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Cost:
     first: int  # head-input elements read before the first output
     line_buffer: int
     storage: int
+    gap: int = 0  # longest run of cycles in a frame without reading a streamed input
 
 
 def _window_geometry(graph: Graph, head: str):
@@ -64,7 +67,9 @@ def _window(graph: Graph, head: str, held: int) -> Cost:
     first = max(1, (full_rows * w + in_last_row) * c)
     latency = held + ((span_h - 1) * wp + span_w) * c + PIPELINE_DEPTH
     line_buffer = (span_h - 1) * wp * c + span_h * span_w * c
-    return Cost(cycles, latency, first, line_buffer, held)
+    # between two rows: the last pixel's outputs, then the right and left padding
+    gap = max(held, cout + (left + right) * c)
+    return Cost(cycles, latency, first, line_buffer, held, gap)
 
 
 def cost(graph: Graph, kind: str, head: str | None, nodes: tuple[str, ...], held: int) -> Cost:
@@ -72,7 +77,7 @@ def cost(graph: Graph, kind: str, head: str | None, nodes: tuple[str, ...], held
     sink = graph.types[nodes[-1]]
     if kind == "map":
         small = sum(graph.types[n].size for n in nodes if graph.types[n].size < sink.size)
-        return Cost(held + sink.size, held + PIPELINE_DEPTH, 1, 0, held + small)
+        return Cost(held + sink.size, held + PIPELINE_DEPTH, 1, 0, held + small, held)
     node = graph.node(head)
     x = graph.types[node.inputs[0]]
     out = graph.types[head]
@@ -81,9 +86,10 @@ def cost(graph: Graph, kind: str, head: str | None, nodes: tuple[str, ...], held
     if kind == "rows":
         k = x.shape[-1]
         rows, per_row = x.size // k, out.shape[-1]
-        return Cost(rows * (k + per_row) + held, held + k + PIPELINE_DEPTH, k, 0, held + k)
+        return Cost(rows * (k + per_row) + held, held + k + PIPELINE_DEPTH, k, 0, held + k, max(held, per_row))
     if kind == "reduce":
-        return Cost(x.size + out.size + held, held + x.size + PIPELINE_DEPTH, x.size, 0, held + out.size)
+        gap = held + out.size
+        return Cost(x.size + out.size + held, held + x.size + PIPELINE_DEPTH, x.size, 0, held + out.size, gap)
     if kind == "own":
         return _own(graph, head)
     raise ValueError(f"unknown stage kind {kind!r}")
@@ -94,7 +100,7 @@ def _own(graph: Graph, head: str) -> Cost:
     ins = [graph.types[s].size for s in node.inputs]
     out = graph.types[head].size
     if node.op in ("pad", "concat"):
-        return Cost(out, PIPELINE_DEPTH, 1, 0, 0)
+        return Cost(out, PIPELINE_DEPTH, 1, 0, 0, out - min(ins))
     sig = graph.sigs[head]
     if node.op == "slice" and all(step > 0 for step in sig["step"] or (1,)):
         return Cost(ins[0], ins[0] - out + PIPELINE_DEPTH, _slice_first(graph, head), 0, 0)
@@ -104,9 +110,9 @@ def _own(graph: Graph, head: str) -> Cost:
     if node.op in ("softmax", "topk", "argmax") and last_axis:
         rows = ins[0] // row
         per_row = 3 * row if node.op == "softmax" else row + out // rows
-        return Cost(rows * per_row, row + PIPELINE_DEPTH, row, 0, row)
+        return Cost(rows * per_row, row + PIPELINE_DEPTH, row, 0, row, per_row - row)
     total = sum(ins)
-    return Cost(total + out, total + PIPELINE_DEPTH, total, 0, total)
+    return Cost(total + out, total + PIPELINE_DEPTH, total, 0, total, out)
 
 
 def _slice_first(graph: Graph, head: str) -> int:

@@ -17,6 +17,12 @@ graph inputs starting at 0, one element per cycle per port):
                  output (``first`` elements), then every streamed input in lockstep
     depth(ch)    elements that pile up before start: (start - arrival) * rate,
                  plus slack, at least ``min_depth``, at most one frame plus slack
+
+and, so that a stage does not slow its producer down in steady state, every
+channel holds at least what its producer can write while the consumer reads
+nothing (the consumer's ``gap``: a window stage emitting a pixel's outputs and
+crossing the padding between rows, a rows stage emitting a row's outputs, a
+reduction emitting its results).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ SLACK = 2
 class Reader:
     head_first: int  # head-input elements read before the first output
     pipeline: int  # cycles from reading to writing
+    gap: int = 0  # longest run of cycles in a frame in which it reads no streamed input
 
 
 def size_fifos(
@@ -87,7 +94,9 @@ def size_fifos(
     for ch in channels:
         name = ch["name"]
         waiting = max(0.0, start.get(name, arrival[name]) - arrival[name]) * rate[name]
-        need = math.ceil(waiting * 1.1) + SLACK
+        reader = readers.get(ch["consumer"])  # None for an output port, which is always ready
+        gap = reader.gap * rate[name] if reader is not None else 0.0
+        need = max(math.ceil(waiting * 1.1), math.ceil(gap)) + SLACK
         depths[name] = max(min_depth, min(need, sizes[name] + SLACK))
     latency = max((arrival[ch["name"]] for ch in channels if ch["consumer"] not in readers), default=0.0)
     return depths, math.ceil(latency)

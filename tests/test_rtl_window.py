@@ -1,0 +1,246 @@
+"""Window stages (conv2d, max_pool2d, avg_pool2d) of the Verilog backend: Verilator simulation bit-exact
+with the reference.
+
+Designs hold several small graphs side by side (``rtl_design.union``: one Verilator build each):
+conv2d with kernel, stride, asymmetric padding, dilation, groups and depthwise geometries, constant
+and streamed (held) weights, batches of images; pools of both kinds with padding, per-position
+counts and count_include_pad; epilogues with constant and streamed broadcast operands, nodes
+computed before the image, lookup tables, residual joins through forks; integer and fixed types
+with every rounding and overflow family, and 60-64-bit exact intermediates. Separate designs of
+8 frames check the schedule: N x (HP*WP*C + OH*OW*Cout) cycles plus the held inputs, ratio <= 1.10.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from rtl_design import lint, plan_of, simulate, union
+
+from hlsfuse import GraphBuilder
+
+pytestmark = pytest.mark.verilator
+
+
+def _const(b, rng, name, shape, dtype, scale=1.0):
+    return b.constant(name, rng.uniform(-scale, scale, shape), dtype=dtype)
+
+
+def _check(graph, folder, frames=2, ratio=None):
+    r = simulate(graph, folder, frames=frames)
+    assert r.passed, r.report()
+    assert lint(folder) == ""
+    if ratio is not None:
+        print(f"{graph.name}: {r.frame_cycles:.1f} cycles/frame, analytic {r.analytic_cycles}, ratio {r.ratio:.3f}")
+        assert r.ratio <= ratio, r.report()
+    return r
+
+
+# ---------------------------------------------------------------- conv2d
+
+
+def test_conv_bias_relu_schedule(tmp_path):
+    rng = np.random.default_rng(1)
+    b = GraphBuilder("conv_bias_relu", dtype="fixed<12,4>")
+    c = b.conv2d(b.input("x", [1, 5, 6, 3]), _const(b, rng, "w", [3, 3, 3, 4], "fixed<8,1>"), padding=[1, 1, 1, 1],
+                 dtype="fixed<16,6,RND,SAT>")
+    b.output(b.relu(b.bias_add(c, _const(b, rng, "bias", [4], "fixed<8,3>")), dtype="ufixed<10,4,RND_CONV,SAT>"))
+    r = _check(b.build(), tmp_path, frames=8, ratio=1.10)
+    assert r.analytic_cycles == 7 * 8 * 3 + 5 * 6 * 4  # HP*WP*C + OH*OW*Cout, one stage
+    assert r.ratio >= 0.99  # the stage follows the schedule, it is not faster either
+
+
+def _conv_graphs():
+    rng = np.random.default_rng(7)
+    graphs = []
+
+    # strides, asymmetric padding, dilation and groups; a streamed bias held whole, a node computed from it
+    # before the image, a lookup table
+    b = GraphBuilder("conv_geometry", dtype="fixed<12,4>")
+    x = b.input("x", [1, 6, 7, 4])
+    c = b.conv2d(x, _const(b, rng, "w2", [2, 3, 2, 8], "fixed<6,1,RND>"), strides=[2, 1], padding=[1, 0, 2, 1],
+                 dilation=[1, 2], groups=2, dtype="fixed<10,3,RND_INF,SAT_SYM>")
+    bias = b.relu(b.input("bias_in", [8], dtype="fixed<10,4>"), dtype="ufixed<8,3,RND,SAT>")
+    b.output(b.sigmoid(b.add(c, bias, dtype="fixed<10,3,RND,SAT>"), table_bits=6))
+    graphs.append(b.build())
+
+    # depthwise (channel multiplier 2), a narrow wrapping output, a constant broadcast over columns
+    b = GraphBuilder("conv_depthwise", dtype="fixed<12,4>")
+    c = b.conv2d(b.input("x", [1, 6, 7, 4]), _const(b, rng, "w3", [3, 3, 1, 8], "fixed<8,1>"), padding=[0, 2, 1, 0],
+                 groups=4, dtype="fixed<8,2,RND,WRAP>")
+    k = _const(b, rng, "k3", [1, 7, 1], "fixed<6,2>", 2.0)
+    b.output(b.clip(b.mul(c, k, dtype="fixed<10,3,TRN_ZERO,SAT>"), min=-2.5, max=3.0))
+    graphs.append(b.build())
+
+    # a 1x1 conv over 3 images of one column; a kernel as large as the padded image; strides 3 that skip
+    # the last rows and columns
+    b = GraphBuilder("conv_edges", dtype="fixed<8,3>")
+    # ... plus a constant as large as the output (read at the flat output index)
+    c = b.conv2d(b.input("xs", [3, 4, 1, 2]), _const(b, rng, "w7", [1, 1, 2, 3], "fixed<8,1>"))
+    b.output(b.sub(c, _const(b, rng, "full", [3, 4, 1, 3], "fixed<8,3>", 4.0), dtype="fixed<9,4,RND,SAT>"))
+    b.output(b.conv2d(b.input("xf", [1, 3, 2, 1], dtype="int8"), _const(b, rng, "wf", [4, 3, 1, 2], "fixed<4,4>", 7.0),
+                      padding=[1, 0, 0, 1], dtype="int16"))
+    b.output(b.leaky_relu(b.conv2d(b.input("xk", [1, 7, 8, 2], dtype="ufixed<8,2>"),
+                                   _const(b, rng, "wk", [2, 2, 2, 1], "fixed<6,2,RND,SAT>"),
+                                   strides=[3, 3], dtype="fixed<10,4,RND_MIN_INF,SAT>"), alpha=0.1))
+    graphs.append(b.build())
+    return graphs
+
+
+def test_conv_geometries_and_epilogues(tmp_path):
+    _check(union(_conv_graphs(), "conv_batch"), tmp_path, frames=2)
+
+
+def test_streamed_weight_held_batch_of_images(tmp_path):
+    """A weight computed elsewhere arrives on a channel, is held whole before each frame's images."""
+    b = GraphBuilder("conv_streamed_w", dtype="fixed<10,3,RND,SAT>")
+    wt = b.input("wt", [3, 3, 3, 4], dtype="fixed<8,2>")
+    c = b.conv2d(b.input("xb", [2, 5, 5, 3]), wt, strides=[2, 2], padding=[1, 1, 1, 1],
+                 dtype="fixed<14,6,RND_ZERO,SAT_ZERO>")
+    b.output(b.leaky_relu(c, alpha=0.1))
+    r = _check(b.build(), tmp_path, frames=8, ratio=1.10)
+    assert r.analytic_cycles == 3 * 3 * 3 * 4 + 2 * (7 * 7 * 3 + 3 * 3 * 4)
+
+
+def _residual():
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("residual", dtype="fixed<12,5,RND,SAT>")
+    x = b.input("x", [1, 6, 6, 4])
+    h = b.relu(b.bias_add(b.conv2d(x, _const(b, rng, "w1", [3, 3, 4, 4], "fixed<8,1>", 0.5), padding=[1, 1, 1, 1]),
+                          _const(b, rng, "b1", [4], "fixed<8,3>")))
+    h = b.bias_add(b.conv2d(h, _const(b, rng, "w2", [3, 3, 4, 4], "fixed<8,1>", 0.5), padding=[1, 1, 1, 1]),
+                   _const(b, rng, "b2", [4], "fixed<8,3>"))
+    b.output(b.relu(b.add(h, x, dtype="fixed<12,5,RND_CONV,SAT>")))
+    return b.build()
+
+
+def test_residual_join_through_a_fork(tmp_path):
+    """conv, bias, relu, conv, bias, + x (the 'post' input, read once per output element), relu."""
+    graph = _residual()
+    r = _check(graph, tmp_path / "plan", frames=8)
+    print(f"residual with the plan's FIFOs: ratio {r.ratio:.3f}")
+    # Two window stages in a row stall each other through a 2-deep channel (the consumer reads nothing
+    # while it emits or pushes padding); with room for the producer's bursts each runs its own schedule.
+    plan = plan_of(graph)
+    plan = dataclasses.replace(plan, channels=tuple(dataclasses.replace(c, depth=max(c.depth, 16))
+                                                    for c in plan.channels))
+    r = simulate(graph, tmp_path / "deep", frames=8, plan=plan)
+    assert r.passed, r.report()
+    print(f"residual with 16-deep FIFOs: ratio {r.ratio:.3f}")
+    assert r.ratio <= 1.10, r.report()
+
+
+# ---------------------------------------------------------------- pools
+
+
+def _pool_graphs():
+    graphs = []
+    b = GraphBuilder("max_pools", dtype="fixed<12,4>")
+    xb = b.input("xb", [2, 5, 5, 3], dtype="fixed<10,3,RND,SAT>")
+    p = b.max_pool2d(xb, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], dtype="fixed<8,3,RND,SAT>")
+    b.output(b.leaky_relu(p, alpha=0.25, dtype="fixed<10,3,RND,SAT>"))  # padding never wins, even over negatives
+    b.output(b.neg(b.max_pool2d(b.input("x", [1, 6, 7, 4]), pool_size=[2, 2])))  # the last column is dropped
+    b.output(b.max_pool2d(b.input("u", [1, 4, 5, 2], dtype="uint8"), pool_size=[2, 3], strides=[1, 2],
+                          padding=[0, 2, 1, 0], dtype="ufixed<6,8,RND,SAT>"))
+    graphs.append(b.build())
+
+    b = GraphBuilder("avg_pools", dtype="fixed<12,4>")
+    x = b.input("x", [1, 6, 7, 4])
+    # per-position counts (count_include_pad=False), count_include_pad=True, a constant divisor
+    b.output(b.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1, 1, 1], dtype="fixed<12,4,RND_CONV,SAT>"))
+    b.output(b.avg_pool2d(b.input("xb", [2, 5, 5, 3], dtype="fixed<10,3,RND,SAT>"), pool_size=[2, 3], strides=[1, 2],
+                          padding=[1, 1, 0, 1], count_include_pad=True, dtype="fixed<9,2,RND,SAT>"))
+    b.output(b.relu(b.avg_pool2d(x, pool_size=[2, 2], dtype="fixed<10,4,RND_MIN_INF,SAT_SYM>")))
+    # coarser output than input (a negative shift in the divider), unsigned and integer inputs
+    b.output(b.avg_pool2d(b.input("u", [1, 4, 4, 1], dtype="ufixed<8,2>"), pool_size=[3, 2], padding=[2, 1, 0, 0],
+                          strides=[1, 1], dtype="fixed<6,5,TRN_ZERO,WRAP>"))
+    b.output(b.avg_pool2d(b.input("i", [1, 3, 5, 2], dtype="int8"), pool_size=[2, 2], padding=[1, 1, 1, 1],
+                          strides=[2, 2], dtype="fixed<10,8,RND_INF,SAT>"))
+    graphs.append(b.build())
+    return graphs
+
+
+def test_max_pools(tmp_path):
+    _check(_pool_graphs()[0], tmp_path, frames=2)
+
+
+def test_avg_pools(tmp_path):
+    _check(_pool_graphs()[1], tmp_path, frames=2)
+
+
+def test_pool_schedule(tmp_path):
+    b = GraphBuilder("avg_schedule", dtype="fixed<12,4>")
+    b.output(b.avg_pool2d(b.input("x", [1, 6, 5, 2]), pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1],
+                          dtype="fixed<12,4,RND,SAT>"))
+    r = _check(b.build(), tmp_path, frames=8, ratio=1.10)
+    assert r.analytic_cycles == 8 * 7 * 2 + 3 * 3 * 2
+
+
+# ---------------------------------------------------------------- numerics
+
+
+def test_wide_exact_intermediates(tmp_path):
+    """60-bit products over 9 terms and a 64-bit average-pool dividend stay exact."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("wide", dtype="fixed<30,12>")
+    x = b.input("x", [1, 4, 4, 1])
+    w = _const(b, rng, "w", [3, 3, 1, 2], "fixed<30,4>", 7.0)
+    b.output(b.conv2d(x, w, padding=[1, 1, 1, 1], dtype="fixed<40,20,RND,SAT>"))
+    b.output(b.conv2d(x, w, dtype="fixed<12,6,RND_CONV,SAT_SYM>"))  # narrow: saturates
+    b.output(b.avg_pool2d(b.input("z", [1, 3, 5, 2], dtype="fixed<56,24>"), pool_size=[2, 2], padding=[1, 0, 0, 1],
+                          dtype="fixed<40,24,RND_INF,SAT>"))
+    _check(b.build(), tmp_path, frames=2)
+
+
+_TYPES = ("fixed<16,6>", "fixed<12,4,RND,SAT>", "ufixed<10,3,RND_CONV,SAT_SYM>", "fixed<8,2,TRN_ZERO,SAT_ZERO>",
+          "int8", "uint8", "fixed<20,10,RND_INF,SAT>", "fixed<6,-1,RND_MIN_INF,WRAP>", "ufixed<7,9,RND_ZERO,SAT>")
+
+
+def _random_windows(seed: int, count: int = 6):
+    """``count`` random window heads with random geometry, types and epilogues."""
+    rng = np.random.default_rng(seed)
+
+    def pick(seq):
+        return seq[int(rng.integers(len(seq)))]
+
+    def ints(lo, hi, n=2):
+        return [int(v) for v in rng.integers(lo, hi + 1, size=n)]
+
+    b = GraphBuilder(f"random_windows{seed}", dtype="fixed<16,6>")
+    for k in range(count):
+        x = b.input(f"x{k}", [ints(1, 2, 1)[0], *ints(3, 6), ints(1, 4, 1)[0]], dtype=pick(_TYPES))
+        _, h, w, c = b.type_of(x).shape
+        kind = pick(("conv2d", "conv2d", "max_pool2d", "avg_pool2d"))
+        kh, kw = ints(1, 3)
+        if kind == "conv2d":
+            dh, dw = ints(1, 2) if rng.random() < 0.4 else (1, 1)
+            pads = ints(0, 2, 4)
+            groups = pick([g for g in (1, 2, c) if c % g == 0])
+            span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+            if span_h > h + pads[0] + pads[2] or span_w > w + pads[1] + pads[3]:
+                pads = [span_h, span_w, 0, 0]
+            wgt = _const(b, rng, f"w{k}", [kh, kw, c // groups, groups * ints(1, 3, 1)[0]], pick(_TYPES[:4]), 2.0)
+            y = b.conv2d(x, wgt, strides=ints(1, 2), padding=pads, dilation=[dh, dw], groups=groups,
+                         dtype=pick(_TYPES))
+        else:
+            pads = [int(rng.integers(0, kh)), int(rng.integers(0, kw)), int(rng.integers(0, kh)),
+                    int(rng.integers(0, kw))]
+            extra = {"count_include_pad": bool(rng.random() < 0.5)} if kind == "avg_pool2d" else {}
+            y = b.op(kind, x, pool_size=[kh, kw], strides=ints(1, 3), padding=pads, dtype=pick(_TYPES), **extra)
+        epilogue = pick(("relu", "bias_add", "sigmoid", "add", "none"))
+        if epilogue == "relu":
+            y = b.relu(y, dtype=pick(_TYPES))
+        elif epilogue == "bias_add":
+            y = b.bias_add(y, _const(b, rng, f"b{k}", b.type_of(y).shape[-1:], pick(_TYPES), 2.0))
+        elif epilogue == "sigmoid":
+            y = b.sigmoid(y, table_bits=int(rng.integers(3, 9)))
+        elif epilogue == "add":
+            y = b.add(y, b.input(f"e{k}", b.type_of(y).shape, dtype=pick(_TYPES)), dtype=pick(_TYPES))
+        b.output(y)
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_random_windows(tmp_path, seed):
+    _check(_random_windows(seed), tmp_path, frames=2)

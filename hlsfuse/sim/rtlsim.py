@@ -329,7 +329,10 @@ def drive_pyverilator(
         if trace is not None:
             sim.stop_vcd_trace()
     outputs = {
-        p["name"]: _signed(np.array(got[p["name"]], dtype=np.int64), p["width"], parse_dtype(p["dtype"]).signed)
+        # TDATA arrives as bits: a 64-bit element may exceed int64 until it is reinterpreted
+        p["name"]: _signed(
+            np.array(got[p["name"]], dtype=np.uint64).view(np.int64), p["width"], parse_dtype(p["dtype"]).signed
+        )
         for p in outs
     }
     run = Run(

@@ -1,0 +1,248 @@
+"""The native rtlsim driver: a C++ harness around the Verilated ``<top>_sim`` model, for long runs.
+
+    manifest --templates/verilog/harness.cpp.j2--> harness.cpp
+    harness.cpp + sim sources --verilator --cc --exe --build (cached by content)--> binary
+    inputs --in<k>.bin--> binary (cwd = OUT/verilog, where $readmemh finds the .mem files)
+           --out<k>.bin, out<k>.cyc, result.json--> Run
+
+It observes exactly what ``rtlsim.drive_pyverilator`` observes (same cycle numbering, handshakes,
+deadlock rule and counters), but the cycle loop runs in C++ with the per-port code unrolled by the
+template and no I/O or allocation inside it, so a small design simulates millions of cycles per
+second. Values cross the process boundary as int64 files (machine byte order), one per port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..backends.templates import render
+from ..errors import HlsfuseError
+from ..types import parse_dtype
+from .rtlsim import QUIET_CYCLES, Run, cache_root, model_key
+
+__all__ = ["drive_native", "native_model", "run_model", "harness_text", "BUILD_FLAGS"]
+
+BUILD_TIMEOUT = 1800  # seconds; Verilator and g++ on a shared machine
+BUILD_FLAGS = (
+    "-O3",
+    "-Wno-fatal",
+    "-j",
+    "2",
+    # g++ -O3 on the model's per-cycle code (Verilator's default, -Os, runs it 1.5 times slower here)
+    "-MAKEFLAGS",
+    "OPT_FAST=-O3 OPT_GLOBAL=-O2",
+)
+
+
+@dataclass(frozen=True)
+class PortView:
+    index: int  # position among the inputs (or the outputs) in manifest order
+    name: str
+    size: int  # elements per frame
+    mask: str  # the element's bits, as a C++ hexadecimal literal
+    shift: int  # 64 - the element's bits: an output is sign-extended by shifting left and back (0: none)
+    tdata: str  # the model's C++ member names of the port's signals
+    tvalid: str
+    tready: str
+    tlast: str
+
+
+def _member(signal_name: str) -> str:
+    """The C++ member Verilator makes of a port: it escapes each ``__`` (a sanitized name may end in ``_``)."""
+    return re.sub("__", "___05F", signal_name)
+
+
+def _views(manifest: dict, direction: str) -> list[PortView]:
+    ports = [p for p in manifest["ports"] if p["direction"] == direction]
+    views = []
+    for k, p in enumerate(ports):
+        if p["bus"] > 64:
+            raise HlsfuseError(
+                f"port '{p['name']}': the native driver handles TDATA of at most 64 bits, not {p['bus']}"
+            )
+        views.append(
+            PortView(
+                index=k,
+                name=p["name"],
+                size=int(np.prod(p["shape"], dtype=np.int64)),
+                mask=hex((1 << p["width"]) - 1),
+                shift=64 - p["width"] if parse_dtype(p["dtype"]).signed else 0,
+                tdata=_member(f"{p['name']}_TDATA"),
+                tvalid=_member(f"{p['name']}_TVALID"),
+                tready=_member(f"{p['name']}_TREADY"),
+                tlast=_member(f"{p['name']}_TLAST"),
+            )
+        )
+    return views
+
+
+def harness_text(manifest: dict, trace: bool) -> str:
+    return render(
+        "verilog/harness.cpp.j2",
+        sim_top=manifest["sim_top"],
+        inputs=_views(manifest, "in"),
+        outputs=_views(manifest, "out"),
+        stages=len(manifest["stages"]),
+        channels=len(manifest["channels"]),
+        quiet=QUIET_CYCLES,
+        trace=trace,
+    )
+
+
+def _require_verilator() -> None:
+    if shutil.which("verilator") is None:
+        raise HlsfuseError("verilator is not installed; rtlsim needs it (apt-get install verilator)")
+
+
+def _first_error(log: str) -> str:
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("%Error") or "error:" in line:
+            return line
+    return lines[0] if lines else "no output"
+
+
+def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
+    """(the harness binary for the design in ``vdir``, whether it was built now rather than found in the cache)."""
+    _require_verilator()
+    top = manifest["sim_top"]
+    harness = harness_text(manifest, trace)
+    key = model_key(vdir, manifest, "native", str(trace), " ".join(BUILD_FLAGS), harness)
+    folder = cache_root() / f"native-{key}"
+    binary = folder / f"V{top}_native"
+    if binary.is_file():
+        return binary, False
+    cache_root().mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
+    try:
+        (scratch / "harness.cpp").write_text(harness, encoding="utf-8")
+        cmd = [
+            "verilator",
+            "--cc",
+            "--exe",
+            "--build",
+            *BUILD_FLAGS,
+            *(["--trace"] if trace else []),
+            "--top-module",
+            top,
+            "-Mdir",
+            str(scratch / "obj"),
+            "-o",
+            binary.name,
+            str(scratch / "harness.cpp"),
+            *[str((vdir / s).resolve()) for s in manifest["sim_sources"]],
+        ]
+        try:
+            done = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+        except FileNotFoundError:
+            raise HlsfuseError("verilator is not installed; rtlsim needs it (apt-get install verilator)") from None
+        except subprocess.TimeoutExpired:
+            raise HlsfuseError(f"Verilator took longer than {BUILD_TIMEOUT} s to build '{top}'") from None
+        if done.returncode != 0:
+            log = cache_root() / f"native-{key}.log"
+            log.write_text(f"$ {' '.join(cmd)}\n{done.stdout}{done.stderr}", encoding="utf-8")
+            raise HlsfuseError(
+                f"Verilator could not build '{top}': {_first_error(done.stdout + done.stderr)} (full log: {log})"
+            )
+        (scratch / "obj" / binary.name).rename(scratch / binary.name)
+        shutil.rmtree(scratch / "obj")  # the object files are ~10 times the binary's size; only the binary is reused
+        with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
+            scratch.rename(folder)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return binary, True
+
+
+def _died(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _run_folder_parent() -> str | None:
+    """Where the run's files go: a long run moves hundreds of megabytes, which on tmpfs never reach the disk."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+def _load(path: Path) -> np.ndarray:
+    """The int64 values (machine byte order) of a harness file, mapped copy-on-write rather than read: a long
+    run's outputs are hundreds of megabytes, and the mapping outlives the file's deletion."""
+    if path.stat().st_size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(np.memmap(path, dtype=np.int64, mode="c"))
+
+
+def run_model(
+    binary: Path,
+    vdir: Path,
+    manifest: dict,
+    inputs: Mapping[str, np.ndarray],
+    expect: Mapping[str, int],
+    timeout: int,
+    vcd: str | None = None,
+) -> tuple[Run, float]:
+    """Run a harness binary; (what it observed, seconds its cycle loop took)."""
+    ins = [p for p in manifest["ports"] if p["direction"] == "in"]
+    outs = [p for p in manifest["ports"] if p["direction"] == "out"]
+    with tempfile.TemporaryDirectory(prefix="hlsfuse-rtlsim-", dir=_run_folder_parent()) as tmp:
+        run_dir = Path(tmp)
+        for k, p in enumerate(ins):
+            np.ascontiguousarray(np.asarray(inputs[p["name"]]).reshape(-1), dtype=np.int64).tofile(
+                run_dir / f"in{k}.bin"
+            )
+        cmd = [str(binary), str(run_dir), str(timeout), *[str(expect[p["name"]]) for p in outs]]
+        if vcd is not None:
+            cmd.append(str(Path(vcd).resolve()))
+        done = subprocess.run(cmd, cwd=vdir, capture_output=True, text=True)
+        if done.returncode != 0 or not (run_dir / "result.json").is_file():
+            why = _first_error(done.stderr + done.stdout)
+            raise HlsfuseError(f"native rtlsim of '{manifest['sim_top']}' {_died(done.returncode)}: {why}")
+        result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+        got = {p["name"]: _load(run_dir / f"out{k}.bin") for k, p in enumerate(outs)}
+        when = {p["name"]: _load(run_dir / f"out{k}.cyc") for k, p in enumerate(outs)}
+    deadlock = bool(result["deadlock"])
+    stalled = tuple(s["name"] for s, flag in zip(manifest["stages"], result["stalled"]) if flag)
+    full = tuple(c["name"] for c, flag in zip(manifest["channels"], result["full"]) if flag)
+    run = Run(
+        outputs=got,  # sign-extended by the harness
+        out_cycles=when,
+        first_input=max(int(result["first_input"]), 0),
+        cycles=int(result["cycles"]),
+        busy=tuple(int(v) for v in result["busy"]),
+        stall=tuple(int(v) for v in result["stall"]),
+        stalled=stalled if deadlock else (),
+        full=full if deadlock else (),
+        deadlock=deadlock,
+        timed_out=not deadlock and any(got[p["name"]].size < expect[p["name"]] for p in outs),
+    )
+    return run, float(result["seconds"])
+
+
+def drive_native(
+    vdir: Path,
+    manifest: dict,
+    inputs: Mapping[str, np.ndarray],
+    expect: Mapping[str, int],
+    timeout: int,
+    vcd: str | None = None,
+) -> tuple[Run, bool]:
+    """Simulate with the native harness; same contract as ``rtlsim.drive_pyverilator``."""
+    binary, built = native_model(vdir, manifest, trace=vcd is not None)
+    run, _ = run_model(binary, vdir, manifest, inputs, expect, timeout, vcd)
+    return run, built

@@ -25,7 +25,7 @@ from ...resources import hw_dir
 from ..hls.context import Context, make_context
 from ..hls.options import HlsOptions
 from ..templates import render
-from . import stage_fork, stage_map, stage_reduce, stage_rows
+from . import stage_fork, stage_map, stage_own, stage_reduce, stage_rows, stage_window
 from .module import ModuleWriter, StageModule, fixed_type
 from .vlog import bits_for, index_width
 
@@ -38,6 +38,8 @@ STAGE_BUILDERS: dict[str, Builder] = {
     "fork": stage_fork.build,
     "rows": stage_rows.build,
     "reduce": stage_reduce.build,
+    "window": stage_window.build,
+    "own": stage_own.build,
 }
 """Stage kind -> module builder (``build(ctx, stage, writer) -> StageModule``)."""
 

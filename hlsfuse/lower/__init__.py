@@ -139,7 +139,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
                 cycles=c.cycles,
             )
         )
-        readers_of[name] = Reader(head_first=c.first, pipeline=PIPELINE_DEPTH, gap=c.gap)
+        readers_of[name] = Reader(head_first=c.first, pipeline=PIPELINE_DEPTH, gap=c.gap, burst=c.burst)
         add_forks(name)
 
     depths, latency = size_fifos(graph, stages, channels, readers_of, options.min_fifo_depth)

@@ -41,6 +41,7 @@ class Cost:
     line_buffer: int
     storage: int
     gap: int = 0  # longest run of cycles in a frame without reading a streamed input
+    burst: int = 0  # outputs it may emit ahead of its average rate (a window stage: one output row)
 
 
 def _window_geometry(graph: Graph, head: str):
@@ -69,7 +70,7 @@ def _window(graph: Graph, head: str, held: int) -> Cost:
     line_buffer = (span_h - 1) * wp * c + span_h * span_w * c
     # between two rows: the last pixel's outputs, then the right and left padding
     gap = max(held, cout + (left + right) * c)
-    return Cost(cycles, latency, first, line_buffer, held, gap)
+    return Cost(cycles, latency, first, line_buffer, held, gap, ow * cout)
 
 
 def cost(graph: Graph, kind: str, head: str | None, nodes: tuple[str, ...], held: int) -> Cost:
@@ -86,10 +87,12 @@ def cost(graph: Graph, kind: str, head: str | None, nodes: tuple[str, ...], held
     if kind == "rows":
         k = x.shape[-1]
         rows, per_row = x.size // k, out.shape[-1]
-        return Cost(rows * (k + per_row) + held, held + k + PIPELINE_DEPTH, k, 0, held + k, max(held, per_row))
+        return Cost(
+            rows * (k + per_row) + held, held + k + PIPELINE_DEPTH, k, 0, held + k, max(held, per_row), per_row
+        )
     if kind == "reduce":
         gap = held + out.size
-        return Cost(x.size + out.size + held, held + x.size + PIPELINE_DEPTH, x.size, 0, held + out.size, gap)
+        return Cost(x.size + out.size + held, held + x.size + PIPELINE_DEPTH, x.size, 0, held + out.size, gap, out.size)
     if kind == "own":
         return _own(graph, head)
     raise ValueError(f"unknown stage kind {kind!r}")
@@ -110,9 +113,9 @@ def _own(graph: Graph, head: str) -> Cost:
     if node.op in ("softmax", "topk", "argmax") and last_axis:
         rows = ins[0] // row
         per_row = 3 * row if node.op == "softmax" else row + out // rows
-        return Cost(rows * per_row, row + PIPELINE_DEPTH, row, 0, row, per_row - row)
+        return Cost(rows * per_row, row + PIPELINE_DEPTH, row, 0, row, per_row - row, out // rows)
     total = sum(ins)
-    return Cost(total + out, total + PIPELINE_DEPTH, total, 0, total, out)
+    return Cost(total + out, total + PIPELINE_DEPTH, total, 0, total, out, out)
 
 
 def _slice_first(graph: Graph, head: str) -> int:

@@ -11,12 +11,16 @@ The depths come from a first-arrival time model of the pipeline (cycles, all
 graph inputs starting at 0, one element per cycle per port):
 
     arrival(ch)  cycle the first element reaches channel ch
-    rate(ch)     elements per cycle its producer emits, on average over a frame
+    rate(ch)     elements per cycle its producer emits, on average over a frame: its
+                 own rate, or less when the inputs it streams arrive more slowly
     start(ch)    cycle the consumer starts reading ch: held inputs are read whole,
                  one after the other, then the head input until the stage's first
                  output (``first`` elements), then every streamed input in lockstep
-    depth(ch)    elements that pile up before start: (start - arrival) * rate,
-                 plus slack, at least ``min_depth``, at most one frame plus slack
+    depth(ch)    elements that pile up before start: (start - arrival) * rate plus
+                 what the producer may emit ahead of that average (a strided
+                 window stage emits a whole output row in one input row), with
+                 10% and 2 elements of slack, at least ``min_depth``, at most one
+                 frame plus slack
 
 and, so that a stage does not slow its producer down in steady state, every
 channel holds at least what its producer can write while the consumer reads
@@ -43,6 +47,7 @@ class Reader:
     head_first: int  # head-input elements read before the first output
     pipeline: int  # cycles from reading to writing
     gap: int = 0  # longest run of cycles in a frame in which it reads no streamed input
+    burst: int = 0  # outputs it may emit ahead of its average rate
 
 
 def size_fifos(
@@ -87,6 +92,9 @@ def size_fifos(
             start[ch] = begin
         first_out = begin + reader.pipeline
         out_rate = graph.types[stage.sink].size / max(stage.cycles, 1)
+        for ch, use in reads:  # a stage cannot outpace the inputs it streams through
+            if use != "held":
+                out_rate = min(out_rate, rate[ch] * graph.types[stage.sink].size / sizes[ch])
         for ch in by_stage.get(stage.name, ()):
             arrival[ch], rate[ch] = first_out, min(out_rate, 1.0)
 
@@ -96,6 +104,9 @@ def size_fifos(
         waiting = max(0.0, start.get(name, arrival[name]) - arrival[name]) * rate[name]
         reader = readers.get(ch["consumer"])  # None for an output port, which is always ready
         gap = reader.gap * rate[name] if reader is not None else 0.0
+        if waiting > 0:  # a join that starts late: the producer's bursts pile up on top of its average
+            producer = readers.get(ch["producer"])
+            waiting += producer.burst if producer is not None else 0
         need = max(math.ceil(waiting * 1.1), math.ceil(gap)) + SLACK
         depths[name] = max(min_depth, min(need, sizes[name] + SLACK))
     latency = max((arrival[ch["name"]] for ch in channels if ch["consumer"] not in readers), default=0.0)

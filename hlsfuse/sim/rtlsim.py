@@ -196,6 +196,20 @@ def captured_output(log: Path):
 
 
 @contextlib.contextmanager
+def parallel_make():
+    """Let the ``make`` pyverilator runs compile the model's C++ files on every core."""
+    previous = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = f"-j{os.cpu_count() or 1}"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["MAKEFLAGS"]
+        else:
+            os.environ["MAKEFLAGS"] = previous
+
+
+@contextlib.contextmanager
 def working_dir(path: Path):
     """$readmemh opens .mem files relative to the working directory: the design's folder."""
     previous = os.getcwd()
@@ -226,7 +240,7 @@ def _pyverilator_model(vdir: Path, manifest: dict, trace: bool):
         log = cache_root() / f"{top}-build.log"
         try:
             # the build loads the model once, which reads the .mem files relative to the working directory
-            with working_dir(vdir), captured_output(log):
+            with working_dir(vdir), captured_output(log), parallel_make():
                 pyverilator.PyVerilator.build(
                     str(vdir / f"{top}.v"), verilog_path=[str(vdir)], build_dir=str(scratch), quiet=True,
                     cargs="-O1", dump_en=trace,

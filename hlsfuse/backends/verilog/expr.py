@@ -30,7 +30,7 @@ from .mem import mem_lines
 from .module import ModuleWriter
 from .vlog import XW, assign_params, bits_for, index_width, sext64, slit, ulit, zext
 
-__all__ = ["Scope", "render_body", "counters"]
+__all__ = ["Scope", "render_body", "counters", "operand", "index_sum", "declare_rom"]
 
 Scope = Mapping[str, tuple[str, int]]
 """HLS local variable (loop index, counter) -> (Verilog signal, width)."""
@@ -71,7 +71,7 @@ def counters(w: ModuleWriter, body: Body, prefix: str, fire: str) -> dict[str, t
     return scope
 
 
-def _index(w: ModuleWriter, operand: Operand, scope: Scope) -> str:
+def index_sum(w: ModuleWriter, operand: Operand, scope: Scope) -> str:
     width = w.index(operand.name)
     terms = []
     for t in operand.index or ():
@@ -90,12 +90,12 @@ def operand(w: ModuleWriter, o: Operand, scope: Scope, tag: str) -> str:
     if o.index is None:
         return o.name
     if o.name not in w.arrays:
-        _rom(w, o.name)
-    ix = w.wire(w.fresh(f"ix_{tag}"), w.index(o.name), _index(w, o, scope))
+        declare_rom(w, o.name)
+    ix = w.wire(w.fresh(f"ix_{tag}"), w.index(o.name), index_sum(w, o, scope))
     return w.wire(w.fresh(f"rd_{tag}"), w.arrays[o.name][1], f"{o.name}[{ix}]")
 
 
-def _rom(w: ModuleWriter, name: str) -> None:
+def declare_rom(w: ModuleWriter, name: str) -> None:
     """Declare the plan ROM ``name`` (a graph constant) in this module."""
     constant = next((c for c, rom in w.ctx.roms.items() if rom == name), None)
     if constant is None:

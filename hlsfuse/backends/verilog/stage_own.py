@@ -193,7 +193,7 @@ def _concat(w: ModuleWriter, node, out_ch: str) -> None:
     # inputs aligned exactly to the finest of their fractional bits, then assigned once (the reference)
     frac = max(s.dtype.frac for s in sources)
     xs = []
-    for k, s in enumerate(sources):
+    for s in sources:
         x = sext64(s.data, s.dtype)
         xs.append(x if s.dtype.frac == frac else f"({x} <<< {frac - s.dtype.frac})")
     exact = w.wire(w.fresh("e_join"), XW, select(xs), signed=True)

@@ -22,7 +22,7 @@ from ...types import FixedType, Fmt
 from ..hls import stage_reduce as hls_reduce
 from ..hls.context import Context
 from ..hls.expr import Body, Operand
-from .expr import _index, counters, render_body
+from .expr import counters, index_sum, render_body
 from .module import ModuleWriter, StageModule
 from .phase import compute_pre, held_loops, pre_loops, read_values, store_held
 from .sequencer import Loop, Sequencer
@@ -84,7 +84,7 @@ def build(ctx: Context, stage: Stage, w: ModuleWriter) -> StageModule:
     # the accumulator's format: a maximum is one of the values, a sum grows by ceil(log2 n) bits
     fmt = Fmt.of(in_type) if b.op == "max" else Fmt.of(in_type).accumulate(b.n)
     acc = w.array(w.fresh("acc"), b.outputs, fmt.width)
-    slot = w.wire(w.fresh("slot"), w.index(acc), _index(w, Operand(acc, b.index), scope))
+    slot = w.wire(w.fresh("slot"), w.index(acc), index_sum(w, Operand(acc, b.index), scope))
     old = w.wire(w.fresh("acc_old"), fmt.width, f"{acc}[{slot}]")
     first = " && ".join(f"{scope[f][0]} == {ulit(0, scope[f][1])}" for f in b.first) or "1'b1"
     is_first = w.wire(w.fresh("first"), 1, first)

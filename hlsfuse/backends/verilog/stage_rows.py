@@ -21,7 +21,7 @@ from ...errors import HlsfuseError
 from ...lower.plan import Stage
 from ..hls import stage_rows as hls_rows
 from ..hls.context import Context
-from .expr import _rom, counters, render_body
+from .expr import counters, declare_rom, render_body
 from .mem import mem_lines
 from .module import ModuleWriter, StageModule
 from .phase import compute_pre, held_loops, pre_loops, read_values, store_held
@@ -78,7 +78,7 @@ def build(ctx: Context, stage: Stage, w: ModuleWriter) -> StageModule:
 
     # the weights, and the index of the emit loop's column n
     if b.weights not in w.arrays:
-        _rom(w, b.weights)
+        declare_rom(w, b.weights)
     iw = w.index(b.weights)
     n = zext(seq.idx, seq.width, iw)
     if b.op == "dense":

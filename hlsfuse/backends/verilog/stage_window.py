@@ -323,14 +323,17 @@ class _Builder:
     def max_pool(self, win: str, taps: int) -> tuple[str, int]:
         w, g = self.w, self.g
         best, found = None, "1'b0"
-        for kh in range(g.kh):
-            row_ok = _table(w, f"tap_row{kh}", g.tap_row_real(kh), self.r)
-            for kw in range(g.kw):
-                col_ok = _table(w, f"tap_col{kw}", g.tap_col_real(kw), self.q)
+        rows = [_table(w, f"tap_row{kh}", g.tap_row_real(kh), self.r) for kh in range(g.kh)]
+        cols = [_table(w, f"tap_col{kw}", g.tap_col_real(kw), self.q) for kw in range(g.kw)]
+        used: set[str] = set()
+        for kh, row_ok in enumerate(rows):
+            for kw, col_ok in enumerate(cols):
                 t = kh * g.kw + kw
                 x = self.tap(win, taps, t * self.cin, (self.co, self.cow), f"{t}")
                 xv = w.wire(w.fresh(f"xv_{t}"), XW, sext64(x, self.x_type), signed=True)
-                real = w.wire(w.fresh(f"in_{t}"), 1, _and([row_ok, col_ok]))
+                condition = _and([row_ok, col_ok])
+                used.update(term for term in (row_ok, col_ok) if term in condition)
+                real = w.wire(w.fresh(f"in_{t}"), 1, condition)
                 if best is None:
                     # the first tap seeds the maximum; later real taps replace it when not found yet or greater
                     best = w.wire(w.fresh(f"best_{t}"), XW, xv, signed=True)
@@ -340,6 +343,10 @@ class _Builder:
                 best = w.wire(w.fresh(f"best_{t}"), XW, f"({take}) ? {xv} : {best}", signed=True)
                 found = w.wire(w.fresh(f"found_{t}"), 1, f"{found} || {real}")
         w.decls.append(f"wire unused_{found} = &{{1'b0, {found}, 1'b0}};")
+        for table in set(rows + cols) - used:  # a row or column table every tap of which is ANDed with 0
+            if "[" in table:
+                vector = table.split("[")[0]
+                w.decls.append(f"wire unused_{vector} = &{{1'b0, {vector}, 1'b0}};")
         return best, self.x_type.frac
 
     def avg_pool(self, win: str, taps: int) -> None:

@@ -6,6 +6,7 @@
 #   test           the test suite
 #   lint           ruff
 #   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
+#                  (check, run, compile --target all)
 #   clean          remove the venv and everything generated
 
 PYTHON ?= python3
@@ -71,6 +72,8 @@ install-check:
 	for graph in "$(CURDIR)"/examples/*.json; do \
 	  "$$tmp/venv/bin/hlsfuse" check "$$graph"; \
 	  "$$tmp/venv/bin/hlsfuse" run "$$graph" -o "$$tmp/outputs.npz" --force; \
+	  "$$tmp/venv/bin/hlsfuse" compile "$$graph" -o "$$tmp/design" --target all --force >/dev/null; \
+	  test -s "$$tmp/design/verilog/manifest.json"; \
 	done; \
 	"$$tmp/venv/bin/python" "$(CURDIR)/.ci/check_install.py" "$(CURDIR)"
 

@@ -157,3 +157,23 @@ def test_rtlsim_api_checks_its_arguments(tmp_path):
         rtlsim(tmp_path, driver="icarus")
     with pytest.raises(HlsfuseError, match="frames must be at least 1, not 0"):
         rtlsim(tmp_path, frames=0)
+
+
+@pytest.mark.verilator
+def test_models_are_cached_by_content(tmp_path):
+    graph = _held_and_fork()
+    simulate(graph, tmp_path / "a", frames=1)  # built now or by an earlier test
+    again = simulate(graph, tmp_path / "b", frames=1)  # same content in another folder: no rebuild
+    assert again.passed and not again.built
+    changed = _held_and_fork_named("held2")  # a different design: its own model
+    other = simulate(changed, tmp_path / "c", frames=1)
+    assert other.passed
+    assert simulate(changed, tmp_path / "d", frames=1).built is False
+
+
+def _held_and_fork_named(name):
+    from hlsfuse.graph_json import graph_from_dict, graph_to_dict
+
+    data = graph_to_dict(_held_and_fork())
+    data["name"] = name
+    return graph_from_dict(data)

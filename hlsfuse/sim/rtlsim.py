@@ -111,7 +111,7 @@ class RtlsimResult:
                 f"cycles: {self.cycles} total ({self.driver} driver), "
                 f"{self.frame_cycles:.1f} per frame in steady state "
                 f"(analytic {self.analytic_cycles}, ratio {self.ratio:.3f}), first output after {self.latency}, "
-                f"throughput {self.throughput:.3f} output elements/cycle"
+                f"throughput {self.throughput:.3g} output elements/cycle"
             )
         width = max([len(s.name) for s in self.stages] + [5])
         lines.append(f"  {'stage':<{width}}  {'kind':<6}  {'busy':>9}  {'stall':>9}  {'analytic/frame':>14}")

@@ -138,6 +138,9 @@ def test_cli_compiles_and_simulates(tmp_path):
     done = _cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert vcd.read_text().startswith("$") and "ap_clk" in vcd.read_text()
+    # one frame has no steady state: the report says what it measured and how to get the rate
+    assert "from the first input to the last output of the frame (analytic " in done.stdout.splitlines()[1]
+    assert "measure it with --frames 2 or more" in done.stdout
 
 
 def test_cli_rtlsim_errors_are_one_line(tmp_path):

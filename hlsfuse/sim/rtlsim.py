@@ -106,12 +106,18 @@ class RtlsimResult:
             lines += [f"  {m}" for m in self.mismatches]
             if self.failures > len(self.mismatches):
                 lines.append(f"  ... and {self.failures - len(self.mismatches)} more")
-        if not self.deadlock:
+        if not self.deadlock and self.frames > 1:
             lines.append(
                 f"cycles: {self.cycles} total ({self.driver} driver), "
                 f"{self.frame_cycles:.1f} per frame in steady state "
                 f"(analytic {self.analytic_cycles}, ratio {self.ratio:.3f}), first output after {self.latency}, "
                 f"throughput {self.throughput:.3g} output elements/cycle"
+            )
+        elif not self.deadlock:  # one frame has no steady state: its cycles include the pipeline's latency
+            lines.append(
+                f"cycles: {self.cycles} total ({self.driver} driver), {self.frame_cycles:.0f} from the first input "
+                f"to the last output of the frame (analytic {self.analytic_cycles} per frame in steady state; "
+                f"measure it with --frames 2 or more), first output after {self.latency}"
             )
         width = max([len(s.name) for s in self.stages] + [5])
         lines.append(f"  {'stage':<{width}}  {'kind':<6}  {'busy':>9}  {'stall':>9}  {'analytic/frame':>14}")

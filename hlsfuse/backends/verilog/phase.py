@@ -15,7 +15,7 @@ from .module import ModuleWriter
 from .sequencer import Loop, Sequencer
 from .vlog import zext
 
-__all__ = ["held_loops", "store_held", "pre_loops", "compute_pre", "read_values", "tensor_of_value", "tensor_of_array"]
+__all__ = ["held_loops", "store_held", "pre_loops", "compute_pre", "read_values", "tensor_of_array"]
 
 
 def held_loops(held: Sequence[Held]) -> list[Loop]:
@@ -36,10 +36,6 @@ def store_held(w: ModuleWriter, held: Sequence[Held], seq: Sequencer, first: int
 
 def pre_loops(p: Phase) -> list[Loop]:
     return [Loop(f"pre {', '.join(s.var for s in pre.stores) or 'loop'}", pre.size) for pre in p.pre]
-
-
-def tensor_of_value(w: ModuleWriter, var: str) -> str:
-    return next(t for t, v in w.ctx.names.values.items() if v == var)
 
 
 def tensor_of_array(w: ModuleWriter, array: str) -> str:

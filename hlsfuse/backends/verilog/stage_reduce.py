@@ -26,17 +26,9 @@ from .expr import counters, index_sum, render_body
 from .module import ModuleWriter, StageModule
 from .phase import compute_pre, held_loops, pre_loops, read_values, store_held
 from .sequencer import Loop, Sequencer
-from .vlog import assign_params, sext64, ulit, zext
+from .vlog import assign_params, extend, sext64, ulit, zext
 
 __all__ = ["build"]
-
-
-def _extend(expr: str, width: int, signed: bool, to: int) -> str:
-    """``expr`` (``width`` bits) sign- or zero-extended to ``to`` >= ``width`` bits."""
-    if width == to:
-        return expr
-    fill = f"{expr}[{width - 1}]" if signed else "1'b0"
-    return f"{{{{{to - width}{{{fill}}}}}, {expr}}}"
 
 
 def _quotient(w: ModuleWriter, total: str, fmt: Fmt, frac: int, n: int, out: FixedType, name: str) -> None:
@@ -92,7 +84,7 @@ def build(ctx: Context, stage: Stage, w: ModuleWriter) -> StageModule:
         larger = w.wire(w.fresh("larger"), 1, f"$signed({sext64(p.result, in_type)}) > $signed({sext64(old, in_type)})")
         update = f"{is_first} || {larger} ? {p.result} : {old}"
     else:
-        value = _extend(p.result, in_type.width, in_type.signed, fmt.width)
+        value = extend(p.result, in_type.width, in_type.signed, fmt.width)
         update = f"{is_first} ? {value} : {old} + {value}"
     new = w.wire(w.fresh("acc_new"), fmt.width, update)
     w.stores.append(f"if ({fire_in}) {acc}[{slot}] <= {new};")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...types import OVERFLOW_MODES, QUANT_MODES, FixedType
 
-__all__ = ["XW", "bits_for", "index_width", "ulit", "slit", "zext", "sext64", "xw_of", "assign_params", "lines"]
+__all__ = ["XW", "bits_for", "index_width", "ulit", "slit", "zext", "extend", "sext64", "assign_params"]
 
 XW = 64
 """Width of the signed exact intermediate every node computes before its one assignment."""
@@ -48,17 +48,17 @@ def zext(expr: str, width: int, to: int) -> str:
     return f"{{{{{to - width}{{1'b0}}}}, {expr}}}"
 
 
+def extend(expr: str, width: int, signed: bool, to: int) -> str:
+    """``expr`` (``width`` bits) sign- or zero-extended to ``to`` >= ``width`` bits."""
+    if width == to:
+        return expr
+    fill = f"{expr}[{width - 1}]" if signed else "1'b0"
+    return f"{{{{{to - width}{{{fill}}}}}, {expr}}}"
+
+
 def sext64(expr: str, dtype: FixedType) -> str:
     """The raw bits ``expr`` of a ``dtype`` value as a 64-bit two's-complement integer (unsigned concat)."""
-    w = dtype.width
-    if w == XW:
-        return expr
-    fill = f"{expr}[{w - 1}]" if dtype.signed else "1'b0"
-    return f"{{{{{XW - w}{{{fill}}}}}, {expr}}}"
-
-
-def xw_of(name: str) -> str:
-    return f"wire signed [{XW - 1}:0] {name}"
+    return extend(expr, dtype.width, dtype.signed, XW)
 
 
 def assign_params(in_frac: int, dtype: FixedType, in_w: int = XW, in_signed: bool = True) -> str:
@@ -68,8 +68,3 @@ def assign_params(in_frac: int, dtype: FixedType, in_w: int = XW, in_signed: boo
         f".OUT_FRAC({dtype.frac}), .OUT_SIGNED({int(dtype.signed)}), "
         f".QUANT({QUANT_MODES.index(dtype.quant)}), .OVERFLOW({OVERFLOW_MODES.index(dtype.overflow)}))"
     )
-
-
-def lines(text_lines, indent: int = 4) -> str:
-    pad = " " * indent
-    return "\n".join(pad + line if line else "" for line in text_lines)

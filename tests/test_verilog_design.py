@@ -141,6 +141,9 @@ def test_cli_compiles_and_simulates(tmp_path):
     # one frame has no steady state: the report says what it measured and how to get the rate
     assert "from the first input to the last output of the frame (analytic " in done.stdout.splitlines()[1]
     assert "measure it with --frames 2 or more" in done.stdout
+    done = _cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path)  # never overwrites a file silently
+    assert done.returncode == 2
+    assert done.stderr == f"hlsfuse: error: {vcd}: already exists; remove it or name another --vcd file\n"
 
 
 def test_cli_rtlsim_errors_are_one_line(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..errors import HlsfuseError
 from ..frontend import onnx as onnx_frontend
@@ -49,6 +50,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.vcd is not None and Path(args.vcd).exists():
+        raise HlsfuseError(f"{args.vcd}: already exists; remove it or name another --vcd file")
     out, _ = verilog_dir(args.out)
     graph = load_graph(out / "graph.json")
     inputs = None

@@ -4,6 +4,7 @@
 #   demo           build the residual-block example; check, run, fuse, compile it to HLS C++ and Verilog,
 #                  C-simulate it and simulate the Verilog under Verilator (with its cycle report)
 #   test           the test suite
+#   snapshots      refresh tests/snapshots/ after an intended change of the generated code (review the diff)
 #   lint           ruff
 #   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
 #                  (check, run, compile --target all)
@@ -17,7 +18,7 @@ DEMO   := demo-out
 # System tools the hardware tests use: command name and the Debian package that provides it.
 TOOLS  := g++:g++ verilator:verilator iverilog:iverilog
 
-.PHONY: setup tools demo test lint install-check clean
+.PHONY: setup tools demo test snapshots lint install-check clean
 
 setup: $(STAMP)
 
@@ -57,6 +58,9 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+snapshots: setup
+	HLSFUSE_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py
 
 lint: setup
 	$(BIN)/ruff check .

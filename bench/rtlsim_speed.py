@@ -107,7 +107,7 @@ def main() -> None:
         frame = int(np.prod(SHAPE))
         print(
             f"design: {', '.join(s['name'] for s in manifest['stages'])} ({len(graph.nodes)} nodes), "
-            f"{frame} cycles per frame (analytic {manifest['cycles']})"
+            f"{frame} cycles per frame (predicted {manifest['cycles']})"
         )
 
         # pyverilator: build with a 1-cycle run, then time a short run

@@ -4,11 +4,15 @@ Tests that need a system tool carry its marker (``@pytest.mark.gxx``, ``@pytest.
 ``@pytest.mark.iverilog``).
 Where the tool is missing they are skipped, except in CI (``CI=true``): CI installs every tool,
 so a missing one there is a broken set-up and those tests fail instead of passing silently.
+
+Random tests are reproducible: every run draws one hypothesis seed (unless ``--hypothesis-seed``
+gives it) and prints it in the header, so ``pytest --hypothesis-seed=N`` repeats a run exactly.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 
 import pytest
@@ -30,7 +34,10 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("hypothesis_seed", None) is None:  # before hypothesis's plugin reads it
+        config.option.hypothesis_seed = str(random.SystemRandom().randrange(2**32))
     for marker, (command, _) in TOOLS.items():
         config.addinivalue_line("markers", f"{marker}: needs `{command}` (skipped where missing, except in CI)")
 
@@ -42,3 +49,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if in_ci():
             pytest.fail(f"`{command}` is not installed, and CI must run every test ({install})", pytrace=False)
         pytest.skip(f"`{command}` is not installed ({install}, or `make setup` as root)")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    seed = config.getoption("hypothesis_seed")
+    return f"hypothesis seed: {seed} (repeat this run's random tests with --hypothesis-seed={seed})"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if exitstatus != 0:  # the header does not show under -q
+        terminalreporter.write_line(pytest_report_header(config))

@@ -1,7 +1,8 @@
 """Compile graphs to Verilog designs and simulate them, for the tests of the Verilog backend.
 
     design(graph, folder)          write OUT/graph.json and OUT/verilog/ for ``graph`` (fpga fusion)
-    simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult
+    simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult. A run that passes
+                                   must be the timing model's, cycle for cycle (``assert_model``)
     lint(folder)                   run ``verilator --lint-only -Wall`` on OUT/verilog; returns its output
 """
 
@@ -15,7 +16,8 @@ from pathlib import Path
 from hlsfuse.backends.verilog import emit_verilog
 from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import graph_to_dict
-from hlsfuse.lower import LowerOptions, lower
+from hlsfuse.lower import LowerOptions, actors, links, lower
+from hlsfuse.lower.timing import simulate as model_simulate
 from hlsfuse.sim.rtlsim import read_manifest, rtlsim
 
 
@@ -37,8 +39,25 @@ def design(graph, folder: Path, plan=None) -> Path:
 
 
 def simulate(graph, folder: Path, frames: int = 2, driver: str = "pyverilator", plan=None, **kwargs):
+    plan = plan if plan is not None else plan_of(graph)
     design(graph, folder, plan)
-    return rtlsim(folder, frames=frames, driver=driver, graph=graph, **kwargs)
+    result = rtlsim(folder, frames=frames, driver=driver, graph=graph, **kwargs)
+    if result.passed:
+        assert_model(result, plan, frames)
+    return result
+
+
+def assert_model(result, plan, frames: int) -> None:
+    """The RTL run is the plan's timing model (hlsfuse.lower.timing.simulate) cycle for cycle: the same
+    cycles to the last output, and every stage fired as many iterations."""
+    acts = actors(plan.stages, plan.inputs, plan.outputs)
+    depths = {c.name: c.depth for c in plan.channels}
+    model = model_simulate(acts, links(plan.channels), depths, frames, until=result.cycles,
+                           inputs={p.name for p in plan.inputs})
+    end = max(int(model.times[p.name][-1]) for p in plan.outputs) + 1
+    assert result.cycles == end, f"rtlsim took {result.cycles} cycles, the model {end}"
+    busy = {s.name: s.busy for s in result.stages}
+    assert busy == {s.name: len(model.times[s.name]) for s in plan.stages}, "busy cycles differ from the model's"
 
 
 def lint(folder: Path) -> str:

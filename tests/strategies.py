@@ -4,6 +4,11 @@
                       elementwise, broadcast, injective, reductions, conv2d, dense, pools,
                       opaque ops, with fan-out, residual joins and broadcast joins of reduced
                       tensors. Tensors are NHWC ``[1, H, W, C]``, type fixed<16,6>.
+    nn_graphs()       chains of the ops whose schedules have the most geometry: strided, dilated,
+                      grouped and depthwise convolutions, pools with padding, dense rows shorter or
+                      longer than their outputs, matmuls of two computed tensors (attention-like),
+                      reductions over any axes, argmax over any axis, reversed slices, with residual
+                      joins; small tensors, type fixed<16,6>.
     pattern_graphs()  graphs of ``custom`` nodes with random pattern kinds (and sometimes
                       random per-edge kinds): every shape of DAG the partitioner can meet,
                       cheap to build, not runnable.
@@ -18,7 +23,7 @@ from hypothesis import strategies as st
 
 from hlsfuse import OPS, GraphBuilder, Pattern
 
-__all__ = ["op_graphs", "pattern_graphs", "FIXED"]
+__all__ = ["op_graphs", "nn_graphs", "pattern_graphs", "FIXED"]
 
 FIXED = "fixed<16,6>"
 
@@ -162,6 +167,74 @@ def op_graphs(draw, max_ops: int = 10):
     if not nodes:
         nodes.append(maker.op("relu", tensors[0]))
     _outputs(draw, b, nodes, maker.used)
+    return b.build()
+
+
+def _window(draw, b: GraphBuilder, rng, x: str) -> str | None:
+    n, h, w, c = b.type_of(x).shape
+    op = draw(st.sampled_from(["conv2d", "conv2d", "depthwise", "max_pool2d", "avg_pool2d"]))
+    k = draw(st.sampled_from([1, 2, 3]))
+    stride = draw(st.sampled_from([1, 1, 2]))
+    dil = draw(st.sampled_from([1, 1, 2])) if op != "max_pool2d" and op != "avg_pool2d" else 1
+    span = dil * (k - 1) + 1
+    pad = draw(st.integers(0, min(k - 1, 2))) if op in ("max_pool2d", "avg_pool2d") else draw(st.integers(0, 2))
+    padding = [pad, pad, draw(st.integers(0, pad)), pad]
+    if span > h + padding[0] + padding[2] or span > w + 2 * pad:
+        return None
+    if op == "conv2d":
+        cout = draw(st.integers(1, 6))
+        wt = b.constant(None, rng.normal(size=(k, k, c, cout)) * 0.3)
+        return b.op("conv2d", x, wt, strides=[stride, stride], dilation=[dil, dil], padding=padding)
+    if op == "depthwise":
+        mult = draw(st.integers(1, 2))
+        wt = b.constant(None, rng.normal(size=(k, k, 1, c * mult)) * 0.3)
+        return b.op("conv2d", x, wt, strides=[stride, stride], dilation=[dil, dil], padding=padding, groups=c)
+    return b.op(op, x, pool_size=[k, k], strides=[stride, stride], padding=padding)
+
+
+def _nn_step(draw, b: GraphBuilder, rng, tensors: list[str]) -> str | None:
+    x = _pick(draw, tensors)
+    shape = b.type_of(x).shape
+    kind = draw(st.sampled_from(["window", "window", "dense", "attention", "reduce", "argmax", "slice", "join"]))
+    if kind == "window":
+        return _window(draw, b, rng, x)
+    if kind == "dense":
+        return b.op("dense", x, b.constant(None, rng.normal(size=(draw(st.integers(1, 9)), shape[-1])) * 0.3))
+    if kind == "attention":  # two projections of x, the matmul of the two, a softmax, a third projection
+        rows = b.op("reshape", x, newshape=[-1, shape[-1]])
+        d = draw(st.integers(1, 4))
+        q, k_, v = (b.op("dense", rows, b.constant(None, rng.normal(size=(d, shape[-1])) * 0.3)) for _ in range(3))
+        scores = b.op("matmul", q, b.op("transpose", k_))
+        out = b.op("matmul", b.op("softmax", scores), v)
+        return b.op("reshape", out, newshape=[1, 1, *b.type_of(out).shape])
+    if kind == "reduce":
+        axes = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
+        return b.op(draw(st.sampled_from(["sum", "mean", "max"])), x, axes=axes, keepdims=True)
+    if kind == "argmax":
+        return b.op("argmax", x, axis=draw(st.integers(0, 3)), keepdims=True, dtype="fixed<16,16>")
+    if kind == "slice":
+        h, w = shape[1], shape[2]
+        return b.op("slice", x, begin=[0, h - 1, 0], end=[1, -h - 1, w], step=[1, -1, draw(st.integers(1, 2))])
+    same = [t for t in tensors if b.type_of(t).shape == shape and t != x]
+    return b.op("add", x, draw(st.sampled_from(same))) if same else None
+
+
+@st.composite
+def nn_graphs(draw, max_ops: int = 5):
+    """A runnable chain of the ops with the most schedule geometry, with residual joins."""
+    b = GraphBuilder("nn", dtype=FIXED)
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    h, w = draw(st.integers(2, 6)), draw(st.integers(2, 6))
+    tensors = [b.input("x", [1, h, w, draw(st.integers(1, 4))])]
+    nodes: list[str] = []
+    for _ in range(draw(st.integers(1, max_ops))):
+        out = _nn_step(draw, b, rng, tensors)
+        if out is not None:
+            nodes.append(out)
+            tensors.append(out)
+    if not nodes:
+        nodes.append(b.op("relu", tensors[0]))
+    _outputs(draw, b, nodes, {src for node in b._nodes for src in node.inputs})
     return b.build()
 
 

@@ -63,8 +63,9 @@ def test_every_map_op_is_bit_exact(zoo):
     graph, out = zoo
     result = csim(out)
     assert result.passed, result.report()
-    assert result.compared == output_elements(graph) and result.frames == 1
-    assert result.report() == f"PASS: {result.compared} output elements in 1 frame(s) match the reference"
+    # compile writes two seeded frames to data/, run back to back
+    assert result.compared == 2 * output_elements(graph) and result.frames == 2
+    assert result.report() == f"PASS: {result.compared} output elements in 2 frame(s) match the reference"
     # frames back to back: held inputs, pre-computed arrays and counters start afresh each frame
     frames = [reference.random_inputs(graph, seed) for seed in (7, 8, 9)]
     again = csim(out, inputs=frames, graph=graph)
@@ -75,7 +76,7 @@ def test_same_sources_are_bit_exact_with_amd_headers(zoo):
     graph, out = zoo
     result = csim(out, hls_include=str(amd_headers(amd_cache())))
     assert result.passed, result.report()
-    assert result.compared == output_elements(graph)
+    assert result.compared == 2 * output_elements(graph)
 
 
 @settings(max_examples=2, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -90,12 +91,20 @@ def test_random_map_graphs_are_bit_exact(tmp_path_factory, seeds):
 
 def test_inputs_and_frames(small):
     graph = small_graph()
+    # one frame of inputs runs twice by default, so that state one frame leaves to the next shows
     one = csim(small, inputs={"x": np.full([1, 2, 3], 1.5)})
-    assert one.passed and one.frames == 1 and one.compared == 12
+    assert one.passed and one.frames == 2 and one.compared == 24
+    assert csim(small, inputs={"x": np.full([1, 2, 3], 1.5)}, frames=1).frames == 1
     frames = [reference.random_inputs(graph, seed) for seed in range(3)]
     three = csim(small, inputs=frames)
     assert three.passed and three.frames == 3 and three.compared == 36
     assert not three.built and three.binary == one.binary  # built once, then taken from the cache
+    # without inputs: data/ (two frames), or that many seeded frames: the same seed goes on where data/ ends
+    assert csim(small).frames == 2
+    five = csim(small, frames=5)
+    assert five.passed and five.frames == 5 and five.compared == 60
+    with pytest.raises(HlsfuseError, match=r"^frames must be a positive integer, not 0$"):
+        csim(small, frames=0)
     with pytest.raises(HlsfuseError, match=r"^input 'x': value has shape \[2\], expected \[1, 2, 3\]$"):
         csim(small, inputs={"x": np.zeros(2)})
 
@@ -104,7 +113,7 @@ def test_makefile_builds_and_runs_the_testbench(small):
     done = subprocess.run(["make"], cwd=small / "hls", capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert " ".join(WORKALIKE_FLAGS) in done.stdout
-    assert "PASS small: 12 output elements match in 1 frame(s)" in done.stdout
+    assert "PASS small: 24 output elements match in 2 frame(s)" in done.stdout
     assert done.stderr == ""  # no warning from g++ or from the streams
 
 
@@ -131,7 +140,7 @@ def test_mismatches_are_reported_by_tensor_and_index(small, tmp_path):
     (m,) = result.mismatches
     assert (m.tensor, m.frame, m.index, m.expected, m.got) == ("relu0", 0, (0, 1, 1), values[4], values[4] - 3)
     line = f"relu0[0, 1, 1]: expected {math.ldexp(values[4], -6):.12g} (raw {values[4]}), got "
-    assert result.report().startswith("FAIL: 1 of 12 output elements differ from the reference\n  " + line)
+    assert result.report().startswith("FAIL: 1 of 24 output elements differ from the reference\n  " + line)
 
 
 def test_missing_data_is_an_error(small, tmp_path):
@@ -153,8 +162,9 @@ def test_wrong_tlast_and_stalled_streams_are_caught(small, tmp_path):
     cpp.write_text(text.replace("packet.last = i == 5;", "packet.last = i == 4;", 1))
     result = csim(out)
     assert not result.passed
-    assert [(m.tensor, m.index, m.what) for m in result.mismatches] == [
-        ("sigmoid0", (0, 1, 1), "TLAST"), ("sigmoid0", (0, 1, 2), "TLAST")]
+    assert [(m.tensor, m.frame, m.index, m.what) for m in result.mismatches] == [
+        ("sigmoid0", 0, (0, 1, 1), "TLAST"), ("sigmoid0", 0, (0, 1, 2), "TLAST"),
+        ("sigmoid0", 1, (0, 1, 1), "TLAST"), ("sigmoid0", 1, (0, 1, 2), "TLAST")]
     assert str(result.mismatches[0]) == "sigmoid0[0, 1, 1]: TLAST is 1, expected 0"
 
     stalled = tmp_path / "stalled"

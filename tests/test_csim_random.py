@@ -2,19 +2,27 @@
 
 Each hypothesis example is a batch of graphs built and simulated two at a time (g++ dominates the
 cost), so that one test run checks 200 random graphs mixing elementwise, broadcast, injective,
-reduction, conv2d, dense, pool and opaque ops with fan-out and residual joins.
+reduction, conv2d, dense, pool and opaque ops with fan-out and residual joins, and the strided,
+dilated, grouped and attention-like graphs of ``strategies.nn_graphs``, each on two frames.
+
+A failing graph does not shrink (minutes of g++ builds): the run's hypothesis seed is printed at the
+end of the test session, and the graph is saved under tests/failed/ (``hlsfuse compile`` and
+``hlsfuse csim`` reproduce it).
 """
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from strategies import op_graphs
+from strategies import nn_graphs, op_graphs
 
 from hlsfuse.compile import compile
+from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
@@ -34,15 +42,27 @@ def _simulate(job):
     return graph, design, result
 
 
+FAILED = Path(__file__).parent / "failed"
+_GRAPHS = op_graphs(max_ops=12).filter(_uses_every_input) | nn_graphs().filter(_uses_every_input)
+
+
+def _saved(graph, index: int) -> Path:
+    FAILED.mkdir(exist_ok=True)
+    path = FAILED / f"csim-{index}.json"
+    path.write_text(json.dumps(graph_to_dict(graph), indent=1))
+    return path
+
+
 @pytest.mark.gxx
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(op_graphs(max_ops=12).filter(_uses_every_input), min_size=BATCH, max_size=BATCH))
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate], print_blob=True)
+@given(st.lists(_GRAPHS, min_size=BATCH, max_size=BATCH))
 def test_random_graphs_are_bit_exact_in_csim(tmp_path_factory, graphs):
     folder = tmp_path_factory.mktemp("random")
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(_simulate, [(k, g, folder) for k, g in enumerate(graphs)]))
-    for graph, design, result in results:
-        expected = sum(graph.types[name].size for name in graph.outputs)
+    for index, (graph, design, result) in enumerate(results):
+        expected = 2 * sum(graph.types[name].size for name in graph.outputs)  # the two frames of data/
         kinds = sorted({s.kind for s in design.plan.stages})
-        assert result.passed, f"{[n.op for n in graph.nodes]} ({kinds}):\n{result.report()}"
-        assert result.compared == expected
+        ok = result.passed and result.compared == expected
+        assert ok, f"{[n.op for n in graph.nodes]} ({kinds}), saved as {_saved(graph, index)}:\n{result.report()}"

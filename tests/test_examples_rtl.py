@@ -1,5 +1,6 @@
-"""Every example through the Verilog flow: bit-exact under rtlsim over 8 frames, at the plan's analytic rate,
-lint-clean; the residual block deadlocks, and says where, when its FIFOs are made too shallow."""
+"""Every example through the Verilog flow: bit-exact under rtlsim over 8 frames, cycle for cycle the plan's timing
+model (so at its predicted rate), lint-clean; the residual block deadlocks, and says where, when its FIFOs are made
+too shallow."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def test_example_is_bit_exact_at_the_analytic_rate(name, tmp_path):
     result = simulate(graph, tmp_path, frames=FRAMES, driver=driver)
     assert result.passed, result.report()
     assert result.compared == FRAMES * sum(graph.types[o].size for o in graph.outputs)
-    assert result.ratio <= 1.10, result.report()
+    assert result.ratio <= 1.05, result.report()  # rtl_design.simulate also checked it against the model
     assert lint(tmp_path) == ""
 
 

@@ -1,11 +1,15 @@
 """hlsfuse's HLS kernel library (hw/hls/hlsfuse) against the numpy reference, bit for bit.
 
 Every case builds a one-node graph with GraphBuilder, runs it with ``reference.run_raw`` and drives the
-matching kernel (or a stage composed of the library's blocks, in tests/cxx/kernels_check.cpp) through
-hls::stream with the same raw inputs; fixed-point outputs must be identical, float32 ones close.
+matching kernel (or a stage composed of the library's blocks, in tests/cxx/kernels_check.cpp: the line
+buffer's push/snapshot with the harness's own padding/emit/real-tap geometry and the MAC helpers) through
+hls::stream (or an hlsf::rom_reader) with the same raw inputs; fixed-point outputs must be identical,
+float32 ones close. The own and opaque stages get their buffers and iteration counts from the case, as a
+generated stage function would declare them.
 All cases are compiled into one program (g++ -Wall -Wextra -Werror against the work-alike headers); a
 subset is compiled once more against AMD's headers (hls4ml's copy) and must print the same values.
-A last g++ run checks that misuse of the blocks stops at compile time with a clear message.
+A last g++ run checks that misuse of the blocks (wrong buffer, weight or iteration counts, ranks) stops at
+compile time with a clear message.
 """
 
 from __future__ import annotations
@@ -95,11 +99,16 @@ def evaluate(b: GraphBuilder, y: str, inputs: dict[str, np.ndarray]):
     return g, run_raw(g, inputs)[y]
 
 
-def stream_case(name, x_type, x_raw, out_type, call, expected, extra_data=()) -> Case:
-    """A single-input stage: feed x, run ``call`` (a C++ statement on streams in/out), drain out."""
+def stream_case(name, x_type, x_raw, out_type, call, expected, extra_data=(), rom=False) -> Case:
+    """A single-input stage: feed x, run ``call`` (a C++ statement on `in` and the stream `out`), drain out.
+    `in` is an hls::stream, or with ``rom`` an hlsf::rom_reader over a ROM holding x."""
+    X = ctype(x_type)
+    if rom:
+        source = [f"  static {X} rom[{x_raw.size}];", "  load(rom);", f"  hlsf::rom_reader<{X}, {x_raw.size}> in(rom);"]
+    else:
+        source = [f"  hls::stream<{X} > in(\"in\");", f"  feed(in, {x_raw.size});"]
     body = "\n".join([
-        f"  hls::stream<{ctype(x_type)} > in(\"in\");",
-        f"  feed(in, {x_raw.size});",
+        *source,
         f"  hls::stream<{ctype(out_type)} > out(\"out\");",
         f"  {call}",
         "  drain(ID, out);",
@@ -120,7 +129,7 @@ def conv2d_case(name, rng, x_shape, kernel, cout, x="fixed<8,3>", w="fixed<8,1>"
     g, expected = evaluate(b, y, {"x": x_raw})
     terms = kh * kw * (c // groups)
     acc = "double" if xt.is_float else fmt_type(Fmt.of(xt).mul(Fmt.of(wt)).accumulate(terms))
-    geometry = f"hlsf::window_geometry<{h}, {wd}, {kh}, {kw}, {sh}, {sw}, {pt}, {pl}, {pb}, {pr}, {dh}, {dw}>"
+    geometry = f"geometry<{h}, {wd}, {kh}, {kw}, {sh}, {sw}, {pt}, {pl}, {pb}, {pr}, {dh}, {dw}>"
     w_raw = g.constants[0].data.ravel()
     X, W, OUT_T = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
     body = "\n".join([
@@ -139,7 +148,8 @@ def conv2d_case(name, rng, x_shape, kernel, cout, x="fixed<8,3>", w="fixed<8,1>"
 
 
 def pool_case(name, rng, op, x_shape, pool, x="fixed<8,3>", out=None, low=None, high=None, **attrs) -> list[Case]:
-    """A max_pool2d or avg_pool2d stage, and for avg_pool2d also the divisors real_taps gives."""
+    """A max_pool2d or avg_pool2d stage, and for avg_pool2d also the divisors the harness's real-tap mask
+    gives (the mask max_pool2d passes to window_max)."""
     n, h, wd, c = x_shape
     (kh, kw), (sh, sw) = pool, attrs.get("strides", pool)
     pt, pl, pb, pr = attrs.get("padding", [0, 0, 0, 0])
@@ -150,7 +160,7 @@ def pool_case(name, rng, op, x_shape, pool, x="fixed<8,3>", out=None, low=None, 
     g, expected = evaluate(b, y, {"x": x_raw})
     out_t = g.types[y].dtype
     X, OUT_T = ctype(xt), ctype(out_t)
-    geometry = f"hlsf::window_geometry<{h}, {wd}, {kh}, {kw}, {sh}, {sw}, {pt}, {pl}, {pb}, {pr}>"
+    geometry = f"geometry<{h}, {wd}, {kh}, {kw}, {sh}, {sw}, {pt}, {pl}, {pb}, {pr}>"
     if op == "max_pool2d":
         call = f"max_pool2d_stage<{X}, {OUT_T}, {n}, {c}, {geometry} >(in, out);"
         return [stream_case(name, xt, x_raw, out_t, call, expected)]
@@ -158,7 +168,7 @@ def pool_case(name, rng, op, x_shape, pool, x="fixed<8,3>", out=None, low=None, 
     include_pad = "true" if attrs.get("count_include_pad", False) else "false"
     call = (f"static_assert(std::is_same<{acc}, hlsf::sum_t<{X}, {kh * kw}> >::value, \"ACC\"); "
             f"avg_pool2d_stage<{X}, {OUT_T}, {acc}, {n}, {c}, {geometry}, {include_pad}>(in, out);")
-    # real_taps is the divisor of count_include_pad=False
+    # the real-tap count is the divisor of count_include_pad=False
     b = GraphBuilder("k", dtype=x)
     y = b.op(op, b.input("x", x_shape), pool_size=pool, **{**attrs, "count_include_pad": False})
     b.output(y)
@@ -182,6 +192,24 @@ def dense_case(name, rng, x_shape, units, x="fixed<8,3>", w="fixed<8,1>", out=No
     return stream_case(name, xt, x_raw, g.types[y].dtype, call, expected, (w_raw,))
 
 
+def matmul_case(name, rng, a_shape, b_shape, x="fixed<8,3>", w="fixed<8,1>", out=None) -> Case:
+    """a [BATCH, M, K] (a stream) @ b [K, N] or [BATCH, K, N] (a constant)."""
+    batch, m, k = a_shape
+    b = GraphBuilder("k", dtype=x)
+    bc = constant(b, "b", b_shape, w, rng)
+    y = b.matmul(b.input("a", a_shape), bc, dtype=out)
+    xt, wt = parse_dtype(x), parse_dtype(w)
+    x_raw = random_raw(xt, a_shape, rng)
+    g, expected = evaluate(b, y, {"a": x_raw})
+    acc = "double" if xt.is_float else fmt_type(Fmt.of(xt).mul(Fmt.of(wt)).accumulate(k))
+    b_raw = g.constants[0].data.ravel()
+    X, W, OUT_T = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
+    n, b_batch = b_shape[-1], (b_shape[0] if len(b_shape) == 3 else 1)
+    call = (f"static {W} b[{b_raw.size}]; load(b); "
+            f"matmul_stage<{X}, {OUT_T}, {acc}, {batch}, {m}, {k}, {n}, {b_batch}>(in, out, b);")
+    return stream_case(name, xt, x_raw, g.types[y].dtype, call, expected, (b_raw,))
+
+
 def softmax_case(name, rng, shape, x="fixed<8,3>", out=None, **attrs) -> Case:
     b = GraphBuilder("k", dtype=x)
     y = b.softmax(b.input("x", shape), dtype=out, **attrs)
@@ -191,15 +219,17 @@ def softmax_case(name, rng, shape, x="fixed<8,3>", out=None, **attrs) -> Case:
     out_t = g.types[y].dtype
     rows, n = math.prod(shape[:-1]), shape[-1]
     if xt.is_float:
-        return stream_case(name, xt, x_raw, out_t, f"hlsf::softmax_float_stage<{rows}, {n}>(in, out);", expected)
+        call = f"static float x[{n}]; hlsf::softmax_float_stage<{rows}, {n}>(in, out, x);"
+        return stream_case(name, xt, x_raw, out_t, call, expected)
     exp, recip, _ = softmax_tables(g.sigs[y])
-    E, R = ctype(exp.out_type), ctype(recip.out_type)
+    X, E, R = ctype(xt), ctype(exp.out_type), ctype(recip.out_type)
     call = (f"static {E} et[{exp.entries.size}]; load(et); static {R} rt[{recip.entries.size}]; load(rt); "
-            f"hlsf::softmax_stage<{ctype(xt)}, {ctype(out_t)}, {E}, {R}, {rows}, {n}>(in, out, et, rt);")
+            f"static {X} x[{n}]; static {E} e[{n}]; "
+            f"hlsf::softmax_stage<{X}, {ctype(out_t)}, {E}, {R}, {rows}, {n}>(in, out, et, rt, x, e);")
     return stream_case(name, xt, x_raw, out_t, call, expected, (exp.entries, recip.entries))
 
 
-def argmax_case(name, rng, shape, axis, x="fixed<8,3>", low=-3, high=3, **attrs) -> Case:
+def argmax_case(name, rng, shape, axis, x="fixed<8,3>", low=-3, high=3, rom=False, **attrs) -> Case:
     b = GraphBuilder("k", dtype=x)
     y = b.argmax(b.input("x", shape), axis=axis, **attrs)
     xt = parse_dtype(x)
@@ -208,8 +238,9 @@ def argmax_case(name, rng, shape, axis, x="fixed<8,3>", low=-3, high=3, **attrs)
     a = axis % len(shape)
     outer, inner = math.prod(shape[:a]), math.prod(shape[a + 1:])
     out_t = g.types[y].dtype
-    call = f"hlsf::argmax_stage<{ctype(xt)}, {ctype(out_t)}, {outer}, {shape[a]}, {inner}>(in, out);"
-    return stream_case(name, xt, x_raw, out_t, call, expected)
+    call = (f"static {ctype(xt)} best[{inner}]; static int where[{inner}]; "
+            f"hlsf::argmax_stage<{ctype(xt)}, {ctype(out_t)}, {outer}, {shape[a]}, {inner}>(in, out, best, where);")
+    return stream_case(name, xt, x_raw, out_t, call, expected, rom=rom)
 
 
 def topk_case(name, rng, shape, k, ret, x="fixed<8,3>", low=-4, high=4) -> Case:
@@ -225,7 +256,9 @@ def topk_case(name, rng, shape, k, ret, x="fixed<8,3>", low=-4, high=4) -> Case:
     return stream_case(name, xt, x_raw, out_t, call, expected)
 
 
-def slice_case(name, rng, shape, begin, end, step=None, x="fixed<8,3>", out=None) -> Case:
+def slice_case(name, rng, shape, begin, end, step=None, x="fixed<8,3>", out=None, rom=False) -> Case:
+    """slice_stage when it streams, else slice_block_stage from the first axis read backwards (a negative
+    step and more than one output element)."""
     b = GraphBuilder("k", dtype=x)
     y = b.slice(b.input("x", shape), begin=begin, end=end, step=step, dtype=out)
     xt = parse_dtype(x)
@@ -234,13 +267,23 @@ def slice_case(name, rng, shape, begin, end, step=None, x="fixed<8,3>", out=None
     steps = step or [1] * len(begin)
     starts = [slice(*p).indices(d)[0] for p, d in zip(zip(begin, end, steps), shape)] + [0] * (len(shape) - len(begin))
     steps = list(steps) + [1] * (len(shape) - len(begin))
-    out_t = g.types[y].dtype
-    call = (f"hlsf::slice_stage<{ctype(xt)}, {ctype(out_t)}, {dims(shape)}, {dims(g.types[y].shape)}, "
-            f"{dims(starts)}, {dims(steps)} >(in, out);")
-    return stream_case(name, xt, x_raw, out_t, call, expected)
+    out_t, out_shape = g.types[y].dtype, g.types[y].shape
+    params = f"{ctype(xt)}, {ctype(out_t)}, {dims(shape)}, {dims(out_shape)}, {dims(starts)}, {dims(steps)}"
+    reversed_axes = [d for d, (s, o) in enumerate(zip(steps, out_shape)) if s < 0 and o > 1]
+    if not reversed_axes:
+        call = f"hlsf::slice_stage<{params}, {math.prod(shape)}>(in, out);"
+    else:
+        # per outer index (axes before B) read the block of axes B..; per picked outer index (every axis
+        # before B picks its coordinate: prod(out_shape[:B]) of them) also write its picked elements
+        bb = reversed_axes[0]
+        block = math.prod(shape[bb:])
+        iterations = math.prod(shape[:bb]) * block + math.prod(out_shape[:bb]) * math.prod(out_shape[bb:])
+        call = (f"static {ctype(xt)} block[{block}]; "
+                f"hlsf::slice_block_stage<{params}, {bb}, {iterations}>(in, out, block);")
+    return stream_case(name, xt, x_raw, out_t, call, expected, rom=rom)
 
 
-def pad_case(name, rng, shape, pads, value=0.0, x="fixed<8,3>", out=None) -> Case:
+def pad_case(name, rng, shape, pads, value=0.0, x="fixed<8,3>", out=None, rom=False) -> Case:
     b = GraphBuilder("k", dtype=x)
     y = b.pad(b.input("x", shape), pads=pads, value=value, dtype=out)
     xt = parse_dtype(x)
@@ -254,7 +297,7 @@ def pad_case(name, rng, shape, pads, value=0.0, x="fixed<8,3>", out=None) -> Cas
         fill = f"hlsf::from_raw<{ctype(out_t)} >({int(from_float(value, sat))}LL)"
     call = (f"hlsf::pad_stage<{ctype(xt)}, {ctype(out_t)}, {dims(shape)}, {dims(pads[:len(shape)])}, "
             f"{dims(g.types[y].shape)} >(in, out, {fill});")
-    return stream_case(name, xt, x_raw, out_t, call, expected)
+    return stream_case(name, xt, x_raw, out_t, call, expected, rom=rom)
 
 
 def concat_case(name, rng, shapes, axis, types, out=None) -> Case:
@@ -278,16 +321,22 @@ def concat_case(name, rng, shapes, axis, types, out=None) -> Case:
     return Case(name, "\n".join(lines), tuple(r.ravel() for r in raws), expected, out_t.is_float)
 
 
-def transpose_case(name, rng, shape, axes=None, x="fixed<8,3>", out=None) -> Case:
+def transpose_case(name, rng, shape, axes=None, x="fixed<8,3>", out=None, rom=False) -> Case:
+    """transpose_stage split at the first moved axis: OUTER blocks of the axes from there on (OUTER = 1 and
+    the whole tensor when axis 0 moves)."""
     b = GraphBuilder("k", dtype=x)
     y = b.transpose(b.input("x", shape), axes=axes, dtype=out)
     xt = parse_dtype(x)
     x_raw = random_raw(xt, shape, rng)
     g, expected = evaluate(b, y, {"x": x_raw})
-    perm = axes if axes is not None else list(reversed(range(len(shape))))
+    perm = list(axes) if axes is not None else list(reversed(range(len(shape))))
+    first = next((d for d, p in enumerate(perm) if p != d), 0)
+    outer, inner_shape, inner_perm = math.prod(shape[:first]), shape[first:], [p - first for p in perm[first:]]
     out_t = g.types[y].dtype
-    call = f"hlsf::transpose_stage<{ctype(xt)}, {ctype(out_t)}, {dims(shape)}, {dims(perm)} >(in, out);"
-    return stream_case(name, xt, x_raw, out_t, call, expected)
+    call = (f"static {ctype(xt)} block[{math.prod(inner_shape)}]; "
+            f"hlsf::transpose_stage<{ctype(xt)}, {ctype(out_t)}, {outer}, {dims(inner_shape)}, {dims(inner_perm)} >"
+            "(in, out, block);")
+    return stream_case(name, xt, x_raw, out_t, call, expected, rom=rom)
 
 
 # assign_quotient: accumulator and output formats covering k > 0, k = 0, k < 0 and k <= -64 (k = F_out - F_acc
@@ -366,6 +415,7 @@ def window_sweep(rng, count: int) -> list[Case]:
 
 def make_cases() -> list[Case]:
     rng = np.random.default_rng(2024)
+    more = np.random.default_rng(2025)  # for the cases added with the matmul/rom_reader/block API (rng's draws stay)
     cases = [
         conv2d_case("conv_3x3_same", rng, (1, 5, 5, 3), (3, 3), 4, padding=[1, 1, 1, 1], out="fixed<16,6>"),
         conv2d_case("conv_stride_pad_dilation", rng, (1, 7, 6, 2), (3, 2), 3, strides=[2, 1],
@@ -399,6 +449,10 @@ def make_cases() -> list[Case]:
         dense_case("dense_rank3_saturating", rng, (2, 2, 5), 4, x="fixed<10,5>", w="fixed<6,2>",
                    out="fixed<8,4,RND_INF,SAT>"),
         dense_case("dense_float", rng, (2, 6), 3, x="float32", w="float32"),
+        matmul_case("matmul_shared_b", more, (2, 3, 5), (5, 4), out="fixed<16,6>"),
+        matmul_case("matmul_batched_b_saturating", more, (3, 2, 4), (3, 4, 3), x="fixed<10,5>", w="fixed<6,2>",
+                    out="fixed<8,4,RND,SAT>"),
+        matmul_case("matmul_float", more, (2, 2, 3), (2, 3, 2), x="float32", w="float32"),
         softmax_case("softmax", rng, (3, 7), out="fixed<16,2>"),
         softmax_case("softmax_small_tables", rng, (2, 3, 5), x="fixed<10,4>", out="fixed<12,1,RND,SAT>",
                      table_bits=8, exp_dtype="ufixed<12,2,RND,SAT>", recip_dtype="ufixed<16,1>"),
@@ -407,6 +461,7 @@ def make_cases() -> list[Case]:
         argmax_case("argmax_last_axis", rng, (4, 6), -1),
         argmax_case("argmax_middle_axis_keepdims", rng, (2, 5, 3), 1, keepdims=True),
         argmax_case("argmax_first_axis_float", rng, (5, 4), 0, x="float32"),
+        argmax_case("argmax_from_rom", more, (3, 4, 2), 1, rom=True),
         topk_case("topk_values", rng, (3, 8), 3, "values"),
         topk_case("topk_indices_all", rng, (2, 8), 8, "indices"),
         topk_case("topk_one_float", rng, (3, 5), 1, "indices", x="float32"),
@@ -416,10 +471,12 @@ def make_cases() -> list[Case]:
         slice_case("slice_negative_step_single", rng, (4, 3, 5), [2, 0, 1], [1, 3, 5], [-1, 1, 2]),
         slice_case("slice_reversed_outer", rng, (4, 3, 5), [3, 2, 4], [-10, -10, 0], [-2, -1, -3]),
         slice_case("slice_one_axis_retyped", rng, (5, 4), [-4], [100], x="fixed<8,3>", out="fixed<6,2,RND,SAT>"),
+        slice_case("slice_reversed_middle_from_rom", more, (3, 4, 2), [0, 3], [3, 0], [2, -1], rom=True),
         pad_case("pad_2d", rng, (2, 3), [1, 0, 2, 3], value=1.3),
         pad_case("pad_4d_saturating_value", rng, (1, 2, 3, 2), [0, 1, 0, 2, 0, 2, 1, 0], value=-100.0,
                  out="fixed<10,4,RND,SAT>"),
         pad_case("pad_float", rng, (3, 2), [0, 1, 2, 0], value=-0.7, x="float32"),
+        pad_case("pad_from_rom", more, (2, 2, 3), [1, 0, 0, 0, 2, 1], value=0.5, rom=True),
         concat_case("concat_last_axis_mixed_types", rng, [(2, 3, 2), (2, 3, 1), (2, 3, 4)], -1,
                     ["fixed<8,3>", "ufixed<6,2>", "fixed<12,1>"], out="fixed<10,3,RND,SAT>"),
         concat_case("concat_middle_axis", rng, [(2, 2, 3), (2, 4, 3)], 1, ["fixed<8,3>", "fixed<8,3>"]),
@@ -430,6 +487,9 @@ def make_cases() -> list[Case]:
         transpose_case("transpose_rank6", rng, (2, 1, 3, 2, 1, 2), [5, 3, 1, 0, 2, 4]),
         transpose_case("transpose_default_retyped", rng, (3, 5), x="fixed<10,4>", out="fixed<6,2,RND_MIN_INF,SAT>"),
         transpose_case("transpose_float", rng, (2, 3, 2), [1, 2, 0], x="float32"),
+        transpose_case("transpose_inner_blocks", more, (2, 3, 4, 5), [0, 1, 3, 2]),
+        transpose_case("transpose_inner_blocks_from_rom", more, (3, 2, 3, 2), [0, 3, 1, 2], out="fixed<6,2,RND,SAT>",
+                       rom=True),
     ]
     return cases + window_sweep(rng, 24) + quotient_cases(rng) + lut_cases(rng)
 
@@ -438,10 +498,11 @@ CASES = make_cases()
 # One case of every kernel and block for the build against AMD's headers (it compiles slowly).
 AMD_CASES = ("conv_stride_pad_dilation", "conv_depthwise", "conv_whole_image_64bit_acc", "maxpool_3x3_s2_pad",
              "avgpool_exclude_pad", "avgpool_exclude_pad_counts", "avgpool_include_pad", "dense_rank3_saturating",
-             "softmax_small_tables", "softmax_float", "argmax_middle_axis_keepdims", "topk_values",
-             "topk_indices_all", "slice_reversed_outer", "slice_steps", "pad_4d_saturating_value",
-             "concat_last_axis_mixed_types", "transpose_rank6", "quotient0_RND_CONV_SAT_SYM",
-             "quotient4_RND_INF_SAT", "quotient5_RND_ZERO_WRAP", "quotient6_TRN_ZERO_SAT_ZERO", "lut_fixed9_4_6")
+             "matmul_batched_b_saturating", "softmax_small_tables", "softmax_float", "argmax_middle_axis_keepdims",
+             "topk_values", "topk_indices_all", "slice_reversed_outer", "slice_steps", "slice_reversed_middle_from_rom",
+             "pad_4d_saturating_value", "concat_last_axis_mixed_types", "transpose_rank6", "transpose_inner_blocks",
+             "quotient0_RND_CONV_SAT_SYM", "quotient4_RND_INF_SAT", "quotient5_RND_ZERO_WRAP",
+             "quotient6_TRN_ZERO_SAT_ZERO", "lut_fixed9_4_6")
 
 
 # --------------------------------------------------------------------------
@@ -533,23 +594,48 @@ def test_misuse_is_a_compile_error(tmp_path):
     source = tmp_path / "bad.cpp"
     source.write_text(
         "#include <hlsfuse/kernels.h>\n"
-        "typedef hlsf::window_geometry<4, 4, 3, 3, 1, 1, 0, 0, 0, 0> G;\n"
+        "typedef ap_fixed<8, 3> T;\n"
         "int main() {\n"
         "  ap_fixed<9, 4> d = 0;\n"
         "  unsigned i = hlsf::lut_index<10, true, 2>(d);\n"
         "  ap_int<8> m = hlsf::assign_quotient<ap_int<8> >(ap_fixed<12, 4>(1.5), 3);\n"
-        "  hlsf::line_buffer<ap_fixed<8, 3>, 2, G> lb;\n"
+        # a 3x3 window of 2 channels, one output channel: 18 weights, not 17
+        "  hlsf::line_buffer<T, 2, 4, 3, 3, 1, 1> lb;\n"
+        "  T taps[9 * 2];\n"
+        "  lb.snapshot(taps);\n"
         "  static const ap_fixed<8, 1> w[17] = {};\n"
-        "  ap_fixed<24, 8> acc = hlsf::conv_mac<ap_fixed<24, 8>, 1, 1>(lb, w, 0);\n"
-        "  typedef hlsf::window_geometry<2, 2, 5, 1, 1, 1, 1, 0, 1, 0> TooLarge;\n"
-        "  return static_cast<int>(i) + m.to_int() + acc.to_int() + TooLarge::OH;\n"
+        "  ap_fixed<24, 8> acc = hlsf::conv_mac<ap_fixed<24, 8>, 9, 1, 1>(taps, w, 0);\n"
+        "  hls::stream<T> in(\"in\"), out(\"out\");\n"
+        # a slice of 12 elements run for 6 iterations, and one whose shapes disagree in rank
+        "  hlsf::slice_stage<T, T, hlsf::dims<3, 4>, hlsf::dims<3, 2>, hlsf::dims<0, 0>, hlsf::dims<1, 2>, 6>"
+        "(in, out);\n"
+        "  hlsf::slice_stage<T, T, hlsf::dims<3, 4>, hlsf::dims<3, 2, 1>, hlsf::dims<0, 0>, hlsf::dims<1, 2>, 12>"
+        "(in, out);\n"
+        # a reversed slice whose block holds axis 1 on, not axis 0 on
+        "  T row[4];\n"
+        "  hlsf::slice_block_stage<T, T, hlsf::dims<3, 4>, hlsf::dims<3, 4>, hlsf::dims<2, 0>, hlsf::dims<-1, 1>,"
+        " 0, 24>(in, out, row);\n"
+        # a transpose block of 2x3 for a 3x4 block, and a permutation of the wrong rank
+        "  T block[6];\n"
+        "  hlsf::transpose_stage<T, T, 1, hlsf::dims<3, 4>, hlsf::dims<1, 0> >(in, out, block);\n"
+        "  T block12[12];\n"
+        "  hlsf::transpose_stage<T, T, 1, hlsf::dims<3, 4>, hlsf::dims<2, 0, 1> >(in, out, block12);\n"
+        "  hlsf::topk_stage<T, T, 1, 4, 5, false>(in, out);\n"
+        "  return static_cast<int>(i) + m.to_int() + acc.to_int() + hlsf::dims<1, 1, 1, 1, 1, 1, 1>::size();\n"
         "}\n"
     )
     cmd = ["g++", *OURS_FLAGS, "-fsyntax-only", "-I", str(INCLUDE), "-I", str(KERNELS_ROOT), str(source)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     err = done.stderr
-    assert "lut_index: W and SIGNED must be the width and signedness of x's type" in err
-    assert "assign_quotient: T_OUT must be ap_fixed or ap_ufixed" in err
-    assert "conv_mac: w must hold KH*KW*(Cin/GROUPS)*COUT weights" in err
-    assert "window_geometry: the window spans more than the padded input" in err
+    for message in ("lut_index: W and SIGNED must be the width and signedness of x's type",
+                    "assign_quotient: T_OUT must be ap_fixed or ap_ufixed",
+                    "conv_mac: w must hold KH*KW*(Cin/GROUPS)*COUT weights",
+                    "slice_stage: one iteration per input element",
+                    "slice_stage: IN_SHAPE, OUT_SHAPE, START and STEP must have the same rank",
+                    "slice_block_stage: the block holds the axes from B on",
+                    "transpose_stage: the block holds IN_SHAPE",
+                    "transpose_stage: PERM must have one entry per axis",
+                    "topk_stage: K must be in 1..N",
+                    "hlsf::dims: rank must be 1..6"):
+        assert message in err, f"no error {message!r}:\n{err[-4000:]}"

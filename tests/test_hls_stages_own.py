@@ -238,13 +238,16 @@ def test_calls_carry_the_nodes_shapes_and_attributes():
     plan = lower(graph, fuse(graph))
     cpp = " ".join(emit_hls(graph, plan)["calls.cpp"].split())  # line breaks do not matter
     assert "hlsf::dims<2, 3, 4>, hlsf::dims<2, 2, 1>," in cpp  # x[1:-3:-1, 0:3:2, -1:0:-3]
-    assert "hlsf::dims<1, 0, 3>, hlsf::dims<-1, 2, -3>, " in cpp  # normalised starts and steps, then the tag
-    # the inputs in the node's order; the constant is streamed from its ROM first
+    # normalised starts and steps, the reversed axis whose block is buffered, and the schedule's iterations
+    sliced = next(s for s in plan.stages if s.head == "slice0")
+    assert sliced.schedule.main.block_axis == 0
+    assert f"hlsf::dims<1, 0, 3>, hlsf::dims<-1, 2, -3>, 0, {sliced.cycles}>(" in cpp
+    # the inputs in the node's order; the constant is read from its ROM where a stream would be
     concat = next(s for s in plan.stages if s.head == "concat0")
     channel = {plan.channel(c).tensor: c for c in concat.inputs}
     streams = f"{concat.outputs[0]}, {channel['y']}, {channel['x']}, feed0"
     assert f"hlsf::concat_stage<t_concat0, 6, 1, 1, 4, 1>( {streams});" in cpp
-    assert "feed0.write(rom_c[i]);" in cpp
+    assert "hlsf::rom_reader<t_c, 6> feed0(rom_c);" in cpp
     # -0.3 rounded to nearest on 5 fractional bits: -9.6 / 32 -> -10 / 32
     assert "hlsf::dims<0, 1, 0>, hlsf::dims<2, 4, 6>>(" in cpp and "t_pad0(-0.3125));" in cpp
     assert "hlsf::argmax_stage<t_x, t_argmax0, 2, 3, 4>(" in cpp
@@ -267,7 +270,7 @@ def test_softmax_tables_are_the_ops_own_and_shared():
     files = emit_hls(graph, plan)
     luts = files["luts.h"]
     assert luts.count(f"{exp.name}[32]") == 1 and luts.count(f"{recip.name}[32]") == 1
-    assert f"{exp.name}, {recip.name});" in files["tables.cpp"]
+    assert f"{exp.name}, {recip.name}, " in files["tables.cpp"]  # then the row buffers the stage declares
 
 
 @pytest.mark.parametrize(
@@ -279,11 +282,11 @@ def test_softmax_tables_are_the_ops_own_and_shared():
         ),
         (
             lambda b, x: b.slice(b.reshape(x, [1, 1, 1, 1, 1, 2, 3]), begin=[0], end=[1]),
-            "node 'slice0' (slice): input 'x' has 7 dims; the kernel library handles at most 6",
+            "node 'slice0' (slice): input 'x' has 7 dims; own stages handle at most 6",
         ),
         (
             lambda b, x: b.transpose(b.reshape(x, [1, 1, 1, 1, 1, 2, 3])),
-            "node 'transpose0' (transpose): input 'x' has 7 dims; the kernel library handles at most 6",
+            "node 'transpose0' (transpose): input 'x' has 7 dims; own stages handle at most 6",
         ),
     ],
 )
@@ -292,6 +295,6 @@ def test_what_the_kernels_cannot_do_is_an_error_naming_the_node(build, message):
     x = b.input("x", [2, 3])
     b.output(build(b, x))
     graph = b.build()
-    with pytest.raises(HlsfuseError) as err:
+    with pytest.raises(HlsfuseError) as err:  # while lowering (the schedule) or emitting (the kernel's limit)
         emit_hls(graph, lower(graph, fuse(graph)))
     assert message in str(err.value)

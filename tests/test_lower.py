@@ -43,13 +43,13 @@ def test_residual_block_stages_fork_and_skip_depth():
     assert dict(zip(conv2.inputs, conv2.uses)) == {"ch_x_3": "post", "ch_relu1": "head"}
     skip = plan.channel("ch_x_3")
     assert (skip.producer, skip.consumer) == ("fork_x", "s1_conv2d_add_relu")
-    # the skip FIFO holds what the fork pushes while conv1 and conv2 fill their line buffers:
-    # conv2's first output needs relu1 up to row 1, col 2, so conv1 must read x up to row 2, col 3
+    # the skip FIFO holds what the fork pushes while conv1 and conv2 fill their line buffers: conv2's first
+    # output needs relu1 up to row 1, col 2, so conv1 must read x up to row 2, col 3
     assert skip.depth >= (2 * 8 + 3) * 4
-    assert skip.depth <= 8 * 8 * 4 + 2  # never more than a frame
-    # conv1's input FIFO takes what arrives while conv1 reads nothing: a pixel's 4 outputs, then the padding
-    # between rows (1 + 1 positions of 4 channels); plus the slack of 2
-    assert plan.channel("ch_x_2").depth == 4 + (1 + 1) * 4 + 2
+    assert skip.depth <= 8 * 8 * 4  # never more than a frame
+    # the other channels only decouple neighbours: the producers run just in time
+    others = {c.name: c.depth for c in plan.channels if c is not skip}
+    assert others == {"ch_x": 2, "ch_x_2": 2, "ch_relu1": 2, "ch_y": 2}
     assert [p.name for p in plan.inputs] == ["x"] and [p.name for p in plan.outputs] == ["y"]
     assert plan.outputs[0].channel == "ch_y"
     assert plan.cycles == max(s.cycles for s in plan.stages)
@@ -58,10 +58,17 @@ def test_residual_block_stages_fork_and_skip_depth():
 def test_window_stage_numbers():
     graph = _residual(h=8, c=4)
     conv1 = _lower(graph).stages[1]
-    # padded 10x10 positions x 4 channels to read, 8x8 output pixels x 4 channels to write
-    assert conv1.cycles == 10 * 10 * 4 + 8 * 8 * 4
-    assert conv1.line_buffer == 2 * 10 * 4 + 9 * 4
-    assert conv1.latency == (2 * 10 + 3) * 4 + 2
+    # padded 10x10 positions x 4 channels to push; each output pixel's 4 channels are emitted while the next
+    # position is pushed, so only the last window's outputs add iterations
+    assert conv1.cycles == 10 * 10 * 4 + 4
+    assert conv1.schedule.bound == 8 * 8 * 4  # tokens in and out; 36 multipliers do 64 * 4 * 36 MACs in 256
+    s = conv1.schedule
+    assert (s.buffer("line buffer").elements, s.buffer("window").elements, s.buffer("snapshot").elements) == (
+        2 * 10 * 4, 3 * 3 * 4, 3 * 3 * 4)
+    assert conv1.storage == 80 + 36 + 36
+    # the first real pixel (1, 1) is pushed in iteration 44; the window ending at (2, 2) completes in iteration
+    # (2 * 10 + 2) * 4 + 3 = 91 and emits its first output in the next
+    assert conv1.latency == 92 - 44
 
 
 def test_map_stage_holds_broadcast_operands_and_dense_rows():
@@ -77,9 +84,12 @@ def test_map_stage_holds_broadcast_operands_and_dense_rows():
     gate = by_kind["map"]
     assert gate.nodes == ("gate", "scaled", "rows")
     assert dict(zip(gate.inputs, gate.uses)) == {"ch_x": "post", "ch_s": "held"}
-    assert gate.held == ("s",) and gate.cycles == 8 + 128 and gate.storage == 8 + 8
+    # s read whole (8 iterations), the gate computed from it before the main loop (8 more), then 128 elements
+    assert gate.held == ("s",) and gate.cycles == 8 + 8 + 128 and gate.storage == 8 + 8
     fc = by_kind["rows"]
-    assert fc.cycles == 16 * (8 + 3) and fc.roms == ("rom_w",)
+    # 16 rows of 8 read while the previous row's 3 outputs go out: the last row's outputs add 3 iterations
+    assert fc.cycles == 16 * 8 + 3 and fc.roms == ("rom_w",)
+    assert (fc.schedule.macs, fc.schedule.multipliers) == (16 * 3 * 8, 8)
 
 
 def test_reduction_with_prologue_and_phases():
@@ -117,9 +127,11 @@ def test_own_ops_are_stages_of_their_own_and_concat_reads_blocks_in_turn():
     kinds = {s.name: s.kind for s in plan.stages}
     assert sorted(kinds.values()) == ["fork", "map", "own", "own"]
     cat_stage = next(s for s in plan.stages if s.head == "cat")
-    relu_channel = next(ch for ch in cat_stage.inputs if plan.channel(ch).tensor == "r")
-    # r's values wait while concat copies all 32 elements of x first
-    assert plan.channel(relu_channel).depth >= 32
+    relu = next(s for s in plan.stages if s.nodes == ("r",))
+    # r's values wait while concat copies all 32 elements of x first; relu runs just in time, so the 32
+    # elements wait in its input FIFO
+    assert plan.channel(relu.inputs[0]).depth >= 32
+    assert all(plan.channel(ch).depth == 2 for ch in cat_stage.inputs)
 
 
 def test_an_own_stage_gets_one_channel_per_input_position():

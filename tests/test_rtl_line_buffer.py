@@ -1,9 +1,10 @@
 """hlsf_line_buffer against numpy windows of padded NHWC images, for several geometries at once.
 
 tests/rtl/tb_line_buffer.v feeds one random stream, with random idle cycles, to an instance per
-geometry; the test cuts the same stream into padded images of each geometry and compares every
-valid window (after the last channel of a pixel whose window lies inside the image) with a numpy
-slice, also on idle cycles (the window holds) and across frame boundaries.
+geometry, capturing the window into the snapshot on random pushes; the test cuts the same stream
+into padded images of each geometry and compares every snapshot of a valid window (captured after
+the last channel of a pixel whose window lies inside the image) with a numpy slice, also while
+later pushes go by without a capture (the snapshot holds), on idle cycles and across frames.
 """
 
 from __future__ import annotations
@@ -57,20 +58,25 @@ def test_line_buffer_windows_match_numpy():
     clk, io = Clocked(sim), sim.io
     clk.reset()
     rng = np.random.default_rng(7)
-    stream = rng.integers(0, 1 << WIDTH, 3 * HP * 9 * 2)  # three frames of the largest geometry
-    pushes, checked = 0, [0] * len(CONFIGS)
+    stream = rng.integers(0, 1 << WIDTH, 5 * HP * 9 * 2)  # five frames of the largest geometry
+    pushes, checked, held = 0, [0] * len(CONFIGS), [0] * len(CONFIGS)
+    captured = 0  # pushes before the last capture
     while pushes < len(stream):
         push = rng.random() < 0.7
-        io.push, io.in_data = int(push), int(stream[pushes]) if push else 0
+        capture = push and rng.random() < 0.5
+        io.push, io.capture, io.in_data = int(push), int(capture), int(stream[pushes]) if push else 0
         clk.tick()
         pushes += push
-        window = io.window.value
+        captured = pushes if capture else captured
+        snapshot = io.snapshot.value
         for i, cfg in enumerate(CONFIGS):
-            want = _expected(stream, pushes, cfg)
+            want = _expected(stream, captured, cfg)
             if want is None:
                 continue
-            bits = window >> (i * WMAX)
+            bits = snapshot >> (i * WMAX)
             got = [(bits >> (e * WIDTH)) & ((1 << WIDTH) - 1) for e in range(len(want))]
-            assert got == want.tolist(), f"config {cfg}, after {pushes} pushes"
+            assert got == want.tolist(), f"config {cfg}, captured after {captured} pushes, now {pushes}"
             checked[i] += 1
+            held[i] += captured < pushes
     assert min(checked) > 20  # every geometry saw many windows, in several frames
+    assert min(held) > 20  # and held them while later pushes went by

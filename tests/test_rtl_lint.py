@@ -22,7 +22,6 @@ MODULES = sorted(p.stem for p in RTL.glob("*.v"))
 SWEEPS: dict[str, list[dict[str, object]]] = {
     "hlsf_fifo": [{"WIDTH": 1, "DEPTH": 2}, {"DEPTH": 3}, {"DEPTH": 16}, {"WIDTH": 64, "DEPTH": 1000}],
     "hlsf_skid": [{"WIDTH": 1}, {"WIDTH": 72}],
-    "hlsf_fork": [{"N": 1}, {"N": 5, "WIDTH": 1}],
     "hlsf_assign": [
         dict(zip(("IN_W", "IN_FRAC", "IN_SIGNED", "OUT_W", "OUT_FRAC", "OUT_SIGNED"), cfg), QUANT=q, OVERFLOW=o)
         for cfg in [(10, 4, 1, 4, 1, 1), (4, 0, 0, 8, 3, 1), (6, 5, 1, 1, 0, 0), (6, 20, 1, 3, -2, 0),
@@ -89,7 +88,7 @@ def test_verilator_lint_clean(module):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kind,loop", [(0, False), (1, False), (2, True)], ids=["fifo", "skid", "fork"])
+@pytest.mark.parametrize("kind,loop", [(0, False), (1, False), (2, True)], ids=["fifo", "skid", "wire"])
 def test_no_combinational_path_from_out_tready_to_in_tready(kind, loop):
     done = _lint(TB / "tb_ready_loop.v", {"KIND": kind})
     assert ("UNOPTFLAT" in done.stderr) == loop, done.stderr

@@ -126,7 +126,7 @@ def test_fused_reduction_runs_at_the_analytic_rate(tmp_path):
     stage = plan.stages[0]
     assert stage.nodes == ("relu0", "sum0")  # the mul is a map stage: reductions take no epilogue in fusion
     assert r.stages[0].busy == frames * stage.cycles  # 60 inputs + 3 outputs per frame, every cycle busy
-    print(f"relu -> sum -> mul: {r.frame_cycles:.1f} cycles/frame, analytic {r.analytic_cycles}, ratio {r.ratio:.3f}")
+    print(f"relu -> sum -> mul: {r.frame_cycles:.1f} cycles/frame, predicted {r.predicted_cycles}, ratio {r.ratio:.3f}")
     assert r.ratio <= 1.10
 
 
@@ -140,7 +140,7 @@ def test_pool_with_held_operand_runs_at_the_analytic_rate(tmp_path):
     assert stage.uses == ("head", "held")
     assert r.stages[0].busy == frames * stage.cycles  # 96 + 6 + 3 held per frame
     print(
-        f"global_avg_pool + held bias: {r.frame_cycles:.1f} cycles/frame, analytic {r.analytic_cycles}, "
+        f"global_avg_pool + held bias: {r.frame_cycles:.1f} cycles/frame, predicted {r.predicted_cycles}, "
         f"ratio {r.ratio:.3f}"
     )
     assert r.ratio <= 1.10

@@ -154,7 +154,7 @@ def test_dense_chain_runs_at_the_analytic_rate(tmp_path):
     b.output(h)
     frames = 8
     r, plan = _check(b.build(), tmp_path, frames)
-    print(f"dense chain: {r.frame_cycles:.1f} cycles/frame, analytic {r.analytic_cycles}, ratio {r.ratio:.3f}")
+    print(f"dense chain: {r.frame_cycles:.1f} cycles/frame, predicted {r.predicted_cycles}, ratio {r.ratio:.3f}")
     assert r.ratio <= 1.10
     _rows_busy_equals_the_schedule(r, plan, frames)
 
@@ -171,7 +171,7 @@ def test_matmul_with_held_operands_runs_at_the_analytic_rate(tmp_path):
     rows = next(s for s in plan.stages if s.kind == "rows")
     assert rows.uses.count("held") == 2  # b and the bias: the row loop repeats after the held loops
     print(
-        f"matmul with held operands: {r.frame_cycles:.1f} cycles/frame, analytic {r.analytic_cycles}, "
+        f"matmul with held operands: {r.frame_cycles:.1f} cycles/frame, predicted {r.predicted_cycles}, "
         f"ratio {r.ratio:.3f}"
     )
     assert r.ratio <= 1.10
@@ -185,5 +185,5 @@ def test_matmul_whose_streamed_a_broadcasts_is_refused(tmp_path):
         design(b.build(), tmp_path)
     assert str(err.value) == (
         "node 'matmul0' (matmul): input 'a' with batch dims [1] is broadcast to the output's [2]; "
-        "the HLS backend streams 'a' once, so its batch dims must match the output's"
+        "a stage streams 'a' once, so its batch dims must match the output's"
     )

@@ -1,4 +1,4 @@
-"""hlsf_fifo, hlsf_skid and hlsf_fork under random valid/ready patterns, against Python models.
+"""hlsf_fifo and hlsf_skid under random valid/ready patterns, against Python models.
 
 Every cycle the testbench sets the inputs (a source that holds its element until it is taken, as
 AXI4-Stream requires, and random sink readiness), checks the outputs against the model, records
@@ -99,56 +99,3 @@ def test_skid_full_throughput(skid):
     data = list(range(200))
     received, cycles = _stream(skid, data, np.random.default_rng(0), 1.0, 1.0)
     assert (received, cycles) == (data, len(data) + 1)
-
-
-N_FORK = 3
-
-
-@pytest.fixture(scope="module")
-def fork():
-    return model("hlsf_fork", WIDTH=8, N=N_FORK)
-
-
-def _fork_run(sim, data, rng, p_valid, p_ready):
-    """Returns (what each output received, cycles, whether outputs ever took an element in different cycles)."""
-    clk, io = Clocked(sim), sim.io
-    clk.reset()
-    src = Source(data, rng, p_valid)
-    received = [[] for _ in range(N_FORK)]
-    staggered = False
-    while src.index < len(data):
-        assert clk.cycle < 20000, "no progress"
-        io.in_tvalid, io.in_tdata = src.offer()
-        ready = [int(rng.random() < p) for p in p_ready]
-        io.out_tready = sum(r << i for i, r in enumerate(ready))
-        out_valid, out_data, in_ready = io.out_tvalid.value, io.out_tdata.value, io.in_tready.value
-        assert out_data == io.in_tdata.value
-        takes = [bool(out_valid >> i & 1) and bool(ready[i]) for i in range(N_FORK)]
-        for i in range(N_FORK):
-            has = len(received[i]) > src.index  # output i already took the current element
-            assert bool(out_valid >> i & 1) == (src.valid and not has), f"cycle {clk.cycle}: out_tvalid[{i}]"
-            if takes[i]:
-                received[i].append(out_data)
-        done = all(len(r) > src.index for r in received)
-        assert bool(in_ready and src.valid) == (src.valid and done), f"cycle {clk.cycle}: in_tready"
-        staggered |= any(takes) and not all(takes)
-        if src.valid and in_ready:
-            src.taken()
-        clk.tick()
-    return received, clk.cycle, staggered
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_fork_random_backpressure(fork, seed):
-    rng = np.random.default_rng(seed)
-    data = rng.integers(0, 256, 300).tolist()
-    p_ready = rng.uniform(0.2, 1.0, N_FORK)
-    received, _, staggered = _fork_run(fork, data, rng, rng.uniform(0.4, 1.0), p_ready)
-    assert received == [data] * N_FORK
-    assert staggered  # the outputs really did take elements in different cycles
-
-
-def test_fork_full_throughput(fork):
-    data = list(range(100))
-    received, cycles, staggered = _fork_run(fork, data, np.random.default_rng(0), 1.0, [1.0] * N_FORK)
-    assert (received, cycles, staggered) == ([data] * N_FORK, len(data), False)

@@ -1,10 +1,12 @@
-"""The Verilog backend's design and rtlsim on map and fork stages: bit-exact, lint-clean, analytic cycle counts."""
+"""The Verilog backend's design and rtlsim on map and fork stages: bit-exact, lint-clean, the model's cycle counts."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,7 +54,7 @@ def _held_and_fork():
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("make", [_every_map_op, _held_and_fork])
-def test_map_and_fork_stages_are_bit_exact_at_the_analytic_rate(make, tmp_path):
+def test_map_and_fork_stages_are_bit_exact_at_the_predicted_rate(make, tmp_path):
     graph = make()
     plan = plan_of(graph)
     result = simulate(graph, tmp_path, frames=8, plan=plan)
@@ -133,13 +135,13 @@ def test_cli_compiles_and_simulates(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("PASS: ") and " in 3 frame(s) match the reference" in lines[0]
-    assert lines[1].startswith("cycles: ") and "per frame in steady state (analytic " in lines[1]
+    assert lines[1].startswith("cycles: ") and "per frame in steady state (predicted " in lines[1]
     vcd = tmp_path / "wave.vcd"
     done = _cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert vcd.read_text().startswith("$") and "ap_clk" in vcd.read_text()
     # one frame has no steady state: the report says what it measured and how to get the rate
-    assert "from the first input to the last output of the frame (analytic " in done.stdout.splitlines()[1]
+    assert "from the first input to the last output of the frame (predicted " in done.stdout.splitlines()[1]
     assert "measure it with --frames 2 or more" in done.stdout
     done = _cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path)  # never overwrites a file silently
     assert done.returncode == 2
@@ -183,3 +185,15 @@ def _held_and_fork_named(name):
     data = graph_to_dict(_held_and_fork())
     data["name"] = name
     return graph_from_dict(data)
+
+
+def test_the_verilog_backend_takes_nothing_from_the_hls_backend():
+    # it builds its own view from the plan and the schedules; the module structure is in templates/verilog
+    folder = Path(__file__).resolve().parents[1] / "hlsfuse" / "backends" / "verilog"
+    for source in sorted(folder.glob("*.py")):
+        text = source.read_text()
+        assert "backends.hls" not in text and "from ..hls" not in text and "import hls" not in text, source.name
+        # statements are the template's: no "assign ... ;", "... <= ...;" or "always" spelled in Python
+        for line in text.splitlines():
+            code = line.split("#")[0]
+            assert not re.search(r"[\"']\s*(assign|always|wire|reg)\b[^\"']*;", code), f"{source.name}: {line.strip()}"

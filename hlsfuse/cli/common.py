@@ -16,7 +16,7 @@ from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..ir import Graph
 
-__all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg"]
+__all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg", "positive_int"]
 
 _ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
 
@@ -84,3 +84,14 @@ def output_arg(path: str | None, force: bool) -> Path | None:
     if not out.parent.is_dir():
         raise HlsfuseError(f"{out}: folder '{out.parent}' does not exist")
     return out
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value

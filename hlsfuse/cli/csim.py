@@ -10,6 +10,7 @@ from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..sim import csim
 from ..sim.csim import project_dirs
+from .common import positive_int
 from .run import _read_npz
 
 __all__ = ["add_parser", "run"]
@@ -27,6 +28,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--inputs", metavar="IN.npz", help="real-valued inputs (default: the project's data/)")
     parser.add_argument(
         "--onnx-layout", action="store_true", help="the arrays of --inputs are in the ONNX model's layout (NCHW)"
+    )
+    parser.add_argument(
+        "--frames", type=positive_int, metavar="N",
+        help="frames to run back to back (default: the 2 seeded frames of data/; with --inputs, the given "
+        "frames, repeated to at least 2); several frames show state one frame leaves to the next",
     )
     parser.add_argument(
         "--hls-include", metavar="DIR", help="build against these ap_fixed/hls_stream headers (AMD's; default: "
@@ -48,6 +54,6 @@ def run(args: argparse.Namespace) -> int:
             raise HlsfuseError(f"{args.inputs}: {exc}") from None
         if args.onnx_layout:
             inputs = onnx_frontend.to_graph_layout(graph, inputs)
-    result = csim(args.out, inputs=inputs, hls_include=args.hls_include, graph=graph)
+    result = csim(args.out, inputs=inputs, hls_include=args.hls_include, graph=graph, frames=args.frames)
     print(result.report(), end="" if result.report().endswith("\n") else "\n")
     return 0 if result.passed else 1

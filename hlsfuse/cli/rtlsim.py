@@ -9,19 +9,10 @@ from ..errors import HlsfuseError
 from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..sim.rtlsim import DRIVERS, rtlsim, verilog_dir
+from .common import positive_int
 from .run import _read_npz
 
 __all__ = ["add_parser", "run"]
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -31,7 +22,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Build OUT/verilog with Verilator (cached by content), stream FRAMES frames through it with "
         "every output always ready, and compare every output element with the reference interpreter bit for bit. "
         "Prints PASS or FAIL, the cycle report (total cycles, steady-state cycles per frame against the plan's "
-        "analytic figure, first-output latency, throughput, busy/stall cycles per stage), or DEADLOCK naming the "
+        "predicted figure, first-output latency, throughput, busy/stall cycles per stage), or DEADLOCK naming the "
         "stalled stages and full channels. Exits 0 only on PASS.",
     )
     parser.add_argument("out", metavar="OUT", help="folder written by hlsfuse compile --target verilog (or all)")
@@ -39,12 +30,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--onnx-layout", action="store_true", help="the arrays of --inputs are in the ONNX model's layout (NCHW)"
     )
-    parser.add_argument("--frames", type=_positive, default=1, metavar="N", help="frames to stream (default 1)")
+    parser.add_argument("--frames", type=positive_int, default=1, metavar="N", help="frames to stream (default 1)")
     parser.add_argument(
         "--driver", choices=DRIVERS, default="pyverilator", help="simulation driver (default pyverilator)"
     )
     parser.add_argument("--vcd", metavar="FILE", help="write a waveform of the whole run")
-    parser.add_argument("--timeout-cycles", type=_positive, metavar="N", help="give up after N cycles")
+    parser.add_argument("--timeout-cycles", type=positive_int, metavar="N", help="give up after N cycles")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input frames (default 0)")
     return parser
 

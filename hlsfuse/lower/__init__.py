@@ -1,7 +1,8 @@
 """Lowering: a FusionPlan becomes a DataflowPlan of stages, channels, forks, ports and ROMs.
 
     graph + FusionPlan --layout per group--> stages --readers per tensor--> channels (+ forks)
-                       --analytic--> cycles, latency, buffers --fifo--> FIFO depths
+                       --schedule per stage--> loops, tokens per iteration, buffers
+                       --timing replay--> FIFO depths, cycles per frame, latency
 
 ``lower`` only computes data; the backends (``emit_hls``, ``emit_verilog``) turn
 the same plan into code.
@@ -9,16 +10,19 @@ the same plan into code.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
-from .analytic import PIPELINE_DEPTH, cost
-from .fifo import Reader, size_fifos
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
-from .stages import layout, phases
+from .schedule import Schedule
+from .stages import fork_schedule, layout, phases, schedule_of
+from .timing import Actor, Link, replay
 
 __all__ = [
     "LowerOptions",
@@ -29,7 +33,10 @@ __all__ = [
     "Channel",
     "Port",
     "Rom",
+    "Schedule",
     "STAGE_KINDS",
+    "actors",
+    "links",
 ]
 
 
@@ -104,22 +111,22 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         outputs_of.setdefault(ch["producer"], []).append(ch["name"])
 
     stages: list[Stage] = []
-    readers_of: dict[str, Reader] = {}
+    tensor_of = {ch["name"]: ch["tensor"] for ch in channels}
 
     def add_forks(after: str) -> None:
         for f in forks.get(after, ()):
             ((ch, _),) = stage_inputs[f["name"]]
-            size = graph.types[f["tensor"]].size
-            stages.append(_fork(f["name"], f["tensor"], ch, tuple(f["outputs"]), size))
-            readers_of[f["name"]] = Reader(head_first=0, pipeline=1)
+            schedule = fork_schedule(graph.types[f["tensor"]].size, ch, tuple(f["outputs"]))
+            stages.append(Stage(f["name"], "fork", -1, (), None, f["tensor"], (ch,), ("copy",), tuple(f["outputs"]),
+                                (), (), schedule))
 
     for port in in_ports.values():
         add_forks(port)
     for name, lay, group in drafts:
         ins = stage_inputs[name]
-        tensor_of = {ch["name"]: ch["tensor"] for ch in channels}
+        outs = tuple(outputs_of.get(name, ()))
         held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
-        c = cost(graph, lay.kind, lay.head, group.nodes, sum(graph.types[t].size for t in held))
+        schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs)
         stages.append(
             Stage(
                 name=name,
@@ -130,26 +137,25 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
                 sink=group.nodes[-1],
                 inputs=tuple(ch for ch, _ in ins),
                 uses=tuple(use for _, use in ins),
-                outputs=tuple(outputs_of.get(name, ())),
+                outputs=outs,
                 roms=tuple(dict.fromkeys(rom_of[s] for n in group.nodes for s in graph.node(n).inputs if s in rom_of)),
                 held=held,
-                line_buffer=c.line_buffer,
-                storage=c.storage,
-                latency=c.latency,
-                cycles=c.cycles,
+                schedule=schedule,
             )
         )
-        readers_of[name] = Reader(head_first=c.first, pipeline=PIPELINE_DEPTH, gap=c.gap, burst=c.burst)
         add_forks(name)
 
-    depths, latency = size_fifos(graph, stages, channels, readers_of, options.min_fifo_depth)
-    final_channels = tuple(
-        Channel(ch["name"], ch["tensor"], graph.types[ch["tensor"]], ch["producer"], ch["consumer"], depths[ch["name"]])
-        for ch in channels
-    )
     first_channel = {ch["producer"]: ch["name"] for ch in channels}
     inputs = tuple(Port(in_ports[i.name], i.name, i.type, "in", first_channel[in_ports[i.name]]) for i in graph.inputs)
     outputs = tuple(Port(out_names[t], t, graph.types[t], "out", port_channel[out_names[t]]) for t in graph.outputs)
+    draft = tuple(
+        Channel(ch["name"], ch["tensor"], graph.types[ch["tensor"]], ch["producer"], ch["consumer"], 0)
+        for ch in channels
+    )
+    timing = replay(actors(stages, inputs, outputs), links(draft), [p.name for p in outputs])
+    final_channels = tuple(
+        dataclasses.replace(c, depth=max(options.min_fifo_depth, timing.depths[c.name])) for c in draft
+    )
     return DataflowPlan(
         top=top,
         graph=graph.name,
@@ -158,26 +164,22 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         inputs=inputs,
         outputs=outputs,
         roms=roms,
-        cycles=max(s.cycles for s in stages),
-        latency=latency,
+        cycles=timing.cycles,
+        latency=timing.latency,
+        frame_end=timing.frame_end,
     )
 
 
-def _fork(name: str, tensor: str, source: str, outputs: tuple[str, ...], size: int) -> Stage:
-    return Stage(
-        name=name,
-        kind="fork",
-        group=-1,
-        nodes=(),
-        head=None,
-        sink=tensor,
-        inputs=(source,),
-        uses=("copy",),
-        outputs=outputs,
-        roms=(),
-        held=(),
-        line_buffer=0,
-        storage=0,
-        latency=1,
-        cycles=size,
-    )
+def actors(stages, inputs, outputs) -> list[Actor]:
+    """The plan's stages and ports as actors of the timing replay, in topological order."""
+    out = []
+    for port in inputs:
+        out.append(Actor(port.name, port.type.size, {port.channel: np.arange(port.type.size, dtype=np.int64)}))
+    out += [Actor(s.name, s.cycles, s.schedule.io) for s in stages]
+    for port in outputs:
+        out.append(Actor(port.name, port.type.size, {port.channel: np.arange(port.type.size, dtype=np.int64)}))
+    return out
+
+
+def links(channels) -> list[Link]:
+    return [Link(c.name, c.producer, c.consumer, c.type.size) for c in channels]

@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import TensorType
+from .schedule import Schedule
 
 __all__ = ["STAGE_KINDS", "Channel", "Port", "Rom", "Stage", "DataflowPlan"]
 
@@ -94,10 +95,25 @@ class Stage:
     outputs: tuple[str, ...]  # channel names written (one, except for forks)
     roms: tuple[str, ...]  # ROM names read
     held: tuple[str, ...]  # streamed input tensors held whole on chip (broadcast operands, a streamed matmul b)
-    line_buffer: int  # elements in the line buffer and window (window stages), else 0
-    storage: int  # other on-chip elements: held inputs, row/frame buffers, accumulators
-    latency: int  # cycles from the stage's first input to its first output
-    cycles: int  # cycles per frame in steady state (one element per cycle per port)
+    schedule: Schedule  # its loop: iterations, what each reads and writes, geometry, buffers
+
+    @property
+    def cycles(self) -> int:
+        """Cycles per frame: one iteration of its loop per cycle."""
+        return self.schedule.iterations
+
+    @property
+    def latency(self) -> int:
+        """Cycles from the stage's first input token to its first output token, when nothing stalls it."""
+        io = self.schedule.io
+        first_in = min((int(io[c][0]) for c in self.inputs if len(io[c])), default=0)
+        first_out = min(int(io[c][0]) for c in self.outputs)
+        return max(0, first_out - first_in)
+
+    @property
+    def storage(self) -> int:
+        """On-chip elements: line buffers, windows, rows, held inputs, accumulators, frame buffers."""
+        return self.schedule.storage
 
 
 @dataclass(frozen=True)
@@ -109,8 +125,9 @@ class DataflowPlan:
     inputs: tuple[Port, ...]  # in graph input order
     outputs: tuple[Port, ...]  # in graph output order
     roms: tuple[Rom, ...]
-    cycles: int  # cycles per frame of the whole pipeline (its slowest stage)
+    cycles: int  # cycles per frame of the whole pipeline in steady state (its slowest stage)
     latency: int  # cycles from the first input element to the first output element
+    frame_end: tuple[int, ...] = ()  # the timing replay's frames: the cycle each one's last output left by
 
     def stage(self, name: str) -> Stage:
         for s in self.stages:

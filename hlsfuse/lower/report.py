@@ -21,8 +21,8 @@ def _grid(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int])
 
 
 def stage_table(plan: DataflowPlan) -> str:
-    """Every stage with its kind, ops, channels and the analytic numbers."""
-    header = ("stage", "kind", "nodes", "in", "out", "line buf", "storage", "latency", "cycles/frame")
+    """Every stage with its kind, ops, channels and its schedule's numbers."""
+    header = ("stage", "kind", "nodes", "in", "out", "storage", "latency", "cycles/frame", "bound")
     rows = []
     for s in plan.stages:
         nodes = " ".join(s.nodes) if s.nodes else s.sink
@@ -36,10 +36,10 @@ def stage_table(plan: DataflowPlan) -> str:
                 nodes,
                 ins or "-",
                 " ".join(s.outputs) or "-",
-                str(s.line_buffer),
                 str(s.storage),
                 str(s.latency),
                 str(s.cycles),
+                str(s.schedule.bound),
             )
         )
     lines = _grid(header, rows, {5, 6, 7, 8})
@@ -54,15 +54,23 @@ def channel_table(plan: DataflowPlan) -> str:
 
 def summary(plan: DataflowPlan) -> str:
     ports = ", ".join(f"{p.direction} {p.name}: {p.type}" for p in (*plan.inputs, *plan.outputs))
-    return (
+    bound = max(s.schedule.bound for s in plan.stages)
+    lines = [
         f"design '{plan.top}': {len(plan.stages)} stages, {len(plan.channels)} channels, {len(plan.roms)} ROMs; "
-        f"{plan.cycles} cycles per frame (slowest stage), first output after {plan.latency} cycles\n"
-        f"ports: {ports}\n"
-    )
+        f"{plan.cycles} cycles per frame (slowest stage; bound {bound}), first output after {plan.latency} cycles",
+        f"ports: {ports}",
+    ]
+    for c in plan.channels:  # paths that meet again after one of them held a whole frame or more
+        if c.depth > c.type.size:
+            lines.append(
+                f"note: channel {c.name} needs {c.depth} elements, more than a frame of '{c.tensor}' ({c.type.size}): "
+                f"the paths from {c.producer} to {c.consumer} differ by more than a frame"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def report_markdown(graph: Graph, fusion: FusionPlan, plan: DataflowPlan) -> str:
-    """OUT/report.md: fusion groups, stages, channels and the analytic performance."""
+    """OUT/report.md: fusion groups, stages, channels and the schedules' performance."""
     return "\n".join(
         [
             f"# hlsfuse design '{plan.top}' (graph '{graph.name}')",

@@ -20,8 +20,24 @@ from ..errors import HlsfuseError
 from ..fusion import Group
 from ..ir import Graph
 from ..ops import get_op
+from . import elements
+from .own import own_main
+from .schedule import (
+    Buffer,
+    ForkMain,
+    MapMain,
+    Schedule,
+    State,
+    held_buffers,
+    held_inputs,
+    memory,
+    phase_buffers,
+    reduce_main,
+    rows_main,
+    window_main,
+)
 
-__all__ = ["Layout", "layout", "phases"]
+__all__ = ["Layout", "layout", "phases", "schedule_of", "fork_schedule"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +121,93 @@ def _uses(graph, group, kind, head, prologue, epilogue) -> tuple[tuple[str, str]
                 use = "post" if size == post_size else "held"
             uses[(src, use)] = None
     return tuple(uses)
+
+
+# --------------------------------------------------------------------------
+# The schedule of a stage
+# --------------------------------------------------------------------------
+
+_COUNTERS = State("iteration, position and broadcast counters", "frame")
+
+
+def _needed(graph: Graph, nodes: tuple[str, ...], sink: str) -> tuple[str, ...]:
+    """The nodes the sink depends on, so no value is computed for nothing."""
+    needed = {sink}
+    for name in reversed(nodes):
+        if name in needed:
+            needed.update(graph.node(name).inputs)
+    return tuple(n for n in nodes if n in needed)
+
+
+def _used(graph: Graph, phases) -> set[str]:
+    """Tensors the phases' nodes read (held inputs no node reads are read and dropped)."""
+    names = [s.node for ph in phases for s in ph.program.steps]
+    names += [s.node for ph in phases for p in ph.pre for s in p.program.steps]
+    return {src for n in names for src in graph.node(n).inputs}
+
+
+def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...]) -> Schedule:
+    """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
+    per input channel in order, ``outs``: its output channels."""
+    by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
+    for channel, tensor, use in ins:
+        by_use[use].append((channel, tensor))
+    held_pairs = by_use["held"]
+    held_names = {t for _, t in held_pairs}
+    head = lay.head
+    if lay.kind == "map":
+        sink = nodes[-1]
+        count = graph.types[sink].size
+        phase = elements.phase(graph, _needed(graph, nodes, sink), count, (), by_use["post"], held_names, sink)
+        held = held_inputs(graph, held_pairs, _used(graph, [phase]))
+        state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
+        return Schedule("map", held, MapMain(count, phase, outs), (*held_buffers(held), *phase_buffers([phase])),
+                        state)
+    node = graph.node(head)
+    if lay.kind == "own":
+        main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name)
+        return Schedule("own", (), main, tuple(buffers), (_COUNTERS, *state))
+    if lay.kind in ("window", "rows"):
+        heads = by_use["head"]
+        if by_use["pre"] or len(heads) != 1 or heads[0][1] != node.inputs[0]:
+            raise HlsfuseError(f"stage '{name}': must stream '{node.inputs[0]}' into '{head}' on one channel")
+        weights = node.inputs[1] if node.op in ("conv2d", "dense", "matmul") else None
+        if weights is not None and weights not in graph.constant_map and weights not in held_names:
+            raise HlsfuseError(f"{node.where()}: input '{weights}' is neither a constant nor held by its stage")
+        epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
+                                  head)
+        held = held_inputs(graph, held_pairs, _used(graph, [epilogue]) | {weights})
+        if lay.kind == "window":
+            main = window_main(graph, head, heads[0][0], epilogue, outs)
+            g = main.geometry
+            parallel = g.taps * main.channels_per_group
+            own = [Buffer("line buffer", g.line_buffer), Buffer("window", g.window, registers=True),
+                   Buffer("snapshot", g.taps * g.c, registers=True)]
+            macs = g.images * g.oh * g.ow * main.out_channels * parallel if node.op == "conv2d" else 0
+        else:
+            main = rows_main(graph, head, heads[0][0], epilogue, outs)
+            parallel = main.k
+            own = [Buffer("row", main.k, registers=True), Buffer("snapshot", main.k, registers=True)]
+            macs = main.batches * main.rows * main.n * main.k
+        multipliers = parallel if macs else 0
+        buffers = (*own, *held_buffers(held, {weights: parallel}), *phase_buffers([epilogue]))
+        state = (_COUNTERS, State(own[0].name, "overwritten"), State("snapshot", "overwritten"))
+        return Schedule(lay.kind, held, main, buffers, state, macs, multipliers)
+    if lay.kind == "reduce":
+        streamed = by_use["head"] + by_use["pre"]
+        if len({t for _, t in streamed}) != len(streamed):
+            raise HlsfuseError(f"stage '{name}': reads one tensor on two channels in the same loop")
+        source = node.inputs[0]
+        prologue = elements.phase(graph, lay.prologue, graph.types[source].size, (), streamed, held_names, source)
+        epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
+                                  head)
+        held = held_inputs(graph, held_pairs, _used(graph, [prologue, epilogue]))
+        main = reduce_main(graph, head, prologue, epilogue, outs)
+        buffers = (memory("accumulators", main.outputs, main.distance), *held_buffers(held),
+                   *phase_buffers([prologue, epilogue]))
+        return Schedule("reduce", held, main, buffers, (_COUNTERS, State("accumulators", "first")))
+    raise HlsfuseError(f"stage '{name}': unknown stage kind '{lay.kind}'")
+
+
+def fork_schedule(size: int, source: str, outputs: tuple[str, ...]) -> Schedule:
+    return Schedule("fork", (), ForkMain(size, source, outputs), (), (_COUNTERS,))

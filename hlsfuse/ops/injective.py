@@ -23,7 +23,7 @@ from ..types import FixedType, from_float
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import aligned, finish
 
-__all__ = ["OPS", "normalize_axes"]
+__all__ = ["OPS", "normalize_axes", "slice_ranges", "reversed_axis"]
 
 
 def _listed(values) -> list[int]:
@@ -201,12 +201,25 @@ def _slice_shape(sig: Sig) -> tuple[int, ...]:
     return kept + x[len(slices):]
 
 
-def _slice_buffer(sig: Sig) -> str | None:
-    for axis, s in enumerate(_slices(sig)):
-        # reading one element backwards is no reversal
-        if s.step < 0 and sig.out_shape[axis] > 1:
-            return f"negative step on axis {axis} reverses the element order"
+def slice_ranges(sig: Sig) -> tuple[range, ...]:
+    """The input indices a slice keeps on every axis of its input (unsliced axes whole)."""
+    x = sig.shapes[0]
+    picked = tuple(range(*s.indices(n)) for s, n in zip(_slices(sig), x))
+    return picked + tuple(range(n) for n in x[len(picked):])
+
+
+def reversed_axis(sig: Sig) -> int | None:
+    """The first axis a slice reads backwards, or None when it keeps the stream order. A negative
+    step over one element reverses nothing."""
+    for axis, kept in enumerate(slice_ranges(sig)):
+        if kept.step < 0 and len(kept) > 1:
+            return axis
     return None
+
+
+def _slice_buffer(sig: Sig) -> str | None:
+    axis = reversed_axis(sig)
+    return None if axis is None else f"negative step on axis {axis} reverses the element order"
 
 
 # --------------------------------------------------------------------------

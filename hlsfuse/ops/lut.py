@@ -15,7 +15,7 @@ from ..lut import FUNCTIONS, MAX_TABLE_BITS, Table, make_table
 from ..types import Fmt
 from .base import Attr, OpDef, Pattern, Sig, same_family
 
-__all__ = ["OPS", "table_of"]
+__all__ = ["OPS", "TABLE_OPS", "table_of"]
 
 
 def _table_bits_check(value: int) -> str | None:
@@ -60,3 +60,5 @@ OPS = (
     _lut_op("tanh", "tanh(x); fixed-point: a table of at most 2**table_bits entries"),
     _lut_op("exp", "exp(x); fixed-point: a table of at most 2**table_bits entries, saturating"),
 )
+TABLE_OPS = tuple(op.name for op in OPS)
+"""Ops computed by a lookup table on fixed-point inputs (float32 graphs evaluate the function)."""

@@ -25,15 +25,16 @@ from pathlib import Path
 import numpy as np
 
 from .. import reference
-from ..backends.hls.data import data_files
+from ..backends.hls.data import data_files, random_frames
 from ..backends.hls.toolchain import cxxflags
 from ..errors import HlsfuseError
 from ..graph_json import load_graph
 from ..ir import Graph
 from ..types import DType, parse_dtype, to_float
 
-__all__ = ["csim", "CsimResult", "Mismatch", "project_dirs"]
+__all__ = ["csim", "CsimResult", "Mismatch", "project_dirs", "DEFAULT_FRAMES"]
 
+DEFAULT_FRAMES = 2  # frames csim runs unless told otherwise (the seeded frames compile writes to data/)
 BUILD_TIMEOUT = 1800  # seconds; large designs compile slowly on a shared machine
 RUN_TIMEOUT = 1800
 
@@ -115,24 +116,35 @@ def project_dirs(out_dir: str | os.PathLike) -> tuple[Path, Path]:
     raise HlsfuseError(f"{out}: no HLS project here (expected {out / 'hls' / 'ports.json'}); run hlsfuse compile first")
 
 
-def _manifest(hls: Path) -> tuple[str, list[ManifestPort]]:
+@dataclass(frozen=True)
+class Manifest:
+    top: str
+    ports: list[ManifestPort]
+    seed: int  # of the random frames in data/
+    frames: int  # how many there are
+
+
+def _manifest(hls: Path) -> Manifest:
     try:
         data = json.loads((hls / "ports.json").read_text(encoding="utf-8"))
         ports = [
             ManifestPort(p["name"], p["tensor"], p["direction"], parse_dtype(p["dtype"]), tuple(p["shape"]))
             for p in data["ports"]
         ]
-        return data["top"], ports
+        return Manifest(data["top"], ports, int(data["seed"]), int(data["frames"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HlsfuseError(f"{hls / 'ports.json'}: unreadable project description ({exc})") from None
 
 
-def _frames(graph: Graph, inputs) -> list[dict[str, np.ndarray]]:
-    """Raw inputs per frame from one mapping of real values or a sequence of them."""
-    frames = [inputs] if isinstance(inputs, Mapping) else list(inputs)
-    if not frames:
+def _frames(graph: Graph, inputs, frames: int | None) -> list[dict[str, np.ndarray]]:
+    """Raw inputs per frame from one mapping of real values (repeated) or a sequence of them (in turn),
+    ``frames`` of them (default: as many as given, at least DEFAULT_FRAMES)."""
+    given = [inputs] if isinstance(inputs, Mapping) else list(inputs)
+    if not given:
         raise HlsfuseError("csim needs at least one frame of inputs")
-    return [reference.quantize_inputs(graph, frame) for frame in frames]
+    quantized = [reference.quantize_inputs(graph, frame) for frame in given]
+    count = frames if frames is not None else max(DEFAULT_FRAMES, len(quantized))
+    return [quantized[k % len(quantized)] for k in range(count)]
 
 
 # --------------------------------------------------------------------------
@@ -229,28 +241,40 @@ def csim(
     inputs: Mapping[str, object] | Sequence[Mapping[str, object]] | None = None,
     hls_include: str | None = None,
     graph: Graph | None = None,
+    frames: int | None = None,
 ) -> CsimResult:
     """Build and run the C simulation of the project in ``out_dir`` (OUT or OUT/hls).
 
-    ``inputs``: real values per graph input (one frame) or a list of such mappings (several
-    frames, run back to back); by default the project's own data/ (seeded random inputs written
-    by ``emit_hls``). Golden outputs come from the reference interpreter on ``graph`` (default: the
-    graph saved as OUT/graph.json).
+    ``inputs``: real values per graph input (one frame, repeated) or a list of such mappings (frames
+    run back to back, in turn); by default the project's own data/ (seeded random frames written by
+    ``emit_hls``). ``frames``: how many frames to run (default: those of data/, or of ``inputs`` but at
+    least DEFAULT_FRAMES); without ``inputs``, another count runs that many seeded random frames.
+    Running several frames shows state one frame leaves to the next. Golden outputs come from the
+    reference interpreter on ``graph`` (default: the graph saved as OUT/graph.json).
     ``hls_include``: a folder of AMD's headers to build against instead of the work-alikes
     (default: ``$XILINX_HLS/include`` when XILINX_HLS is set).
     """
+    if frames is not None and (isinstance(frames, bool) or not isinstance(frames, int) or frames < 1):
+        raise HlsfuseError(f"frames must be a positive integer, not {frames!r}")
     out, hls = project_dirs(out_dir)
-    top, ports = _manifest(hls)
+    manifest = _manifest(hls)
+    top, ports = manifest.top, manifest.ports
     if hls_include is None and os.environ.get("XILINX_HLS"):
         hls_include = str(Path(os.environ["XILINX_HLS"]) / "include")
     binary, built = build(hls, top, hls_include)
     with tempfile.TemporaryDirectory(prefix="hlsfuse-csim-") as tmp:
         data = hls.resolve() / "data"  # the binary runs in hls/, so a relative OUT would not resolve from there
+        raw = None
         if inputs is not None:
             graph = graph if graph is not None else load_graph(out / "graph.json")
+            raw = _frames(graph, inputs, frames)
+        elif frames is not None and frames != manifest.frames:
+            graph = graph if graph is not None else load_graph(out / "graph.json")
+            raw = random_frames(graph, manifest.seed, frames)
+        if raw is not None:
             data = Path(tmp) / "data"
             data.mkdir()
-            for path, text in data_files(graph, ports, _frames(graph, inputs)).items():
+            for path, text in data_files(graph, ports, raw).items():
                 (Path(tmp) / path).write_text(text, encoding="utf-8")
         done = subprocess.run([str(binary), str(data)], cwd=hls, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     output = done.stdout + done.stderr

@@ -71,7 +71,7 @@ class StageCount:
     kind: str
     busy: int
     stall: int
-    analytic: int  # the plan's cycles per frame for this stage
+    iterations: int  # of the stage's loop per frame (its schedule's)
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class RtlsimResult:
     mismatches: tuple[Mismatch, ...]
     cycles: int  # total simulated cycles
     frame_cycles: float  # cycles per frame in steady state (between completions of consecutive frames)
-    analytic_cycles: int  # the plan's cycles per frame
+    predicted_cycles: int  # the plan's cycles per frame
     latency: int  # cycles from the first input element to the first output element
     throughput: float  # output elements per cycle in steady state
     stages: tuple[StageCount, ...]
@@ -93,7 +93,7 @@ class RtlsimResult:
 
     @property
     def ratio(self) -> float:
-        return self.frame_cycles / self.analytic_cycles if self.analytic_cycles else float("nan")
+        return self.frame_cycles / self.predicted_cycles if self.predicted_cycles else float("nan")
 
     def report(self) -> str:
         lines = []
@@ -110,19 +110,19 @@ class RtlsimResult:
             lines.append(
                 f"cycles: {self.cycles} total ({self.driver} driver), "
                 f"{self.frame_cycles:.1f} per frame in steady state "
-                f"(analytic {self.analytic_cycles}, ratio {self.ratio:.3f}), first output after {self.latency}, "
+                f"(predicted {self.predicted_cycles}, ratio {self.ratio:.3f}), first output after {self.latency}, "
                 f"throughput {self.throughput:.3g} output elements/cycle"
             )
         elif not self.deadlock:  # one frame has no steady state: its cycles include the pipeline's latency
             lines.append(
                 f"cycles: {self.cycles} total ({self.driver} driver), {self.frame_cycles:.0f} from the first input "
-                f"to the last output of the frame (analytic {self.analytic_cycles} per frame in steady state; "
+                f"to the last output of the frame (predicted {self.predicted_cycles} per frame in steady state; "
                 f"measure it with --frames 2 or more), first output after {self.latency}"
             )
         width = max([len(s.name) for s in self.stages] + [5])
-        lines.append(f"  {'stage':<{width}}  {'kind':<6}  {'busy':>9}  {'stall':>9}  {'analytic/frame':>14}")
+        lines.append(f"  {'stage':<{width}}  {'kind':<6}  {'busy':>9}  {'stall':>9}  {'iterations/frame':>14}")
         for s in self.stages:
-            lines.append(f"  {s.name:<{width}}  {s.kind:<6}  {s.busy:>9}  {s.stall:>9}  {s.analytic:>14}")
+            lines.append(f"  {s.name:<{width}}  {s.kind:<6}  {s.busy:>9}  {s.stall:>9}  {s.iterations:>14}")
         return "\n".join(lines) + "\n"
 
 
@@ -499,7 +499,7 @@ def rtlsim(
         mismatches=mismatches,
         cycles=run.cycles,
         frame_cycles=per_frame,
-        analytic_cycles=manifest["cycles"],
+        predicted_cycles=manifest["cycles"],
         latency=latency,
         throughput=throughput,
         stages=stages,

@@ -1,24 +1,23 @@
-// hlsf_line_buffer: sliding window over an NHWC stream (conv2d and pooling stages).
+// hlsf_line_buffer: sliding window over an NHWC stream, and a snapshot of it (conv2d and pooling stages).
 //
-// The stage pushes the padded image one element per push, in row-major order (rows of WP pixels of
-// C channels; padding positions pushed as zeros, as the analytic window schedule does). After the
-// push of channel C-1 of padded pixel (r, c), with r >= SPAN_H-1 and c >= SPAN_W-1, `window` holds
-// the window whose bottom-right pixel is (r, c):
+// The stage pushes the padded image one element per push, in row-major order (rows of WP positions of
+// C channels; padding positions pushed as zeros). The window after the push of channel C-1 of padded
+// position (r, c), with r >= SPAN_H-1 and c >= SPAN_W-1, is the window whose bottom-right pixel is (r, c):
 //
 //     window element (kh, kw, ch) = image[r - SPAN_H + 1 + kh*DH][c - SPAN_W + 1 + kw*DW][ch]
 //     at bits [((kh*KW + kw)*C + ch)*WIDTH +: WIDTH]     (the order of a conv2d HWIO weight slice)
 //
-// with SPAN_H = DH*(KH-1) + 1 and SPAN_W = DW*(KW-1) + 1. At other times the window is a mix of
-// pixels and must not be used; the stage's position counters (and the stride) decide when to read.
+// with SPAN_H = DH*(KH-1) + 1 and SPAN_W = DW*(KW-1) + 1. A push with `capture` high copies the window as it
+// is after that push into `snapshot`, which holds until the next capture: the stage emits a window's
+// outputs from its snapshot while the next positions are pushed (hlsfuse/lower/schedule.py).
 //
 //                 in_data ──► line SPAN_H-2 ──► ... ──► line 0        (each line: WP*C elements)
 //                    │             │                      │
 //   window rows:  row SPAN_H-1   row SPAN_H-2   ...     row 0         (each row: SPAN_W*C elements)
 //
-// Each line is a delay line of WP*C pushes (a circular memory and one shared pointer), so the
-// value it returns is the element one image row above the one being pushed; window rows are
-// shift registers of the last SPAN_W*C values entering them. Only rows used by a tap (every DH-th)
-// are kept.
+// Each line is a delay line of WP*C pushes (a circular memory and one shared pointer), so the value it
+// returns is the element one image row above the one being pushed; window rows are shift registers of the
+// last SPAN_W*C values entering them. Only rows used by a tap (every DH-th) are kept.
 //
 // Parameters
 //   WIDTH   element width in bits
@@ -28,10 +27,11 @@
 // Ports
 //   ap_clk, ap_rst_n     clock, synchronous active-low reset (rewinds the line pointer only)
 //   push, in_data        push one element
-//   window  [KH*KW*C*WIDTH-1:0]
+//   capture              with push: copy the window after this push into `snapshot`
+//   snapshot [KH*KW*C*WIDTH-1:0]
 // Timing
-//   One push per cycle; `window` is registered: it shows the pushes up to the previous clock edge
-//   and holds while push is low. Storage: (SPAN_H-1)*WP*C + KH*SPAN_W*C elements.
+//   One push per cycle; `snapshot` is registered (it shows the capture at the previous clock edge).
+//   Storage: (SPAN_H-1)*WP*C line elements, KH*SPAN_W*C window registers, KH*KW*C snapshot registers.
 
 `default_nettype none
 
@@ -47,8 +47,9 @@ module hlsf_line_buffer #(
     input  wire                     ap_clk,
     input  wire                     ap_rst_n,
     input  wire                     push,
+    input  wire                     capture,
     input  wire [WIDTH-1:0]         in_data,
-    output wire [KH*KW*C*WIDTH-1:0] window
+    output reg  [KH*KW*C*WIDTH-1:0] snapshot
 );
     localparam integer SPAN_H = DH * (KH - 1) + 1;
     localparam integer SPAN_W = DW * (KW - 1) + 1;
@@ -58,6 +59,8 @@ module hlsf_line_buffer #(
     // col[k]: the value entering window row k on a push (row SPAN_H-1 is the newest image row)
     wire [SPAN_H*WIDTH-1:0] col;
     assign col[(SPAN_H-1)*WIDTH +: WIDTH] = in_data;
+    // the window after the push, as the stage will see it
+    wire [KH*KW*C*WIDTH-1:0] window;
 
     genvar k, kw, ch;
     generate
@@ -86,25 +89,25 @@ module hlsf_line_buffer #(
         end
 
         for (k = 0; k < KH; k = k + 1) begin : g_row
-            // element j of `row` entered j pushes ago
-            reg [ROW*WIDTH-1:0] row;
+            // `next`: the row after this push; element j entered j pushes before it
+            wire [ROW*WIDTH-1:0] next;
             if (ROW > 1) begin : g_shift
+                reg [ROW*WIDTH-1:0] row;
+                assign next = {row[(ROW-1)*WIDTH-1:0], col[k*DH*WIDTH +: WIDTH]};
                 always @(posedge ap_clk) begin
                     if (push) begin
-                        row <= {row[(ROW-1)*WIDTH-1:0], col[k*DH*WIDTH +: WIDTH]};
+                        row <= next;
                     end
                 end
+                // the oldest element leaves the row; dilated windows skip some columns of it
+                wire unused_shift = &{1'b0, row[ROW*WIDTH-1 -: WIDTH], next, 1'b0};
             end else begin : g_single
-                always @(posedge ap_clk) begin
-                    if (push) begin
-                        row <= col[k*DH*WIDTH +: WIDTH];
-                    end
-                end
+                assign next = col[k*DH*WIDTH +: WIDTH];
             end
             for (kw = 0; kw < KW; kw = kw + 1) begin : g_tap
                 for (ch = 0; ch < C; ch = ch + 1) begin : g_ch
                     assign window[((k*KW + kw)*C + ch)*WIDTH +: WIDTH] =
-                        row[((SPAN_W - 1 - kw*DW)*C + C - 1 - ch)*WIDTH +: WIDTH];
+                        next[((SPAN_W - 1 - kw*DW)*C + C - 1 - ch)*WIDTH +: WIDTH];
                 end
             end
         end
@@ -118,6 +121,12 @@ module hlsf_line_buffer #(
             end
         end
     endgenerate
+
+    always @(posedge ap_clk) begin
+        if (push && capture) begin
+            snapshot <= window;
+        end
+    end
 endmodule
 
 `default_nettype wire

@@ -4,9 +4,10 @@
 // stage and prints "<n> <values...>", and run_cases() calling them in order. Fixed-point values travel as
 // raw integers, float32 values as C99 hex floats, so nothing is rounded on the way in or out.
 //
-// This file also holds the window and rows stages as a generated design would write them from the library's
-// building blocks (conv2d, max_pool2d, avg_pool2d, dense; identity epilogue), following the loop structure
-// documented in linebuffer.h: they are the proof that the blocks compose into bit-exact stages.
+// This file also holds the window and rows stages composed from the library's building blocks (conv2d,
+// max_pool2d, avg_pool2d, dense, matmul; identity epilogue): the line buffer's push/snapshot contract
+// (linebuffer.h) with the padding, emit, stride and real-tap logic a stage supplies itself (`geometry`
+// below), and the MAC helpers of mac.h. They are the proof that the blocks compose into bit-exact stages.
 #include <hlsfuse/kernels.h>
 
 #include <cstdio>
@@ -67,11 +68,51 @@ void drain(int id, hls::stream<T>& s) {
 
 // ---------------------------------------------------------------------------------------------- stages
 
-// conv2d over BATCH frames of H x W x C (G's geometry), Cout outputs per pixel, identity epilogue.
+// The geometry of a window stage, which the line buffer leaves to its caller: an H x W image padded by
+// [PT, PL, PB, PR] (ONNX order), a KH x KW kernel with strides SH, SW and dilation DH, DW.
+template <int H, int W, int KH, int KW, int SH, int SW, int PT, int PL, int PB, int PR, int DH = 1, int DW = 1>
+struct geometry {
+  static const int IN_H = H, IN_W = W, K_H = KH, K_W = KW, TAPS = KH * KW, DIL_H = DH, DIL_W = DW;
+  static const int HP = H + PT + PB, WP = W + PL + PR;
+  static const int SPAN_H = DH * (KH - 1) + 1, SPAN_W = DW * (KW - 1) + 1;
+  static_assert(H >= 1 && W >= 1 && KH >= 1 && KW >= 1 && SH >= 1 && SW >= 1 && DH >= 1 && DW >= 1,
+                "geometry: sizes, kernel, strides and dilation must be positive");
+  static_assert(PT >= 0 && PL >= 0 && PB >= 0 && PR >= 0, "geometry: padding must not be negative");
+  static_assert(SPAN_H <= HP && SPAN_W <= WP, "geometry: the window spans more than the padded input");
+
+  static bool real_pixel(int r, int q) { return r >= PT && r < PT + H && q >= PL && q < PL + W; }
+  // The window ending at padded position (r, q) is an output pixel.
+  static bool emits(int r, int q) {
+    return r >= SPAN_H - 1 && (r - (SPAN_H - 1)) % SH == 0 && q >= SPAN_W - 1 && (q - (SPAN_W - 1)) % SW == 0;
+  }
+  // real[kh*KW + kw]: tap (kh, kw) of the window ending at (r, q) lies inside the image; returns their count
+  // (avg_pool2d's divisor with count_include_pad=False).
+  static int real_taps(int r, int q, bool (&real)[TAPS]) {
+    int count = 0;
+    for (int kh = 0; kh < KH; ++kh) {
+      for (int kw = 0; kw < KW; ++kw) {
+        const bool inside = real_pixel(r - SPAN_H + 1 + kh * DH, q - SPAN_W + 1 + kw * DW);
+        real[kh * KW + kw] = inside;
+        count += inside ? 1 : 0;
+      }
+    }
+    return count;
+  }
+};
+
+template <class T, int C, class G>
+struct line_buffer_of {
+  typedef hlsf::line_buffer<T, C, G::WP, G::K_H, G::K_W, G::DIL_H, G::DIL_W> type;
+};
+
+// conv2d over BATCH frames of H x W x C (G's geometry), Cout outputs per pixel, identity epilogue: push every
+// padded position's channels; after the last channel of a position that ends an output window, snapshot the
+// window and emit its COUT outputs from the snapshot.
 template <class T_IN, class T_OUT, class ACC, int BATCH, int C, int COUT, int GROUPS, class G, class T_W, int NW>
 void conv2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)[NW]) {
+  T_IN taps[G::TAPS * C];
   for (int b = 0; b < BATCH; ++b) {
-    hlsf::line_buffer<T_IN, C, G> lb;
+    typename line_buffer_of<T_IN, C, G>::type lb;
     for (int r = 0; r < G::HP; ++r) {
       for (int q = 0; q < G::WP; ++q) {
         const bool real = G::real_pixel(r, q);
@@ -82,9 +123,10 @@ void conv2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)
           lb.push(q, c, v);
         }
         if (G::emits(r, q)) {
+          lb.snapshot(taps);
           for (int co = 0; co < COUT; ++co) {
 #pragma HLS PIPELINE II=1
-            out.write(T_OUT(hlsf::conv_mac<ACC, COUT, GROUPS>(lb, w, co)));
+            out.write(T_OUT(hlsf::conv_mac<ACC, G::TAPS, COUT, GROUPS>(taps, w, co)));
           }
         }
       }
@@ -92,10 +134,13 @@ void conv2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)
   }
 }
 
+// max_pool2d: padding is pushed as zeros and excluded from the maximum by the real-tap mask.
 template <class T_IN, class T_OUT, int BATCH, int C, class G>
 void max_pool2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
+  T_IN taps[G::TAPS * C];
+  bool real_tap[G::TAPS];
   for (int b = 0; b < BATCH; ++b) {
-    hlsf::line_buffer<T_IN, C, G> lb;
+    typename line_buffer_of<T_IN, C, G>::type lb;
     for (int r = 0; r < G::HP; ++r) {
       for (int q = 0; q < G::WP; ++q) {
         const bool real = G::real_pixel(r, q);
@@ -104,11 +149,13 @@ void max_pool2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
           T_IN v = T_IN(0);
           if (real) v = in.read();
           lb.push(q, c, v);
+          if (c == C - 1 && G::emits(r, q)) lb.snapshot(taps);
         }
         if (G::emits(r, q)) {
+          G::real_taps(r, q, real_tap);
           for (int c = 0; c < C; ++c) {
 #pragma HLS PIPELINE II=1
-            out.write(T_OUT(hlsf::window_max(lb, r, q, c)));
+            out.write(T_OUT(hlsf::window_max<G::TAPS>(taps, c, real_tap)));
           }
         }
       }
@@ -116,28 +163,26 @@ void max_pool2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
   }
 }
 
-// This one gathers each real pixel first and pushes it whole (push_pixel / push_padding).
+// avg_pool2d: the window sum of the snapshot divided by KH*KW (INCLUDE_PAD) or by the real taps.
 template <class T_IN, class T_OUT, class ACC, int BATCH, int C, class G, bool INCLUDE_PAD>
 void avg_pool2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
+  T_IN taps[G::TAPS * C];
+  bool real_tap[G::TAPS];
   for (int b = 0; b < BATCH; ++b) {
-    hlsf::line_buffer<T_IN, C, G> lb;
-    T_IN px[C];
+    typename line_buffer_of<T_IN, C, G>::type lb;
     for (int r = 0; r < G::HP; ++r) {
       for (int q = 0; q < G::WP; ++q) {
-        if (G::real_pixel(r, q)) {
-          for (int c = 0; c < C; ++c) {
+        const bool real = G::real_pixel(r, q);
+        for (int c = 0; c < C; ++c) {
 #pragma HLS PIPELINE II=1
-            px[c] = in.read();
-          }
-          lb.push_pixel(q, px);
-        } else {
-          lb.push_padding(q);
+          lb.push(q, c, real ? in.read() : T_IN(0));
         }
         if (G::emits(r, q)) {
-          const int count = INCLUDE_PAD ? G::TAPS : G::real_taps(r, q);
+          lb.snapshot(taps);
+          const int count = INCLUDE_PAD ? G::TAPS : G::real_taps(r, q, real_tap);
           for (int c = 0; c < C; ++c) {
 #pragma HLS PIPELINE II=1
-            out.write(hlsf::assign_quotient<T_OUT>(hlsf::window_sum<ACC>(lb, c), count));
+            out.write(hlsf::assign_quotient<T_OUT>(hlsf::window_sum<ACC, G::TAPS>(taps, c), count));
           }
         }
       }
@@ -145,13 +190,20 @@ void avg_pool2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
   }
 }
 
-// The divisors real_taps gives, one per output pixel (checked against hlsfuse.ops.nn.pool_counts).
+// The divisors (real-tap counts) the pool stages use, one per output pixel (checked against
+// hlsfuse.ops.nn.pool_counts); each count is also checked against the mask it came from.
 template <class G>
 void pool_counts(int id) {
+  bool real_tap[G::TAPS];
   std::printf("%d", id);
   for (int r = 0; r < G::HP; ++r) {
     for (int q = 0; q < G::WP; ++q) {
-      if (G::emits(r, q)) std::printf(" %d", G::real_taps(r, q));
+      if (G::emits(r, q)) {
+        const int count = G::real_taps(r, q, real_tap);
+        int set = 0;
+        for (int t = 0; t < G::TAPS; ++t) set += real_tap[t] ? 1 : 0;
+        std::printf(" %d", set == count ? count : -1);
+      }
     }
   }
   std::printf("\n");
@@ -169,6 +221,27 @@ void dense_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)[
     for (int n = 0; n < N; ++n) {
 #pragma HLS PIPELINE II=1
       out.write(T_OUT(hlsf::dense_mac<ACC>(x, w, n)));
+    }
+  }
+}
+
+// matmul of BATCH x M rows of K inputs by a constant b holding B_BATCH matrices K x N (B_BATCH = 1: one
+// matrix for every row, else one per batch index), N outputs per row.
+template <class T_IN, class T_OUT, class ACC, int BATCH, int M, int K, int N, int B_BATCH, class T_B, int NB>
+void matmul_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_B (&b)[NB]) {
+  static_assert(NB == B_BATCH * K * N && (B_BATCH == 1 || B_BATCH == BATCH), "matmul_stage: b's shape");
+  T_IN x[K];
+  for (int batch = 0; batch < BATCH; ++batch) {
+    const int base = B_BATCH == 1 ? 0 : batch * K * N;
+    for (int m = 0; m < M; ++m) {
+      for (int k = 0; k < K; ++k) {
+#pragma HLS PIPELINE II=1
+        x[k] = in.read();
+      }
+      for (int n = 0; n < N; ++n) {
+#pragma HLS PIPELINE II=1
+        out.write(T_OUT(hlsf::matmul_mac<ACC, N>(x, b, base, n)));
+      }
     }
   }
 }

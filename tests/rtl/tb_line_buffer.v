@@ -2,7 +2,7 @@
 //
 // CFG packs NCFG configurations of six 8-bit fields, configuration 0 in the low bits:
 //   {DW, DH, KW, KH, WP, C}
-// Instance i's window appears at window[i*WMAX +: WMAX], zero-extended.
+// Instance i's snapshot appears at snapshot[i*WMAX +: WMAX], zero-extended.
 
 `default_nettype none
 
@@ -15,8 +15,9 @@ module tb_line_buffer #(
     input  wire                     ap_clk,
     input  wire                     ap_rst_n,
     input  wire                     push,
+    input  wire                     capture,
     input  wire [WIDTH-1:0]         in_data,
-    output wire [NCFG*WMAX-1:0]     window
+    output wire [NCFG*WMAX-1:0]     snapshot
 );
     genvar i;
     generate
@@ -32,10 +33,11 @@ module tb_line_buffer #(
             hlsf_line_buffer #(
                 .WIDTH(WIDTH), .C(C), .WP(WP), .KH(KH), .KW(KW), .DH(DH), .DW(DW)
             ) dut (
-                .ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(push), .in_data(in_data), .window(taps)
+                .ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(push), .capture(capture), .in_data(in_data),
+                .snapshot(taps)
             );
             wire [WMAX+BITS-1:0] ext = {{WMAX{1'b0}}, taps};
-            assign window[i*WMAX +: WMAX] = ext[WMAX-1:0];
+            assign snapshot[i*WMAX +: WMAX] = ext[WMAX-1:0];
         end
     endgenerate
 endmodule

@@ -21,13 +21,13 @@ from ...lut import Table
 from ...ops import lut as lut_ops
 from ...ops.opaque import softmax_tables
 from ...types import DType
-from .cxx import Literal, literal, spell_type
+from .cxx import Literal, float_literal, literal, spell_type
 from .names import Names, assign_names, fresh
 from .options import HlsOptions
 
 __all__ = ["Context", "TableView", "make_context", "LUT_FUNCTIONS"]
 
-LUT_FUNCTIONS = ("sigmoid", "tanh", "exp")
+LUT_FUNCTIONS = lut_ops.TABLE_OPS
 """Ops computed by a lookup table on fixed-point inputs (float32 graphs call the C++ math library)."""
 
 
@@ -55,6 +55,8 @@ class Context:
     tables: Mapping[str, TableView]  # fixed-point lookup node -> its table (shared between equal tables)
     channels: Mapping[str, Channel]
     softmax_tables: Mapping[str, tuple[TableView, TableView]]  # fixed-point softmax node -> its (exp, recip) tables
+    rom_items: Mapping[str, tuple[str, ...]]  # constant -> its values as exact C++ literals, row-major
+    rom_doubles: Mapping[str, bool]  # constant -> every value is an exact double (C simulation fills it from doubles)
 
     def type_of(self, tensor: str) -> TensorType:
         return self.graph.types[tensor]
@@ -135,12 +137,30 @@ def _tables(graph: Graph, names: Names):
     return per_node, softmax, frozenset(taken)
 
 
+def _rom_items(graph: Graph, plan: DataflowPlan, names: Names) -> tuple[dict, dict]:
+    items, doubles = {}, {}
+    for rom in plan.roms:
+        const = graph.constant_map.get(rom.constant)
+        if const is None:
+            raise HlsfuseError(f"dataflow plan: ROM '{rom.name}' holds '{rom.constant}', which is no graph constant")
+        dtype, ctype = const.type.dtype, names.types[const.name]
+        flat = const.data.reshape(-1).tolist()
+        if dtype.is_float:
+            values = tuple(float_literal(v).value for v in flat)
+        else:
+            values = tuple(literal(v, dtype, ctype).value for v in flat)
+        items[rom.constant] = values
+        doubles[rom.constant] = not dtype.is_float and not any(v.startswith("hlsf::") for v in values)
+    return items, doubles
+
+
 def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Context:
     if plan.graph != graph.name:
         raise HlsfuseError(f"dataflow plan is for graph '{plan.graph}', not '{graph.name}'")
     names = assign_names(graph, plan)
     tables, softmax, taken = _tables(graph, names)
     names = dataclasses.replace(names, taken=taken)
+    items, doubles = _rom_items(graph, plan, names)
     return Context(
         graph=graph,
         plan=plan,
@@ -150,4 +170,6 @@ def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Conte
         tables=MappingProxyType(tables),
         channels=MappingProxyType({c.name: c for c in plan.channels}),
         softmax_tables=MappingProxyType(softmax),
+        rom_items=MappingProxyType(items),
+        rom_doubles=MappingProxyType(doubles),
     )

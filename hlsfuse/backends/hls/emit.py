@@ -5,7 +5,7 @@
     types.h         one typedef per tensor (ap_fixed / ap_ufixed / float)
     weights.h       the plan's ROMs        luts.h   lookup tables of sigmoid/tanh/exp
     tb_<top>.cpp    testbench on data/<port>.txt     ports.json   what csim needs to know
-    hls_config.cfg  Vitis unified flow     run_hls.tcl   classic flow     Makefile   g++ C simulation
+    hls_config.cfg  Vitis unified flow     run_hls.tcl, cosim.tcl   Tcl flow     Makefile   g++ C simulation
     include/        hlsfuse's work-alike ap_fixed / hls_stream headers
     hlsfuse/        the kernel-library headers the stages use      data/   seeded inputs and golden outputs
 
@@ -26,12 +26,12 @@ from ...lower.plan import STAGE_KINDS, DataflowPlan
 from ...resources import hw_dir
 from ..templates import render
 from .context import Context, TableView, make_context
-from .cxx import float_literal, literal, spell_type
+from .cxx import spell_type
 from .data import data_files, data_path, random_frames
 from .names import fresh
 from .options import HlsOptions
 from .stages import stage_view
-from .toolchain import INCLUDE_DIR, cxxflags
+from .toolchain import CXX_STANDARD, INCLUDE_DIR, cxxflags
 
 __all__ = ["emit_hls", "WORKALIKE_HEADERS"]
 
@@ -132,19 +132,11 @@ def _rows(items: list[str]) -> tuple[tuple[str, ...], ...]:
 def _roms(ctx: Context) -> tuple[ArrayView, ...]:
     views = []
     for rom in ctx.plan.roms:
-        const = ctx.graph.constant_map.get(rom.constant)
-        if const is None:
-            raise HlsfuseError(f"dataflow plan: ROM '{rom.name}' holds '{rom.constant}', which is no graph constant")
-        dtype, ctype = const.type.dtype, ctx.ctype(const.name)
-        flat = const.data.reshape(-1).tolist()
-        if dtype.is_float:
-            items = [float_literal(v).value for v in flat]
-        else:
-            items = [literal(v, dtype, ctype).value for v in flat]
-        # fixed-point ROMs whose values are all exact doubles are held as doubles in C simulation
-        doubles = not dtype.is_float and not any(item.startswith("hlsf::") for item in items)
+        const = ctx.graph.constant_map[rom.constant]
+        items = list(ctx.rom_items[rom.constant])
         note = f"constant '{const.name}' {const.type}"
-        views.append(ArrayView(rom.name, ctype, len(flat), _rows(items), note, doubles))
+        views.append(ArrayView(rom.name, ctx.ctype(const.name), len(items), _rows(items), note,
+                               ctx.rom_doubles[rom.constant]))
     return tuple(views)
 
 
@@ -194,6 +186,8 @@ def _manifest(ctx: Context, ports: tuple[PortView, ...]) -> str:
             }
             for p in ports
         ],
+        "seed": ctx.options.seed,
+        "frames": ctx.options.frames,
         "float_rtol": ctx.options.float_rtol,
         "float_atol": ctx.options.float_atol,
     }
@@ -209,6 +203,7 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
             raise HlsfuseError(f"stage '{stage.name}': unknown stage kind '{stage.kind}'")
     stages = tuple(stage_view(ctx, s) for s in plan.stages)
     ports = _ports(ctx)
+    ctx.names.new_function()  # the port adapters' locals
     top = plan.top
     headers = {"hlsfuse/numeric.h"} | {h for s in stages for h in s.headers}  # types.h includes numeric.h
     view = {
@@ -231,6 +226,7 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "workalike_flags": " ".join(cxxflags()),
         "amd_flags": " ".join(cxxflags("$(HLS_INCLUDE)")),
         "include_dir": INCLUDE_DIR,
+        "std": CXX_STANDARD,
         "guard": top.upper(),
         "index": ctx.names.local("i"),
         "packet": ctx.names.local("packet"),
@@ -244,6 +240,7 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         f"tb_{top}.cpp": render("hls/tb.cpp.j2", **view),
         "hls_config.cfg": render("hls/hls_config.cfg.j2", **view),
         "run_hls.tcl": render("hls/run_hls.tcl.j2", **view),
+        "cosim.tcl": render("hls/cosim.tcl.j2", **view),
         "Makefile": render("hls/Makefile.j2", **view),
         "ports.json": _manifest(ctx, ports),
     }
@@ -251,5 +248,5 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
     for name in WORKALIKE_HEADERS:
         files[f"{INCLUDE_DIR}/{name}"] = (include / name).read_text(encoding="utf-8")
     files.update(_kernel_headers(headers))
-    files.update(data_files(graph, plan.inputs + plan.outputs, random_frames(graph, options.seed)))
+    files.update(data_files(graph, plan.inputs + plan.outputs, random_frames(graph, options.seed, options.frames)))
     return files

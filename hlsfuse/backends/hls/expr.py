@@ -1,20 +1,13 @@
 """The C++ of elementwise nodes, as statement views rendered by templates/hls/ops.j2.
 
-Every stage kind computes its map nodes the same way (a map stage's loop body, the epilogue of a
-convolution or dense group, the prologue of a reduction): ``element_body`` turns a run of nodes
-into one ``Stmt`` per node plus the index counters their broadcast operands need. Each statement
-declares the node's variable with the node's own type and assigns it once, so the value is
-rounded exactly where the reference rounds (DESIGN.md section 3); ap_fixed arithmetic on the
-right-hand side is full precision, hence exact.
-
-Indexing broadcast operands. The loop runs over the N elements of a tensor in row-major order
-(flat index i). An operand of node n that is smaller than n (a bias, a per-channel scale, a
-broadcast tensor held on chip or a ROM) is read at
-
-    index = sum over its non-broadcast dims d of ((i / inner_d) % size_d) * stride_d
-
-after merging adjacent dims that broadcast alike. Each (inner, size) pair is a *digit*: a counter
-advanced once per element (no division in hardware); the digit (1, N) is the loop index itself.
+The lowering decides which map nodes a loop computes per element and how each operand is indexed
+(``lower.elements``: programs of steps, broadcast digits); ``body`` names them for C++: one
+``Stmt`` per step, declaring the node's variable with the node's own type and assigning it once,
+so the value is rounded exactly where the reference rounds (DESIGN.md section 3); ap_fixed
+arithmetic on the right-hand side is full precision, hence exact. Array and ROM operands read
+``name[sum of counter * stride]``: each distinct digit (inner, size) is a counter advanced once per
+element (no division in hardware), grouped into *wheels* that share an ``inner``; the digit
+(1, count) is the loop index itself.
 
     node [2, 3, 4], bias [4]       ->  bias[k0]            k0 = i % 4
     node [2, 3, 4], x [2, 1, 4]    ->  x[k1 * 4 + k0]      k1 = (i / 12) % 2
@@ -22,7 +15,6 @@ advanced once per element (no division in hardware); the digit (1, N) is the loo
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -31,13 +23,13 @@ from typing import Any
 import numpy as np
 
 from ...errors import HlsfuseError
-from ...ops import get_op
+from ...lower.elements import Program
 from ...ops.elementwise import ALPHA_TYPE, _clip_bounds
 from ...types import from_float
 from .context import LUT_FUNCTIONS, Context
 from .cxx import float_literal, literal, spell_type
 
-__all__ = ["Term", "Operand", "Digit", "Wheel", "Stmt", "Body", "element_body", "broadcast_digits", "MAP_OPS"]
+__all__ = ["Term", "Operand", "Digit", "Wheel", "Stmt", "Body", "body", "MAP_OPS"]
 
 
 @dataclass(frozen=True)
@@ -115,10 +107,10 @@ _PLAIN = {
     "flatten": "assign",
     "squeeze": "assign",
     "expand_dims": "assign",
-    "transpose": "assign",  # only an identity reorder runs in a map loop (checked by element_body)
+    "transpose": "assign",  # only an identity reorder runs in a map loop (lower.elements checks it)
 }
 MAP_OPS = frozenset(_PLAIN) | {"leaky_relu", "clip", "cast", *LUT_FUNCTIONS}
-"""Every op ``element_body`` computes."""
+"""Every op ``body`` computes."""
 
 
 def _special(ctx: Context, node: str) -> tuple[str, dict[str, Any]]:
@@ -165,40 +157,12 @@ def statement(ctx: Context, node: str, args: Sequence[Operand]) -> Stmt:
 
 
 # --------------------------------------------------------------------------
-# Broadcast indexing
+# Programs
 # --------------------------------------------------------------------------
 
 
-def broadcast_digits(out_shape: Sequence[int], in_shape: Sequence[int]) -> tuple[tuple[int, int, int], ...]:
-    """(inner, size, stride) per merged non-broadcast run of dims of an operand of shape ``in_shape``
-    read by a node of shape ``out_shape`` (numpy broadcasting), innermost first."""
-    rank = len(out_shape)
-    if len(in_shape) > rank:
-        raise HlsfuseError(f"shape {list(in_shape)} does not broadcast to {list(out_shape)}")
-    padded = (1,) * (rank - len(in_shape)) + tuple(in_shape)
-    runs: list[list] = []  # [full, size], innermost first
-    for d in reversed(range(rank)):
-        size = out_shape[d]
-        if size == 1:
-            continue
-        if padded[d] not in (1, size):
-            raise HlsfuseError(f"shape {list(in_shape)} does not broadcast to {list(out_shape)}")
-        full = padded[d] == size
-        if runs and runs[-1][0] == full:
-            runs[-1][1] *= size
-        else:
-            runs.append([full, size])
-    digits, inner, stride = [], 1, 1
-    for full, size in runs:
-        if full:
-            digits.append((inner, size, stride))
-            stride *= size
-        inner *= size
-    return tuple(digits)
-
-
 class _Counters:
-    """Names the digits an element body needs, in order of first use."""
+    """Names the digits a body needs, in order of first use."""
 
     def __init__(self, ctx: Context, count: int, index: str):
         self.ctx, self.count, self.index = ctx, count, index
@@ -222,54 +186,24 @@ class _Counters:
         return tuple(wheels)
 
 
-# --------------------------------------------------------------------------
-# element_body
-# --------------------------------------------------------------------------
+def body(ctx: Context, program: Program, values: Mapping[str, str], index: str) -> Body:
+    """The statements of ``program`` for element ``index`` of its loop.
 
-
-def element_body(
-    ctx: Context,
-    nodes: Sequence[str],
-    count: int,
-    values: Mapping[str, str],
-    arrays: Mapping[str, str],
-    index: str,
-) -> Body:
-    """Statements computing ``nodes`` (topological order) for element ``index`` of a loop over ``count`` elements.
-
-    ``values``: tensors available as one variable per element (streamed inputs, an anchor's
-    result); ``arrays``: tensors held whole in local arrays (indexed like broadcast operands);
-    constants are read from their ROMs. Every node must have ``count`` elements.
-    """
-    counters = _Counters(ctx, count, index)
+    ``values``: the variable holding each per-element tensor (streamed inputs, the head's result);
+    held inputs and pre-loop results are read from their arrays, constants from their ROMs."""
+    counters = _Counters(ctx, program.count, index)
     scalars = dict(values)
     stmts = []
-    for name in nodes:
-        node = ctx.graph.node(name)
-        shape = ctx.type_of(name).shape
-        if math.prod(shape) != count:
-            raise HlsfuseError(f"{node.where()}: has {math.prod(shape)} elements, not the loop's {count}")
-        if node.op not in MAP_OPS or _reorders(ctx, name):
-            raise HlsfuseError(f"{node.where()}: op '{node.op}' cannot be computed element by element in a map loop")
+    for step in program.steps:
         args = []
-        for src in node.inputs:
-            if src in scalars:
-                args.append(Operand(scalars[src]))
+        for o in step.operands:
+            if o.source == "value":
+                if o.tensor not in scalars:
+                    raise HlsfuseError(f"{ctx.graph.node(step.node).where()}: input '{o.tensor}' has no value here")
+                args.append(Operand(scalars[o.tensor]))
                 continue
-            if src in arrays:
-                array = arrays[src]
-            elif src in ctx.graph.constant_map:
-                array = ctx.rom(src)
-            else:
-                raise HlsfuseError(f"{node.where()}: input '{src}' is neither streamed, held nor a constant here")
-            digits = broadcast_digits(shape, ctx.type_of(src).shape)
-            args.append(Operand(array, tuple(counters.term(*d) for d in digits)))
-        stmts.append(statement(ctx, name, args))
-        scalars[name] = ctx.value(name)
+            array = ctx.array(o.tensor) if o.source == "array" else ctx.rom(o.tensor)
+            args.append(Operand(array, tuple(counters.term(*d) for d in o.digits)))
+        stmts.append(statement(ctx, step.node, args))
+        scalars[step.node] = ctx.value(step.node)
     return Body(tuple(stmts), counters.wheels())
-
-
-def _reorders(ctx: Context, node: str) -> bool:
-    """A transpose that changes the element order cannot run in a map loop."""
-    n = ctx.graph.node(node)
-    return n.op == "transpose" and get_op("transpose").buffer_reason(ctx.graph.sigs[node]) is not None

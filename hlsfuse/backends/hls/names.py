@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ...errors import HlsfuseError
@@ -66,10 +66,17 @@ class Names:
     packets: Mapping[str, str]  # port -> typedef of its AXI4-Stream packet
     adapters: Mapping[str, str]  # port -> function moving it between its AXI port and its channel
     taken: frozenset[str]  # every global identifier of the generated code
+    locals_: set[str] = field(default_factory=set, compare=False)  # handed out in the current function
 
     def local(self, wanted: str) -> str:
-        """A name for a function-local helper (loop index, counter) that shadows no global."""
-        return fresh(wanted, self.taken)
+        """A name for a function-local variable (loop index, counter) that shadows no global and is unique
+        in the function being generated (``new_function`` starts another)."""
+        name = fresh(wanted, self.taken | self.locals_)
+        self.locals_.add(name)
+        return name
+
+    def new_function(self) -> None:
+        self.locals_.clear()
 
 
 def _plan_identifiers(plan: DataflowPlan) -> list[tuple[str, str, bool]]:

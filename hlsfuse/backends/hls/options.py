@@ -28,6 +28,7 @@ class HlsOptions:
     clock: float = 5.0
     control: str = "none"
     seed: int = 0
+    frames: int = 2
     float_rtol: float = 1e-5
     float_atol: float = 1e-6
 
@@ -42,6 +43,8 @@ class HlsOptions:
             raise HlsfuseError(f"option 'control' must be one of {', '.join(CONTROLS)}, not {self.control!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise HlsfuseError(f"option 'seed' must be a non-negative integer, not {self.seed!r}")
+        if isinstance(self.frames, bool) or not isinstance(self.frames, int) or self.frames < 1:
+            raise HlsfuseError(f"option 'frames' must be a positive integer, not {self.frames!r}")
         for name in ("float_rtol", "float_atol"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:

@@ -1,43 +1,54 @@
-"""The map nodes around a head op: a convolution's or dense's epilogue, a reduction's prologue.
+"""C++ views of a stage's setup loops and element phases (``lower.schedule``, ``lower.elements``).
 
-Window, rows and reduce stages share this, and so do map stages, whose body is an epilogue without a
-head: one phase over the sink's elements. A *phase* is the run of map nodes a stage computes once
-per element of a loop (the head's output elements for an epilogue, its input elements for a
-prologue), rendered with the macros of ``templates/hls/phase.j2``:
+Every stage function is one loop over its schedule's iterations. Its first iterations are the
+setup loops, selected by a step variable and counted by an index, rendered with the macros of
+``templates/hls/phase.j2``:
 
-    held inputs  ──read whole, before anything else──►  local arrays   (broadcast operands, a streamed weight)
-    pre loops    ──nodes smaller than the loop, computed from held inputs and constants──►  local arrays
-    per element: read each streamed input of the phase once ─► one statement per node (``expr.element_body``,
-                 rounding exactly as the reference) ─► advance the index counters
+    held inputs  ──read whole, one element per iteration──►  local arrays
+    pre loops    ──nodes smaller than their phase's loop, from held inputs and constants──►  local arrays
+    main part    the kind's own iterations; per element of a phase: read each streamed input once,
+                 one statement per node (``expr.body``), advance the index counters
 
-The phase's flat element index is a counter the template declares and advances only when a
+A phase's flat element index is a counter the template declares and advances only when a
 broadcast operand is indexed by it, so no variable is ever left unused (``-Wall -Werror``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ...errors import HlsfuseError
-from ...lower.plan import Stage
+from ...lower.elements import ElementPhase
+from ...lower.schedule import Buffer, Schedule
 from ...types import Fmt
 from .context import Context
-from .expr import Body, Digit, Term, Wheel, element_body
+from .expr import Body, Digit, Term, Wheel, body
 
 __all__ = [
-    "Held", "Read", "Store", "Pre", "Write", "Phase", "Inputs",
-    "inputs", "held", "phase", "writes", "wheels", "accumulator",
+    "Array", "Held", "Read", "Store", "Pre", "Setup", "Write", "Phase", "Rom",
+    "array", "setup", "phase", "writes", "wheels", "accumulator", "local_roms", "Weights", "weights",
 ]
 
 
 @dataclass(frozen=True)
+class Array:
+    """A local array and how it is stored: registers, or a memory (with its loop-carried distance)."""
+
+    name: str
+    type: str
+    size: int
+    registers: bool
+    distance: int | None
+    partition: str = ""  # a memory's ARRAY_PARTITION arguments for parallel reads, or ""
+
+
+@dataclass(frozen=True)
 class Held:
-    """An input read whole into ``array`` before the stage's loops (``None``: read and dropped)."""
+    """An input read whole, one element per iteration (``array`` None: read and dropped)."""
 
     channel: str
     type: str
-    array: str | None
+    array: Array | None
     size: int
 
 
@@ -54,18 +65,32 @@ class Read:
 class Store:
     """``array[index] = var``: a node computed in a pre loop, kept for a later loop."""
 
-    array: str
-    type: str
+    array: Array
     var: str
 
 
 @dataclass(frozen=True)
 class Pre:
-    """A loop over ``size`` elements computing nodes from held inputs and constants only."""
+    """A setup loop over ``size`` elements computing nodes from held inputs and constants only."""
 
     size: int
     body: Body
     stores: tuple[Store, ...]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The setup loops; ``step`` selects the one running (``len(loops)``: the main part), ``index`` counts it."""
+
+    step: str
+    index: str
+    loops: tuple[Held | Pre, ...]
+
+    @property
+    def arrays(self) -> tuple[Array, ...]:
+        out = [h.array for h in self.loops if isinstance(h, Held) and h.array is not None]
+        out += [s.array for p in self.loops if isinstance(p, Pre) for s in p.stores]
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -80,128 +105,98 @@ class Phase:
 
     index: str  # the flat element index (declared by the template only when ``counts_index``)
     counts_index: bool  # the body reads ``index``, so the template keeps it as a counter
-    pre: tuple[Pre, ...]
     reads: tuple[Read, ...]
     body: Body
     result: str  # the variable holding the phase's last value
 
 
 @dataclass(frozen=True)
-class Inputs:
-    """A stage's input channels by use: (channel, tensor) pairs in the plan's order."""
+class Rom:
+    """A graph constant as a ROM declared in the stage function that reads it, so that its
+    ARRAY_PARTITION applies (UG1399: the pragma goes where the array is declared)."""
 
-    head: tuple[tuple[str, str], ...]
-    pre: tuple[tuple[str, str], ...]
-    post: tuple[tuple[str, str], ...]
-    held: tuple[tuple[str, str], ...]
-
-
-def inputs(ctx: Context, stage: Stage) -> Inputs:
-    by_use: dict[str, list[tuple[str, str]]] = {"head": [], "pre": [], "post": [], "held": []}
-    for channel, use in zip(stage.inputs, stage.uses):
-        if use not in by_use:
-            raise HlsfuseError(
-                f"stage '{stage.name}': input channel '{channel}' has use '{use}', which a {stage.kind} stage lacks"
-            )
-        by_use[use].append((channel, ctx.channel(channel).tensor))
-    for use, pairs in by_use.items():
-        tensors = [t for _, t in pairs]
-        if len(set(tensors)) != len(tensors):
-            raise HlsfuseError(f"stage '{stage.name}': one tensor arrives on two '{use}' channels")
-    if len(by_use["head"]) > 1:
-        raise HlsfuseError(f"stage '{stage.name}': reads {len(by_use['head'])} head channels, not one")
-    return Inputs(*(tuple(by_use[u]) for u in ("head", "pre", "post", "held")))
+    name: str  # the local array
+    source: str  # the plan's ROM (weights.h)
+    type: str
+    size: int
+    partition: str  # the pragma's arguments for parallel reads ("type=block factor=9"), or ""
+    doubles: bool  # its values are exact doubles (weights.h has them as doubles for C simulation)
 
 
-def held(ctx: Context, pairs: Sequence[tuple[str, str]], used: Collection[str] | None = None) -> tuple[Held, ...]:
-    """The held inputs; one not in ``used`` (when given) is read and dropped, so no array is left unused."""
-    return tuple(
-        Held(ch, ctx.ctype(t), ctx.array(t) if used is None or t in used else None, ctx.type_of(t).size)
-        for ch, t in pairs
-    )
+def array(name: str, type_: str, buf: Buffer, partition: str = "") -> Array:
+    return Array(name, type_, buf.elements, buf.registers, buf.distance, partition)
 
 
-def writes(ctx: Context, stage: Stage, var: str) -> tuple[Write, ...]:
-    for name in stage.outputs:
-        if ctx.channel(name).tensor != stage.sink:
-            raise HlsfuseError(f"stage '{stage.name}': output channel '{name}' does not carry its sink '{stage.sink}'")
-    return tuple(Write(name, var) for name in stage.outputs)
+def setup(ctx: Context, schedule: Schedule, partitions: Mapping[str, str] | None = None) -> Setup:
+    """The setup loops of ``schedule``: its held inputs, then the pre loops of its phases; ``partitions``:
+    per held tensor read in parallel (a streamed weight), its ARRAY_PARTITION arguments."""
+    partitions = partitions or {}
+    local = ctx.names.local
+    index = local("idx")
+    loops: list[Held | Pre] = []
+    for h in schedule.held:
+        buf = schedule.buffer(h.tensor) if h.kept else None
+        arr = array(ctx.array(h.tensor), ctx.ctype(h.tensor), buf, partitions.get(h.tensor, "")) if h.kept else None
+        loops.append(Held(h.channel, ctx.ctype(h.tensor), arr, h.size))
+    for ph in schedule.phases:
+        for p in ph.pre:
+            stores = tuple(Store(array(ctx.array(n), ctx.ctype(n), schedule.buffer(n)), ctx.value(n)) for n in p.kept)
+            loops.append(Pre(p.program.count, body(ctx, p.program, {}, index), stores))
+    return Setup(local("step"), index, tuple(loops))
 
 
-def _runs(ctx: Context, nodes: Sequence[str]) -> list[tuple[str, ...]]:
-    """Consecutive nodes of equal size, each run computed by one loop."""
-    runs: list[list[str]] = []
-    for name in nodes:
-        if runs and ctx.type_of(runs[-1][0]).size == ctx.type_of(name).size:
-            runs[-1].append(name)
-        else:
-            runs.append([name])
-    return [tuple(r) for r in runs]
-
-
-def _reads_index(body: Body, index: str) -> bool:
-    return any(t.var == index for s in body.stmts for a in s.args if a.index for t in a.index)
-
-
-def phase(
-    ctx: Context,
-    nodes: Sequence[str],
-    count: int,
-    values: Mapping[str, str],
-    reads: Sequence[tuple[str, str]],
-    arrays: Mapping[str, str],
-    index: str,
-    start: str,
-) -> Phase:
-    """The phase computing ``nodes`` per element of a loop over ``count`` elements.
-
-    ``values``: tensors the loop already has as one variable per element (the head's result, or
-    the head input it reads itself); ``start``: the variable that is the phase's result when
-    ``nodes`` is empty; ``reads``: (channel, tensor) of the streamed inputs the phase reads per
-    element (one that neither a node nor the result uses is read and dropped); ``arrays``: held
-    inputs. Nodes smaller than the loop that depend on no per-element value run first, in pre loops.
-    """
+def phase(ctx: Context, ph: ElementPhase, values: Mapping[str, str], index: str) -> Phase:
+    """The C++ of ``ph``: ``values`` names the per-element tensors the loop already has (the head's result)."""
     scalars = dict(values)
-    for channel, tensor in reads:
-        if ctx.type_of(tensor).size != count:
-            raise HlsfuseError(
-                f"channel '{channel}' streams '{tensor}' with {ctx.type_of(tensor).size} elements into a loop "
-                f"over {count}; the plan must hold it"
-            )
-        scalars[tensor] = ctx.value(tensor)
-    per_element = set(scalars)
-    main, early = [], []
-    for name in nodes:
-        if ctx.type_of(name).size == count or any(src in per_element for src in ctx.graph.node(name).inputs):
-            per_element.add(name)
-            main.append(name)
-        else:
-            early.append(name)
-    local_arrays = dict(arrays)
-    pre = []
-    for run in _runs(ctx, early):
-        size = ctx.type_of(run[0]).size
-        pre_body = element_body(ctx, run, size, {}, local_arrays, index)
-        later = {src for n in nodes if n not in run for src in ctx.graph.node(n).inputs}
-        kept = [n for n in run if n in later]
-        pre.append(Pre(size, pre_body, tuple(Store(ctx.array(n), ctx.ctype(n), ctx.value(n)) for n in kept)))
-        local_arrays.update({n: ctx.array(n) for n in kept})
-    if early and nodes[-1] in early:
-        node = ctx.graph.node(nodes[-1])
-        raise HlsfuseError(f"{node.where()}: has {ctx.type_of(node.name).size} elements, not the loop's {count}")
-    body = element_body(ctx, main, count, scalars, local_arrays, index)
-    result = ctx.value(main[-1]) if main else start
-    # a read no node takes and that is not the result (a prologue without nodes passes its read on) is dropped
-    used = {src for name in nodes for src in ctx.graph.node(name).inputs}
-    used.update(t for _, t in reads if ctx.value(t) == result)
+    scalars.update({r.tensor: ctx.value(r.tensor) for r in ph.reads})
+    b = body(ctx, ph.program, scalars, index)
     return Phase(
         index=index,
-        counts_index=_reads_index(body, index),
-        pre=tuple(pre),
-        reads=tuple(Read(ch, ctx.ctype(t), ctx.value(t) if t in used else None) for ch, t in reads),
-        body=body,
-        result=result,
+        counts_index=ph.program.reads_index,
+        reads=tuple(Read(r.channel, ctx.ctype(r.tensor), ctx.value(r.tensor) if r.used else None) for r in ph.reads),
+        body=b,
+        result=scalars.get(ph.result, ctx.value(ph.result)),
     )
+
+
+def writes(channels: Sequence[str], var: str) -> tuple[Write, ...]:
+    return tuple(Write(name, var) for name in channels)
+
+
+def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, tuple[str, str]]) -> tuple[Rom, ...]:
+    """The ROMs a stage reads: ``weights`` (constant -> local name, partition) read in parallel, and
+    every constant an element phase reads, under its ROM's name."""
+    out = []
+    for constant, (name, partition) in weights.items():
+        out.append(Rom(name, ctx.rom(constant), ctx.ctype(constant), ctx.type_of(constant).size, partition,
+                       ctx.rom_doubles[constant]))
+    flat = {}
+    programs = [ph.program for ph in schedule.phases] + [p.program for ph in schedule.phases for p in ph.pre]
+    for program in programs:
+        for step in program.steps:
+            for o in step.operands:
+                if o.source == "rom":
+                    flat[o.tensor] = None
+    for constant in flat:
+        size = ctx.type_of(constant).size
+        out.append(Rom(ctx.rom(constant), ctx.rom(constant), ctx.ctype(constant), size, "", ctx.rom_doubles[constant]))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The weights of a conv2d, dense or matmul, read in parallel: a ROM of the stage or a held array."""
+
+    name: str
+    roms: dict[str, tuple[str, str]]  # for local_roms: constant -> (local name, partition)
+    partitions: dict[str, str]  # for setup: held tensor -> partition
+
+
+def weights(ctx: Context, tensor: str, partition: str) -> Weights:
+    if tensor in ctx.graph.constant_map:
+        name = ctx.names.local(f"w_{ctx.rom(tensor)}")
+        return Weights(name, {tensor: (name, partition)}, {})
+    return Weights(ctx.array(tensor), {}, {tensor: partition})
 
 
 def wheels(
@@ -209,8 +204,8 @@ def wheels(
 ) -> tuple[dict[tuple[int, int], Term], tuple[Wheel, ...]]:
     """Counters for the digits (inner, size) of a loop over ``count`` elements with flat index ``index``.
 
-    The counterpart of ``expr.element_body``'s counters for indices a stage computes itself (the
-    accumulator of a reduction): names start with ``prefix`` so they never meet element_body's.
+    The counterpart of ``expr.body``'s counters for indices a stage computes itself (the
+    accumulator of a reduction): names start with ``prefix`` so they never meet the body's.
     Returns the variable per digit (the loop index itself for the digit (1, count)) and the wheels
     to declare and advance with ``ops.counters`` and ``ops.advance``.
     """

@@ -3,37 +3,34 @@
     slice, pad, concat, transpose  ->  hlsf::*_stage of hw/hls/hlsfuse/own.h
     softmax, argmax, topk          ->  hlsf::*_stage of hw/hls/hlsfuse/opaque.h
 
-The kernels are complete stage functions; the generated function only calls one with the node's
-element types, shapes and attributes as template arguments (one call view per op below, rendered
-by ``templates/hls/stage_own.j2``). Every kernel assigns each result once to the node's output
-type, as the reference does, so no rounding happens here. A softmax reads the exp and reciprocal
-tables of ``hlsfuse.ops.opaque.softmax_tables``, which the context puts in luts.h.
-
-The kernels read streams only. An operand that is a graph constant (``concat(x, c)``) is not a
-channel of the stage but a ROM, so it is first copied into a local stream of its own, in row-major
-order. Anything a kernel cannot do (a rank above the library's, too many concat inputs, a tensor
-that a concat reads twice) is an ``HlsfuseError`` naming the node, raised while emitting.
+Each kernel is a complete stage: one loop with the iterations of the stage's schedule
+(``lower.own``), which also gives every shape, block and buffer; the generated function declares the
+buffers with their pragmas and calls the kernel with the node's element types, shapes and attributes
+as template arguments (one call view per op below, rendered by ``templates/hls/stage_own.j2``). Every
+kernel assigns each result once to the node's output type, as the reference does. A softmax reads
+the exp and reciprocal tables of ``hlsfuse.ops.opaque.softmax_tables``, which the context puts in
+luts.h. An operand that is a graph constant is a ROM of the function, read by an ``hlsf::rom_reader``
+in the iterations that would read a stream.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...errors import HlsfuseError
-from ...ir import Node
+from ...lower import own as own_schedule
 from ...lower.plan import Stage
 from ...types import FixedType, from_float
 from .context import Context
 from .cxx import float_literal, literal
+from .phase import Array, Rom, array
 from .view import StageView, make_view
 
-__all__ = ["OwnBody", "view", "OWN_OPS", "MAX_RANK", "MAX_CONCAT_INPUTS"]
+__all__ = ["OwnBody", "view", "OWN_OPS", "MAX_CONCAT_INPUTS"]
 
-MAX_RANK = 6  # hlsf::dims (shape.h)
 MAX_CONCAT_INPUTS = 8  # hlsf::concat_stage (own.h)
 
 Dims = tuple[int, ...]
@@ -41,11 +38,11 @@ Dims = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Feed:
-    """A constant operand copied from its ROM into the local stream ``stream`` before the kernel runs."""
+    """A constant operand: its ROM, read by the ``hlsf::rom_reader`` ``reader``."""
 
-    stream: str
-    type: str
+    reader: str
     rom: str
+    type: str
     size: int
 
 
@@ -55,10 +52,13 @@ class SliceCall:
     out_type: str
     in_shape: Dims
     out_shape: Dims
-    start: Dims  # Python's normalised slice per axis: range(*slice(b, e, s).indices(n))
+    start: Dims
     step: Dims
+    block_axis: int | None  # None: it streams
+    iterations: int
     input: str
     output: str
+    block: Array | None
     op: str = "slice"
 
 
@@ -78,10 +78,10 @@ class PadCall:
 @dataclass(frozen=True)
 class ConcatCall:
     out_type: str
-    outer: int  # product of the axes before the concat axis
-    inner: int  # product of the axes after it
-    extents: Dims  # each input's extent on the axis
-    inputs: tuple[str, ...]  # streams in the node's input order
+    outer: int
+    inner: int
+    extents: Dims
+    inputs: tuple[str, ...]  # streams or ROM readers, in the node's input order
     output: str
     op: str = "concat"
 
@@ -90,10 +90,12 @@ class ConcatCall:
 class TransposeCall:
     in_type: str
     out_type: str
-    in_shape: Dims
-    perm: Dims
+    outer: int
+    in_shape: Dims  # the block's axes
+    perm: Dims  # their permutation
     input: str
     output: str
+    block: Array
     op: str = "transpose"
 
 
@@ -106,9 +108,11 @@ class SoftmaxCall:
     exp_table: str
     recip_table: str
     rows: int
-    n: int  # elements per row (the last axis)
+    n: int
     input: str
     output: str
+    row: Array
+    exps: Array
     op: str = "softmax"
 
 
@@ -118,18 +122,21 @@ class SoftmaxFloatCall:
     n: int
     input: str
     output: str
+    row: Array
     op: str = "softmax_float"
 
 
 @dataclass(frozen=True)
 class ArgmaxCall:
     in_type: str
-    out_type: str  # the index type
+    out_type: str
     outer: int
-    n: int  # extent of the axis
+    n: int
     inner: int
     input: str
     output: str
+    best: Array
+    where: Array
     op: str = "argmax"
 
 
@@ -140,7 +147,7 @@ class TopkCall:
     rows: int
     n: int
     k: int
-    indices: bool  # the output holds indices (in the index type), not values
+    indices: bool
     input: str
     output: str
     op: str = "topk"
@@ -148,216 +155,93 @@ class TopkCall:
 
 @dataclass(frozen=True)
 class OwnBody:
-    index: str  # loop counter of the feeds
+    roms: tuple[Rom, ...]
     feeds: tuple[Feed, ...]
     call: Any  # one of the *Call views; the template dispatches on its ``op``
-    tag: int  # the stage's group id: kernels with a static buffer get their own instance per stage
+
+    @property
+    def arrays(self) -> tuple[Array, ...]:
+        names = ("block", "row", "exps", "best", "where")
+        return tuple(a for n in names if isinstance(a := getattr(self.call, n, None), Array))
 
 
-# --------------------------------------------------------------------------
-# Per-op call views
-# --------------------------------------------------------------------------
-
-
-class _Node:
-    """What every call view reads: the node, its signature, types, shapes and streams."""
-
-    def __init__(self, ctx: Context, node: Node, streams: tuple[str, ...], output: str):
-        self.ctx, self.node, self.streams, self.output = ctx, node, streams, output
-        self.sig = ctx.graph.sigs[node.name]
-        self.out_type = ctx.ctype(node.name)
-        self.out_shape = ctx.type_of(node.name).shape
-
-    def in_type(self, k: int = 0) -> str:
-        return self.ctx.ctype(self.node.inputs[k])
-
-    def in_shape(self, k: int = 0) -> Dims:
-        return self.ctx.type_of(self.node.inputs[k]).shape
-
-    def dims(self, shape: Dims, what: str) -> Dims:
-        """``shape`` as an hlsf::dims argument: rank 1..6 (a scalar is one element)."""
-        if len(shape) > MAX_RANK:
-            raise HlsfuseError(
-                f"{self.node.where()}: {what} has {len(shape)} dims; the kernel library handles at most {MAX_RANK}"
-            )
-        return tuple(shape) or (1,)
-
-
-def _slice(n: _Node) -> SliceCall:
-    shape = n.in_shape()
-    sig = n.sig
-    steps = sig["step"] if sig["step"] is not None else (1,) * len(sig["begin"])
-    start, step = [], []
-    for axis, dim in enumerate(shape):
-        if axis < len(sig["begin"]):
-            picked = range(*slice(sig["begin"][axis], sig["end"][axis], steps[axis]).indices(dim))
-            start.append(picked.start)
-            step.append(picked.step)
-        else:
-            start.append(0)
-            step.append(1)
-    return SliceCall(
-        in_type=n.in_type(),
-        out_type=n.out_type,
-        in_shape=n.dims(shape, "input 'x'"),
-        out_shape=n.dims(n.out_shape, "the output"),
-        start=tuple(start) or (0,),
-        step=tuple(step) or (1,),
-        input=n.streams[0],
-        output=n.output,
-    )
-
-
-def _pad_fill(n: _Node) -> str:
+def _pad_fill(ctx: Context, node) -> str:
     """The attribute ``value`` in the output type, rounded as the reference does (RND, SAT)."""
-    t = n.sig.out_dtype
+    sig = ctx.graph.sigs[node.name]
+    t = sig.out_dtype
     if t.is_float:
-        return float_literal(n.sig["value"]).typed
+        return float_literal(sig["value"]).typed
     fill_type = FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")
-    raw = int(from_float(np.array(n.sig["value"]), fill_type))
-    return literal(raw, t, n.out_type).typed
+    raw = int(from_float(np.array(sig["value"]), fill_type))
+    return literal(raw, t, ctx.ctype(node.name)).typed
 
 
-def _pad(n: _Node) -> PadCall:
-    shape = n.in_shape()
-    before = tuple(n.sig["pads"][: len(shape)])
-    return PadCall(
-        in_type=n.in_type(),
-        out_type=n.out_type,
-        in_shape=n.dims(shape, "input 'x'"),
-        before=before or (0,),
-        out_shape=n.dims(n.out_shape, "the output"),
-        fill=_pad_fill(n),
-        input=n.streams[0],
-        output=n.output,
-    )
+def _call(ctx: Context, stage: Stage, streams: list[str]):
+    main = stage.schedule.main
+    node = ctx.graph.node(stage.head)
+    local = ctx.names.local
+    in_type, out_type = ctx.ctype(node.inputs[0]), ctx.ctype(node.name)
+    schedule = stage.schedule
+    if isinstance(main, own_schedule.SliceMain):
+        block = None
+        if main.block_axis is not None:
+            block = array(local("block"), in_type, schedule.buffer("block"))
+        return SliceCall(in_type, out_type, main.in_shape, main.out_shape, main.start, main.step, main.block_axis,
+                         main.iterations, streams[0], main.write, block)
+    if isinstance(main, own_schedule.PadMain):
+        return PadCall(in_type, out_type, main.in_shape, main.before, main.out_shape, _pad_fill(ctx, node),
+                       streams[0], main.write)
+    if isinstance(main, own_schedule.ConcatMain):
+        if len(main.sources) > MAX_CONCAT_INPUTS:
+            raise HlsfuseError(
+                f"{node.where()}: joins {len(main.sources)} inputs; the concat kernel takes at most "
+                f"{MAX_CONCAT_INPUTS} (split it into several concats)"
+            )
+        return ConcatCall(out_type, main.outer, main.inner, main.extents, tuple(streams), main.write)
+    if isinstance(main, own_schedule.TransposeMain):
+        b = main.block_axis
+        perm = tuple(p - b for p in main.perm[b:])
+        return TransposeCall(in_type, out_type, main.outer, main.in_shape[b:], perm, streams[0], main.write,
+                             array(local("block"), in_type, schedule.buffer("block")))
+    if isinstance(main, own_schedule.SoftmaxMain):
+        row = array(local("row"), in_type, schedule.buffer("row"))
+        if ctx.graph.sigs[node.name].out_dtype.is_float:
+            return SoftmaxFloatCall(main.rows, main.n, streams[0], main.write, row)
+        exp, recip = ctx.softmax_tables[node.name]
+        exps = array(local("exps"), exp.type, schedule.buffer("exponentials"))
+        return SoftmaxCall(in_type, out_type, exp.type, recip.type, exp.name, recip.name, main.rows, main.n,
+                           streams[0], main.write, row, exps)
+    if isinstance(main, own_schedule.ArgmaxMain):
+        return ArgmaxCall(in_type, out_type, main.outer, main.n, main.inner, streams[0], main.write,
+                          array(local("best"), in_type, schedule.buffer("running maxima")),
+                          array(local("where"), "int", schedule.buffer("their indices")))
+    if isinstance(main, own_schedule.TopkMain):
+        return TopkCall(in_type, out_type, main.rows, main.n, main.k, main.indices, streams[0], main.write)
+    raise HlsfuseError(f"{node.where()}: the HLS backend has no own-stage kernel for op '{node.op}'")
 
 
-def _concat(n: _Node) -> ConcatCall:
-    count = len(n.node.inputs)
-    if count > MAX_CONCAT_INPUTS:
-        raise HlsfuseError(
-            f"{n.node.where()}: joins {count} inputs; the concat kernel takes at most {MAX_CONCAT_INPUTS} "
-            "(split it into several concats)"
-        )
-    shape = n.dims(n.out_shape, "the output")
-    axis = n.sig["axis"] % len(shape)
-    return ConcatCall(
-        out_type=n.out_type,
-        outer=math.prod(shape[:axis]),
-        inner=math.prod(shape[axis + 1 :]),
-        extents=tuple(n.in_shape(k)[axis] for k in range(count)),
-        inputs=n.streams,
-        output=n.output,
-    )
-
-
-def _transpose(n: _Node) -> TransposeCall:
-    shape = n.dims(n.in_shape(), "input 'x'")
-    axes = n.sig["axes"]
-    perm = tuple(axes) if axes is not None else tuple(reversed(range(len(n.in_shape()))))
-    return TransposeCall(n.in_type(), n.out_type, shape, perm or (0,), n.streams[0], n.output)
-
-
-def _softmax(n: _Node) -> SoftmaxCall | SoftmaxFloatCall:
-    shape = n.dims(n.in_shape(), "input 'x'")
-    row = shape[-1]
-    rows = math.prod(shape) // row
-    if n.sig.out_dtype.is_float:
-        return SoftmaxFloatCall(rows, row, n.streams[0], n.output)
-    exp, recip = n.ctx.softmax_tables[n.node.name]
-    return SoftmaxCall(
-        in_type=n.in_type(),
-        out_type=n.out_type,
-        exp_type=exp.type,
-        recip_type=recip.type,
-        exp_table=exp.name,
-        recip_table=recip.name,
-        rows=rows,
-        n=row,
-        input=n.streams[0],
-        output=n.output,
-    )
-
-
-def _argmax(n: _Node) -> ArgmaxCall:
-    shape = n.dims(n.in_shape(), "input 'x'")
-    axis = n.sig["axis"] % len(shape)
-    return ArgmaxCall(
-        in_type=n.in_type(),
-        out_type=n.out_type,
-        outer=math.prod(shape[:axis]),
-        n=shape[axis],
-        inner=math.prod(shape[axis + 1 :]),
-        input=n.streams[0],
-        output=n.output,
-    )
-
-
-def _topk(n: _Node) -> TopkCall:
-    shape = n.dims(n.in_shape(), "input 'x'")
-    row = shape[-1]
-    return TopkCall(
-        in_type=n.in_type(),
-        out_type=n.out_type,
-        rows=math.prod(shape) // row,
-        n=row,
-        k=n.sig["k"],
-        indices=n.sig["ret"] == "indices",
-        input=n.streams[0],
-        output=n.output,
-    )
-
-
-_CALLS = {
-    "slice": (_slice, "hlsfuse/own.h"),
-    "pad": (_pad, "hlsfuse/own.h"),
-    "concat": (_concat, "hlsfuse/own.h"),
-    "transpose": (_transpose, "hlsfuse/own.h"),
-    "softmax": (_softmax, "hlsfuse/opaque.h"),
-    "argmax": (_argmax, "hlsfuse/opaque.h"),
-    "topk": (_topk, "hlsfuse/opaque.h"),
-}
-OWN_OPS = frozenset(_CALLS)
+_HEADERS = {"slice": "hlsfuse/own.h", "pad": "hlsfuse/own.h", "concat": "hlsfuse/own.h",
+            "transpose": "hlsfuse/own.h", "softmax": "hlsfuse/opaque.h", "argmax": "hlsfuse/opaque.h",
+            "topk": "hlsfuse/opaque.h"}
+OWN_OPS = frozenset(_HEADERS)
 """Every op an own stage runs."""
 
 
-# --------------------------------------------------------------------------
-# The stage
-# --------------------------------------------------------------------------
-
-
-def _streams(ctx: Context, stage: Stage, node: Node) -> tuple[tuple[str, ...], tuple[Feed, ...]]:
-    """The stream feeding each input of ``node`` (in its input order) and the feeds of its constant inputs.
-
-    The lowering gives an own stage one channel per streamed input position, in input order (a tensor
-    read twice, as in concat(x, x), arrives twice through a fork)."""
-    channels = list(stage.inputs)
-    streams, feeds = [], []
-    for src in node.inputs:
-        if src in ctx.graph.constant_map:
-            stream = ctx.names.local(f"feed{len(feeds)}")
-            feeds.append(Feed(stream, ctx.ctype(src), ctx.rom(src), ctx.type_of(src).size))
-            streams.append(stream)
-            continue
-        if not channels or ctx.channel(channels[0]).tensor != src:
-            raise HlsfuseError(f"stage '{stage.name}': no channel brings input '{src}' of {node.where()} in order")
-        streams.append(channels.pop(0))
-    if channels:
-        raise HlsfuseError(f"stage '{stage.name}': channel '{channels[0]}' is not read by {node.where()}")
-    return tuple(streams), tuple(feeds)
-
-
 def view(ctx: Context, stage: Stage) -> StageView:
-    if stage.head is None or stage.nodes != (stage.head,):
-        raise HlsfuseError(f"own stage '{stage.name}' must compute exactly one node, not {list(stage.nodes)}")
-    node = ctx.graph.node(stage.head)
-    if node.op not in _CALLS:
-        raise HlsfuseError(f"{node.where()}: the HLS backend has no own-stage kernel for op '{node.op}'")
-    if len(stage.outputs) != 1:
-        raise HlsfuseError(f"own stage '{stage.name}' must write one channel, not {len(stage.outputs)}")
-    index = ctx.names.local("i")
-    streams, feeds = _streams(ctx, stage, node)
-    build, header = _CALLS[node.op]
-    call = build(_Node(ctx, node, streams, stage.outputs[0]))
-    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(index, feeds, call, stage.group), headers=(header,))
+    main = stage.schedule.main
+    streams, feeds = [], []
+    sources = main.sources if hasattr(main, "sources") else (main.source,)
+    for src in sources:
+        if src.channel is not None:
+            streams.append(src.channel)
+            continue
+        reader = ctx.names.local(f"feed{len(feeds)}")
+        feeds.append(Feed(reader, ctx.rom(src.tensor), ctx.ctype(src.tensor), ctx.type_of(src.tensor).size))
+        streams.append(reader)
+    roms = tuple(
+        Rom(f.rom, f.rom, f.type, f.size, "", ctx.rom_doubles[src.tensor])
+        for f, src in zip(feeds, [s for s in sources if s.channel is None])
+    )
+    call = _call(ctx, stage, streams)
+    header = _HEADERS[call.op if call.op != "softmax_float" else "softmax"]
+    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(roms, tuple(feeds), call), headers=(header,))

@@ -1,178 +1,173 @@
-"""Window stages: conv2d, max_pool2d or avg_pool2d over NHWC rows, then the group's epilogue.
+"""Window stages: conv2d, max_pool2d or avg_pool2d over NHWC images, then the group's epilogue.
 
-The schedule is analytic.py's: every padded position of the image is visited in row-major order;
-reading it takes C cycles (padding pushes zeros into the line buffer, hlsf::line_buffer in
-hw/hls/hlsfuse/linebuffer.h), and a position that completes an output pixel then takes Cout
-cycles, one output channel each:
+One loop, the schedule's push/emit loop (``lower.schedule.WindowMain``): after the setup loops, every
+iteration may
 
-    held inputs ──read whole──► arrays
-    for each image n, padded row r, padded column q:
-        C cycles:      value = real pixel ? in.read() : 0  ──►  line buffer + window
-        if the window ending at (r, q) is an output pixel, Cout cycles:
-            head       conv2d: exact MAC over the window (hlsf::conv_mac), accumulator Fmt(x)*Fmt(w) summed
-                       over KH*KW*Cin/groups terms; max_pool2d: hlsf::window_max; avg_pool2d: exact window
-                       sum, then hlsf::assign_quotient by the position's count (ops.nn.pool_counts)
-            assigned once to the head's output type, then the epilogue (phase.py), then written out
+    emit  one output channel co of the last completed window, from its snapshot:
+          conv2d: exact MAC over the taps (hlsf::conv_mac); max_pool2d: hlsf::window_max over the taps
+          inside the image; avg_pool2d: exact sum (hlsf::window_sum), then hlsf::assign_quotient by the
+          position's count; assigned once to the head's output type, then the epilogue, then written
+    push  the next padded position's next channel into the line buffer (the input's value at a real
+          pixel, a zero at padding); the push completing a window on the stride grid copies it into the
+          snapshot. That push waits while the snapshot still has outputs to emit, but for the last one.
 
-A conv2d weight that is not a constant arrives on a channel and is held whole before the image.
+The emit comes first in the loop body, so the iteration that emits a window's last output may push the
+next window into the snapshot. Every geometry fact is the schedule's: the row and column tables
+(real, emitting, taps inside the image) are constant arrays, so the stage needs no division.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ...errors import HlsfuseError
-from ...lower import phases
 from ...lower.plan import Stage
-from ...ops.nn import pool_counts
-from ...types import Fmt
 from .context import Context
-from .phase import Held, Phase, Write, accumulator, held, inputs, phase, writes
+from .phase import Phase, Rom, Setup, Weights, Write, accumulator, local_roms, phase, setup, weights, writes
 from .view import StageView, make_view
 
 __all__ = ["WindowBody", "view"]
 
-_OPS = ("conv2d", "max_pool2d", "avg_pool2d")
+
+@dataclass(frozen=True)
+class Loop:
+    """Local names of the stage function (all distinct, none shadowing a global)."""
+
+    t: str
+    acc_type: str
+    buffer: str
+    snapshot: str
+    row: str
+    col: str
+    channel: str
+    image: str
+    pushing: str
+    emitting: str
+    out_channel: str
+    out_row: str
+    out_col: str
+    completes: str
+    push: str
+    value: str
+    acc: str
+    real: str
+    tables: str  # prefix of the row/column tables
 
 
 @dataclass(frozen=True)
-class Loops:
-    """Local names of the stage function (all distinct, none shadowing a global)."""
-
-    geometry: str
-    acc_type: str
-    buffer: str
-    image: str
-    row: str
-    col: str
-    real: str
-    channel: str
-    out_channel: str
-    value: str
-    acc: str
-    counts: str
+class Table:
+    name: str
+    values: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class WindowBody:
-    op: str  # the head op, one of _OPS
-    loops: Loops
-    held: tuple[Held, ...]
-    geometry: tuple[int, ...]  # window_geometry<H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW>
-    images: int  # N
-    channels: int  # C of the input
-    out_channels: int  # Cout
-    in_channel: str  # the head's input stream
+    op: str
+    loop: Loop
+    iterations: int
+    setup: Setup
+    roms: tuple[Rom, ...]
+    images: int
+    c: int
+    cout: int
+    kh: int
+    kw: int
+    dh: int
+    dw: int
+    hp: int
+    wp: int
+    oh: int
+    ow: int
+    taps: int
+    groups: int
+    real_rows: Table | None  # None: every row (column) is real / emits
+    real_cols: Table | None
+    emit_rows: Table | None
+    emit_cols: Table | None
+    tap_rows: tuple[Table | None, ...]  # max_pool2d with padding: per row tap kh, per output row: the tap is in
+    tap_cols: tuple[Table | None, ...]  # the image (None: always); () without padding
+    counts: tuple[tuple[int, ...], ...]  # avg_pool2d: counts per output pixel when not all equal
+    divisor: int | None
+    in_channel: str
     in_type: str
     head_type: str
     head_var: str
     is_float: bool
-    accumulator: str | None  # C++ type of the exact sum (conv2d, avg_pool2d)
-    weights: str | None  # conv2d: the ROM or held array of w
-    weight_banks: int  # conv2d: one bank per tap (KH*KW*Cin/groups)
-    groups: int
-    divisor: int | None  # avg_pool2d: the count when every position has the same
-    counts: tuple[tuple[int, ...], ...]  # avg_pool2d otherwise: counts per output pixel, rows of OW
-    out_width: int  # OW
+    accumulator: str | None
+    weights: str | None  # conv2d: the local ROM or held array
     epilogue: Phase
     writes: tuple[Write, ...]
 
+    @property
+    def tracks_pixel(self) -> bool:
+        """The emit side counts output pixels (for their tap tables or counts)."""
+        return bool(self.tap_rows or self.counts)
 
-def _loops(ctx: Context) -> Loops:
+
+def _loop(ctx: Context) -> Loop:
     local = ctx.names.local
-    return Loops(
-        geometry=local("geom"),
-        acc_type=local("acc_t"),
-        buffer=local("lb"),
-        image=local("img"),
-        row=local("row"),
-        col=local("col"),
-        real=local("real"),
-        channel=local("c"),
-        out_channel=local("co"),
-        value=local("px"),
-        acc=local("acc"),
-        counts=local("counts"),
-    )
+    return Loop(*(local(n) for n in (
+        "t", "acc_t", "lb", "snap", "row", "col", "ch", "img", "pushing", "emitting", "co", "oy", "ox",
+        "completes", "push", "px", "acc", "real", "tab")))
 
 
-def _weights(ctx: Context, node, held_arrays: dict[str, str]) -> str:
-    w = node.inputs[1]
-    if w in ctx.graph.constant_map:
-        return ctx.rom(w)
-    if w in held_arrays:
-        return held_arrays[w]
-    raise HlsfuseError(f"{node.where()}: weight '{w}' is neither a constant nor held by its stage")
+def _table(loop: Loop, what: str, bits: tuple[bool, ...]) -> Table | None:
+    if all(bits):
+        return None
+    return Table(f"{loop.tables}_{what}", tuple(int(b) for b in bits))
 
 
 def body(ctx: Context, stage: Stage) -> WindowBody:
-    graph = ctx.graph
-    node = graph.node(stage.head)
-    if node.op not in _OPS:
-        raise HlsfuseError(f"{node.where()}: a window stage computes {', '.join(_OPS)}, not '{node.op}'")
-    prologue, epilogue = phases(graph, stage.nodes, stage.head)
-    if prologue:
-        raise HlsfuseError(f"stage '{stage.name}': nodes {', '.join(prologue)} before '{stage.head}' cannot run in it")
-    ins = inputs(ctx, stage)
-    if ins.pre or len(ins.head) != 1 or ins.head[0][1] != node.inputs[0]:
-        raise HlsfuseError(f"stage '{stage.name}': must stream '{node.inputs[0]}' into '{stage.head}' on one channel")
-    sig = graph.sigs[stage.head]
-    x_type, out_type = ctx.type_of(node.inputs[0]), ctx.type_of(stage.head)
-    n, h, w, c = x_type.shape
-    _, _, ow, cout = out_type.shape
-    is_float = x_type.dtype.is_float
-    held_arrays = {t: ctx.array(t) for _, t in ins.held}
-    loops = _loops(ctx)
-
-    acc_fmt, weights, banks, groups, divisor, counts = None, None, 0, 1, None, ()
-    if node.op == "conv2d":
-        kh, kw, cg, _ = ctx.type_of(node.inputs[1]).shape
-        dilation, groups = sig["dilation"], sig["groups"]
-        weights, banks = _weights(ctx, node, held_arrays), kh * kw * cg
-        if not is_float:
-            acc_fmt = Fmt.of(x_type.dtype).mul(Fmt.of(ctx.dtype(node.inputs[1]))).accumulate(banks)
-    else:
-        (kh, kw), dilation = sig["pool_size"], (1, 1)
-        if node.op == "avg_pool2d":
-            if not is_float:
-                acc_fmt = Fmt.of(x_type.dtype).accumulate(kh * kw)
-            table = pool_counts(sig)
-            if np.all(table == table.flat[0]):
-                divisor = int(table.flat[0])
-            else:
-                counts = tuple(tuple(int(v) for v in row) for row in table)
-    strides = sig["strides"] if sig["strides"] is not None else (kh, kw)
-    if acc_fmt is not None:
-        acc_fmt.check(f"{node.where()}: the exact accumulation")
-    geometry = (h, w, kh, kw, *strides, *sig["padding"], *dilation)
-
-    head_var = ctx.value(stage.head)
-    post = phase(ctx, epilogue, out_type.size, {stage.head: head_var}, ins.post, held_arrays, ctx.names.local("o"),
-                 head_var)
+    schedule = stage.schedule
+    main = schedule.main
+    g = main.geometry
+    loop = _loop(ctx)
+    head = stage.head
+    is_float = ctx.dtype(ctx.graph.node(head).inputs[0]).is_float
+    w = weights(ctx, main.weights, f"type=block factor={g.taps * main.channels_per_group}") \
+        if main.op == "conv2d" else Weights(None, {}, {})
+    padded = g.top or g.left or g.bottom or g.right
+    tap_rows = tap_cols = ()
+    if main.op == "max_pool2d" and padded:
+        tap_rows = tuple(_table(loop, f"tap_row{k}", g.tap_rows(k)) for k in range(g.kh))
+        tap_cols = tuple(_table(loop, f"tap_col{k}", g.tap_cols(k)) for k in range(g.kw))
+    head_var = ctx.value(head)
+    e = phase(ctx, main.epilogue, {head: head_var}, ctx.names.local("o"))
     return WindowBody(
-        op=node.op,
-        loops=loops,
-        held=held(ctx, ins.held),
-        geometry=geometry,
-        images=n,
-        channels=c,
-        out_channels=cout,
-        in_channel=ins.head[0][0],
-        in_type=ctx.ctype(node.inputs[0]),
-        head_type=ctx.ctype(stage.head),
+        op=main.op,
+        loop=loop,
+        iterations=schedule.iterations,
+        setup=setup(ctx, schedule, w.partitions),
+        roms=local_roms(ctx, schedule, w.roms),
+        images=g.images,
+        c=g.c,
+        cout=main.out_channels,
+        kh=g.kh,
+        kw=g.kw,
+        dh=g.dh,
+        dw=g.dw,
+        hp=g.hp,
+        wp=g.wp,
+        oh=g.oh,
+        ow=g.ow,
+        taps=g.taps,
+        groups=main.groups,
+        real_rows=_table(loop, "real_rows", g.real_rows()),
+        real_cols=_table(loop, "real_cols", g.real_cols()),
+        emit_rows=_table(loop, "emit_rows", g.emit_rows()),
+        emit_cols=_table(loop, "emit_cols", g.emit_cols()),
+        tap_rows=tap_rows,
+        tap_cols=tap_cols,
+        counts=main.counts,
+        divisor=main.divisor,
+        in_channel=main.read,
+        in_type=ctx.ctype(ctx.graph.node(head).inputs[0]),
+        head_type=ctx.ctype(head),
         head_var=head_var,
         is_float=is_float,
-        accumulator=accumulator(acc_fmt) if node.op != "max_pool2d" else None,
-        weights=weights,
-        weight_banks=banks,
-        groups=groups,
-        divisor=divisor,
-        counts=counts,
-        out_width=ow,
-        epilogue=post,
-        writes=writes(ctx, stage, post.result),
+        accumulator=accumulator(main.accumulator) if main.op != "max_pool2d" else None,
+        weights=w.name,
+        epilogue=e,
+        writes=writes(main.writes, e.result),
     )
 
 

@@ -8,7 +8,7 @@ template declares every channel, renders each stage with its template and calls 
 
 To add a stage kind: write ``stage_<kind>.py`` with a ``view`` function and the template
 ``templates/hls/stage_<kind>.j2``, and list the function here. Map nodes inside any kind (a
-convolution's epilogue, a reduction's prologue) are computed with ``expr.element_body`` and
+convolution's epilogue, a reduction's prologue) are computed with ``expr.body`` and
 rendered with ``ops.statement``/``ops.counters``/``ops.advance`` from ``hls/ops.j2``, so every kind
 rounds exactly like the reference. A kind missing here raises ``HlsfuseError`` when the design is
 emitted, never broken C++.
@@ -44,4 +44,5 @@ def stage_view(ctx: Context, stage: Stage) -> StageView:
     builder = STAGE_VIEWS.get(stage.kind)
     if builder is None:
         raise HlsfuseError(f"stage kind '{stage.kind}' is not supported by the HLS backend yet (stage '{stage.name}')")
+    ctx.names.new_function()
     return builder(ctx, stage)

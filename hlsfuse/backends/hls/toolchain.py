@@ -14,13 +14,16 @@ source bit lies below the target's LSB (tests/test_hls_headers.py).
 
 from __future__ import annotations
 
-__all__ = ["WORKALIKE_FLAGS", "AMD_FLAGS", "INCLUDE_DIR", "cxxflags"]
+__all__ = ["CXX_STANDARD", "WORKALIKE_FLAGS", "AMD_FLAGS", "INCLUDE_DIR", "cxxflags"]
 
 INCLUDE_DIR = "include"
 """Folder of the project holding copies of hlsfuse's work-alike headers."""
 
-WORKALIKE_FLAGS = ("-std=c++14", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas", "-I" + INCLUDE_DIR)
-AMD_FLAGS = ("-std=c++14", "-O2", "-w", "-DNDEBUG")
+CXX_STANDARD = "-std=c++14"
+"""The C++ the generated code and the kernel library are written in (also in hls_config.cfg and run_hls.tcl)."""
+
+WORKALIKE_FLAGS = (CXX_STANDARD, "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas", "-I" + INCLUDE_DIR)
+AMD_FLAGS = (CXX_STANDARD, "-O2", "-w", "-DNDEBUG")
 
 
 def cxxflags(hls_include: str | None = None) -> tuple[str, ...]:

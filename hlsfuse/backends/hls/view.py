@@ -35,12 +35,21 @@ class StageView:
     outputs: tuple[Param, ...]  # in the order of stage.outputs
     body: Any  # the kind's own view, read only by its template
     note: str = ""  # what the stage does, for the comment above the function (any text; it is sanitized)
+    iterations: int = 0  # of its loop, per frame
+    state: tuple[str, ...] = ()  # what it keeps between iterations and how no frame sees another's
     headers: tuple[str, ...] = ()  # kernel-library headers it includes, relative to hw/hls/ ("hlsfuse/window.h")
     uses_math: bool = False  # calls <cmath> functions (float32 sigmoid/tanh/exp)
 
     @property
     def params(self) -> tuple[Param, ...]:
         return self.inputs + self.outputs
+
+
+_RESETS = {
+    "frame": "back to its start after the frame's last iteration",
+    "first": "assigned by the first value of each output",
+    "overwritten": "written before it is read in every frame",
+}
 
 
 def stream_params(ctx: Context, channels: Sequence[str]) -> tuple[Param, ...]:
@@ -50,7 +59,11 @@ def stream_params(ctx: Context, channels: Sequence[str]) -> tuple[Param, ...]:
 
 def make_view(ctx: Context, stage: Stage, template: str, body: Any, **extra: Any) -> StageView:
     """A ``StageView`` of ``stage`` with its channels as parameters (inputs first, then outputs)."""
-    fields = {"note": f"nodes {', '.join(stage.nodes)}" if stage.nodes else ""}
+    fields = {
+        "note": f"nodes {', '.join(stage.nodes)}" if stage.nodes else "",
+        "iterations": stage.cycles,
+        "state": tuple(f"{s.name} ({_RESETS[s.reset]})" for s in stage.schedule.state),
+    }
     fields.update(extra)
     return StageView(
         name=stage.name,

@@ -7,9 +7,9 @@
     <top>_sim.v      simulation wrapper with the counters rtlsim reports (not part of the design)
     manifest.json    what rtlsim needs: sources in order, ports, stages, channels, the plan's numbers
 
-Paths are relative to ``OUT/verilog``. Every stage computes exactly what the HLS backend's stage
-computes (it is built from the same stage bodies), one loop iteration per cycle, following the
-schedules of ``lower/analytic.py``. Fixed-point and integer graphs only.
+Paths are relative to ``OUT/verilog``. Every stage runs its schedule (``lower/schedule.py``), one
+iteration per cycle, so its cycles are the ones the plan's timing replay predicts; it computes
+exactly what the reference computes. Fixed-point and integer graphs only.
 """
 
 from __future__ import annotations
@@ -22,26 +22,30 @@ from ...errors import HlsfuseError
 from ...ir import Graph
 from ...lower.plan import DataflowPlan, Stage
 from ...resources import hw_dir
-from ..hls.context import Context, make_context
-from ..hls.options import HlsOptions
 from ..templates import render
-from . import stage_fork, stage_map, stage_own, stage_reduce, stage_rows, stage_window
-from .module import ModuleWriter, StageModule, fixed_type
+from . import stage_map, stage_own, stage_reduce, stage_rows, stage_window
+from .module import ModuleBuilder, StageModule, fixed_type
 from .vlog import bits_for, index_width
 
 __all__ = ["emit_verilog", "STAGE_BUILDERS"]
 
-Builder = Callable[[Context, Stage, ModuleWriter], StageModule]
+Builder = Callable[[ModuleBuilder, Stage, tuple[str, ...]], StageModule]
 
 STAGE_BUILDERS: dict[str, Builder] = {
-    "map": stage_map.build,
-    "fork": stage_fork.build,
+    "map": stage_map.build_map,
+    "fork": stage_map.build_fork,
     "rows": stage_rows.build,
     "reduce": stage_reduce.build,
     "window": stage_window.build,
     "own": stage_own.build,
 }
-"""Stage kind -> module builder (``build(ctx, stage, writer) -> StageModule``)."""
+"""Stage kind -> module builder (``build(builder, stage, state) -> StageModule``)."""
+
+_RESETS = {
+    "frame": "a control register, back at its start after the frame's last iteration (and reset by ap_rst_n)",
+    "first": "assigned by the first value of each output, never combined with an earlier frame's",
+    "overwritten": "data, written before it is read in every frame (not reset)",
+}
 
 
 @dataclass(frozen=True)
@@ -68,17 +72,12 @@ class ChannelView:
     count_width: int
 
 
-def _writer(ctx: Context, stage: Stage, top: str) -> ModuleWriter:
-    taken = set(ctx.names.taken) | set(ctx.names.values.values()) | set(ctx.names.arrays.values())
-    taken |= {f"{c}_{s}" for c in stage.inputs + stage.outputs for s in ("tdata", "tvalid", "tready")}
-    return ModuleWriter(ctx, stage, f"{top}_{stage.name}", taken=taken)
-
-
-def stage_module(ctx: Context, stage: Stage) -> StageModule:
+def stage_module(graph: Graph, plan: DataflowPlan, stage: Stage) -> StageModule:
     builder = STAGE_BUILDERS.get(stage.kind)
     if builder is None:
         raise HlsfuseError(f"stage '{stage.name}': the Verilog backend has no {stage.kind} stages")
-    return builder(ctx, stage, _writer(ctx, stage, ctx.plan.top))
+    state = tuple(f"{s.name}: {_RESETS[s.reset]}" for s in stage.schedule.state)
+    return builder(ModuleBuilder(graph, plan, stage, f"{plan.top}_{stage.name}"), stage, state)
 
 
 def _check_fixed(graph: Graph) -> None:
@@ -89,9 +88,10 @@ def _check_fixed(graph: Graph) -> None:
 def emit_verilog(graph: Graph, plan: DataflowPlan) -> dict[str, str]:
     """The Verilog reference design of ``plan`` as {path relative to OUT/verilog: text}."""
     _check_fixed(graph)
-    ctx = make_context(graph, plan, HlsOptions())
+    if plan.graph != graph.name:
+        raise HlsfuseError(f"dataflow plan is for graph '{plan.graph}', not '{graph.name}'")
     top = plan.top
-    modules = tuple(stage_module(ctx, s) for s in plan.stages)
+    modules = tuple(stage_module(graph, plan, s) for s in plan.stages)
     ports = []
     for p in plan.inputs + plan.outputs:
         t = graph.types[p.tensor]

@@ -1,18 +1,16 @@
-"""Verilog of elementwise nodes: the HLS backend's per-element statements, as combinational logic.
+"""Verilog of element programs (``lower.elements``): the map nodes a loop computes once per element.
 
-The HLS backend decides once which nodes a stage computes per element and how broadcast operands
-are indexed (``backends.hls.expr.element_body``: statements plus counters called *wheels*); this
-module spells the same ``Body`` in Verilog, so both backends compute the same values in the same
-places. Per statement:
+Per step, as combinational logic:
 
-    operands  raw bits of the operand's type; an array operand reads ``array[index]`` with the
+    operands  raw bits of the operand's type; an array or ROM operand reads ``array[index]`` with the
               index summed from counters (exactly the array's index width)
     exact     the node's exact value as a 64-bit signed integer with a known number of fractional
               bits, the reference's int64 computation (ops/exact.py) term for term
     assign    one ``hlsf_assign`` to the node's output type (lookup tables read their raw entry)
 
-The counters advance at a clock edge where the loop ``fire``s, in the order of the HLS backend's
-``ops.advance`` macro; they wrap to 0 at the end of every loop, so they need no other reset.
+The counters of a program's digits (inner, size) advance when the loop's element does: a digit of
+inner 1 every element, others when their *low* counter (the element index modulo inner) wraps.
+They wrap to 0 at the end of every loop, so they need no other reset.
 """
 
 from __future__ import annotations
@@ -22,116 +20,100 @@ from collections.abc import Mapping
 import numpy as np
 
 from ...errors import HlsfuseError
+from ...lower.elements import Operand, Program
 from ...ops import lut as lut_ops
 from ...ops.elementwise import ALPHA_TYPE, _clip_bounds
 from ...types import FixedType, from_float
-from ..hls.expr import Body, Operand, Stmt
 from .mem import mem_lines
-from .module import ModuleWriter
-from .vlog import XW, assign_params, bits_for, index_width, sext64, slit, ulit, zext
+from .module import ModuleBuilder
+from .vlog import XW, assign_params, index_width, sext64, slit, ulit, zext
 
-__all__ = ["Scope", "render_body", "counters", "operand", "index_sum", "declare_rom"]
+__all__ = ["Scope", "counters", "index_sum", "program", "rom", "lookup"]
 
-Scope = Mapping[str, tuple[str, int]]
-"""HLS local variable (loop index, counter) -> (Verilog signal, width)."""
+Scope = Mapping[tuple[int, int], tuple[str, int]]
+"""digit (inner, size) -> (counter signal, width); (1, count) is the loop's element index."""
+
+_PLAIN = {
+    "add": "add", "bias_add": "add", "sub": "sub", "mul": "mul", "scale": "mul", "maximum": "maximum",
+    "minimum": "minimum", "relu": "relu", "neg": "neg", "abs": "abs", "reshape": "assign", "flatten": "assign",
+    "squeeze": "assign", "expand_dims": "assign", "transpose": "assign", "leaky_relu": "leaky_relu",
+    "clip": "clip", "cast": "assign",
+}
 
 
-def counters(w: ModuleWriter, body: Body, prefix: str, fire: str) -> dict[str, tuple[str, int]]:
-    """Declare the wheels of ``body`` as registers advanced when ``fire`` is high; returns their scope."""
-    scope: dict[str, tuple[str, int]] = {}
-    for wheel in body.wheels:
-        low = None
-        if wheel.low is not None:
-            low = w.fresh(f"{prefix}{wheel.low}")
-            width = bits_for(wheel.inner)
-            w.reg(low, width, ulit(0, width))
-            scope[wheel.low] = (low, width)
-        steps = []
-        for d in wheel.digits:
-            name = w.fresh(f"{prefix}{d.name}")
-            width = bits_for(d.count)
-            w.reg(name, width, ulit(0, width))
-            scope[d.name] = (name, width)
-            last, zero, one = ulit(d.count - 1, width), ulit(0, width), ulit(1, width)
-            steps.append(f"{name} <= {name} == {last} ? {zero} : {name} + {one};")
-        if low is None:
-            w.seq.append(f"if ({fire}) begin")
-            w.seq.extend("    " + s for s in steps)
-            w.seq.append("end")
-        else:
-            lw = bits_for(wheel.inner)
-            w.seq.append(f"if ({fire}) begin")
-            w.seq.append(f"    if ({low} == {ulit(wheel.inner - 1, lw)}) begin")
-            w.seq.append(f"        {low} <= {ulit(0, lw)};")
-            w.seq.extend("        " + s for s in steps)
-            w.seq.append("    end else begin")
-            w.seq.append(f"        {low} <= {low} + {ulit(1, lw)};")
-            w.seq.append("    end")
-            w.seq.append("end")
+def counters(b: ModuleBuilder, digits, step: str, prefix: str) -> dict[tuple[int, int], tuple[str, int]]:
+    """Counters of ``digits`` ((inner, size) pairs, the loop index excluded), advanced when ``step``."""
+    scope: dict[tuple[int, int], tuple[str, int]] = {}
+    for inner in sorted({inner for inner, _ in digits}):
+        wheel = step
+        if inner > 1:
+            low, lw = b.counter(f"{prefix}r{inner}", inner, step)
+            wheel = f"{step} && {low} == {ulit(inner - 1, lw)}"
+        for i, size in digits:
+            if i == inner and (i, size) not in scope:
+                scope[(i, size)] = b.counter(f"{prefix}k{len(scope)}", size, wheel)
     return scope
 
 
-def index_sum(w: ModuleWriter, operand: Operand, scope: Scope) -> str:
-    width = w.index(operand.name)
+def index_sum(b: ModuleBuilder, digits, scope: Scope, array: str) -> str:
+    width = b.index(array)
     terms = []
-    for t in operand.index or ():
-        if t.var not in scope:
-            raise HlsfuseError(f"stage '{w.stage.name}': index variable '{t.var}' has no Verilog signal")
-        sig, sw = scope[t.var]
+    for inner, size, stride in digits:
+        sig, sw = scope[(inner, size)]
         term = zext(sig, sw, width)
-        if t.stride != 1:
-            term = f"{term} * {ulit(t.stride % (1 << width), width)}"
+        if stride != 1:
+            term = f"{term} * {ulit(stride % (1 << width), width)}"
         terms.append(term)
     return " + ".join(terms) if terms else ulit(0, width)
 
 
-def operand(w: ModuleWriter, o: Operand, scope: Scope, tag: str) -> str:
-    """A signal holding the operand's raw bits."""
-    if o.index is None:
-        return o.name
-    if o.name not in w.arrays:
-        declare_rom(w, o.name)
-    ix = w.wire(w.fresh(f"ix_{tag}"), w.index(o.name), index_sum(w, o, scope))
-    return w.wire(w.fresh(f"rd_{tag}"), w.arrays[o.name][1], f"{o.name}[{ix}]")
+def rom(b: ModuleBuilder, constant: str) -> str:
+    """The ROM of a graph constant in this module (its raw values, row-major)."""
+    dtype = b.dtype(constant)
+    data = b.graph.constant_map[constant].data.reshape(-1)
+    return b.rom(b.rom_of(constant), len(data), dtype.width, mem_lines(data, dtype.width))
 
 
-def declare_rom(w: ModuleWriter, name: str) -> None:
-    """Declare the plan ROM ``name`` (a graph constant) in this module."""
-    constant = next((c for c, rom in w.ctx.roms.items() if rom == name), None)
-    if constant is None:
-        raise HlsfuseError(f"stage '{w.stage.name}': '{name}' is neither a ROM nor an array of the stage")
-    dtype = w.dtype(constant)
-    data = w.graph.constant_map[constant].data.reshape(-1)
-    w.mem(name, data, dtype.width, mem_lines(data, dtype.width))
+def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Mapping[str, str], scope: Scope,
+             tag: str) -> str:
+    if o.source == "value":
+        if o.tensor not in values:
+            raise HlsfuseError(f"stage '{b.stage.name}': '{o.tensor}' has no value here")
+        return values[o.tensor]
+    array = arrays[o.tensor] if o.source == "array" else rom(b, o.tensor)
+    ix = b.wire(f"ix_{tag}", b.index(array), index_sum(b, o.digits, scope, array))
+    return b.wire(f"rd_{tag}", b.arrays[array][1], f"{array}[{ix}]")
 
 
-def render_body(w: ModuleWriter, body: Body, scope: Scope) -> None:
-    """Declare the wires computing every statement of ``body``."""
-    for s in body.stmts:
-        statement(w, s, scope)
+def program(b: ModuleBuilder, prog: Program, values: dict[str, str], arrays: Mapping[str, str], scope: Scope,
+            prefix: str = "") -> dict[str, str]:
+    """Declare the logic of every step; returns ``values`` with each node's result signal added."""
+    values = dict(values)
+    for step in prog.steps:
+        node = b.graph.node(step.node)
+        tag = f"{prefix}{step.node}"
+        raws = [_operand(b, o, values, arrays, scope, f"{tag}_{k}") for k, o in enumerate(step.operands)]
+        b.comment(f"{node.op} '{node.name}'")
+        values[step.node] = _statement(b, node, raws, tag)
+    return values
 
 
-def statement(w: ModuleWriter, s: Stmt, scope: Scope) -> None:
-    g = w.graph
-    node = g.node(s.node)
-    out = w.dtype(s.node)
-    ins = [w.dtype(src) for src in node.inputs]
-    tag = s.out
-    raws = [operand(w, a, scope, f"{tag}_{k}") for k, a in enumerate(s.args)]
-    w.decls.append(f"// {node.op} '{node.name}'")
-    if s.op == "lookup":
-        table = lut_ops.table_of(node.op, g.sigs[s.node])
-        _lookup(w, s.out, raws[0], ins[0], table, out)
-        return
-    xs = [w.wire(w.fresh(f"x_{tag}_{k}"), XW, sext64(r, t), signed=True) for k, (r, t) in enumerate(zip(raws, ins))]
-    expr, frac = _exact(w, s, node, xs, ins)
-    exact = w.wire(w.fresh(f"e_{tag}"), XW, expr, signed=True)
-    w.decls.append(f"wire [{out.width - 1}:0] {s.out};")
-    w.rtl.add("hlsf_assign")
-    w.decls.append(
-        f"hlsf_assign {assign_params(frac, out)} {w.fresh(f'u_{tag}')} "
-        f"(.in_data({exact}), .in_sticky(1'b0), .out_data({s.out}));"
-    )
+def _statement(b: ModuleBuilder, node, raws: list[str], tag: str) -> str:
+    g = b.graph
+    out = b.dtype(node.name)
+    ins = [b.dtype(src) for src in node.inputs]
+    if node.op in lut_ops.TABLE_OPS:
+        return lookup(b, raws[0], ins[0], lut_ops.table_of(node.op, g.sigs[node.name]), out, tag)
+    op = _PLAIN.get(node.op)
+    if op is None:
+        raise HlsfuseError(f"{node.where()}: the Verilog backend cannot compute op '{node.op}' element by element")
+    xs = [b.wire(f"x_{tag}_{k}", XW, sext64(r, t), signed=True) for k, (r, t) in enumerate(zip(raws, ins))]
+    expr, frac = _exact(b, op, node, xs, ins)
+    exact = b.wire(f"e_{tag}", XW, expr, signed=True)
+    result = b.net(f"v_{tag}", out.width)
+    b.instance("hlsf_assign", assign_params(frac, out), f"u_{tag}",
+               (("in_data", exact), ("in_sticky", "1'b0"), ("out_data", result)))
+    return result
 
 
 def _aligned(xs: list[str], ins: list[FixedType]) -> tuple[list[str], int]:
@@ -139,19 +121,18 @@ def _aligned(xs: list[str], ins: list[FixedType]) -> tuple[list[str], int]:
     return [x if t.frac == frac else f"({x} <<< {frac - t.frac})" for x, t in zip(xs, ins)], frac
 
 
-def _exact(w: ModuleWriter, s: Stmt, node, xs: list[str], ins: list[FixedType]) -> tuple[str, int]:
+def _exact(b: ModuleBuilder, op: str, node, xs: list[str], ins: list[FixedType]) -> tuple[str, int]:
     """(exact value as a signed 64-bit expression, its fractional bits): the reference's int64 arithmetic."""
-    op = s.op
-    sig = w.graph.sigs[s.node]
+    sig = b.graph.sigs[node.name]
     zero = slit(0)
     if op in ("add", "sub"):
-        (a, b), frac = _aligned(xs, ins)
-        return f"{a} {'+' if op == 'add' else '-'} {b}", frac
+        (x, y), frac = _aligned(xs, ins)
+        return f"{x} {'+' if op == 'add' else '-'} {y}", frac
     if op == "mul":
         return f"{xs[0]} * {xs[1]}", ins[0].frac + ins[1].frac
     if op in ("maximum", "minimum"):
-        (a, b), frac = _aligned(xs, ins)
-        return f"({a} {'>' if op == 'maximum' else '<'} {b}) ? {a} : {b}", frac
+        (x, y), frac = _aligned(xs, ins)
+        return f"({x} {'>' if op == 'maximum' else '<'} {y}) ? {x} : {y}", frac
     x, f = xs[0], ins[0].frac
     if op == "relu":
         return f"({x} < {zero}) ? {zero} : {x}", f
@@ -164,15 +145,13 @@ def _exact(w: ModuleWriter, s: Stmt, node, xs: list[str], ins: list[FixedType]) 
     if op == "leaky_relu":
         alpha = slit(int(from_float(np.array(sig["alpha"]), ALPHA_TYPE)))
         return f"({x} >= {zero}) ? ({x} <<< {ALPHA_TYPE.frac}) : {x} * {alpha}", f + ALPHA_TYPE.frac
-    if op == "clip":
-        lo, hi = (slit(v) for v in _clip_bounds(sig))
-        low = w.wire(w.fresh(f"c_{s.out}"), XW, f"({x} < {lo}) ? {lo} : {x}", signed=True)
-        return f"({low} > {hi}) ? {hi} : {low}", f
-    raise HlsfuseError(f"{node.where()}: the Verilog backend cannot compute op '{node.op}' ({op}) element by element")
+    lo, hi = (slit(v) for v in _clip_bounds(sig))  # clip
+    low = b.wire(f"c_{node.name}", XW, f"({x} < {lo}) ? {lo} : {x}", signed=True)
+    return f"({low} > {hi}) ? {hi} : {low}", f
 
 
-def _lookup(w: ModuleWriter, out: str, raw: str, in_type: FixedType, table, out_type: FixedType) -> None:
-    """``out = table[(X - X_min) >> shift]``: flipping a signed X's sign bit subtracts its minimum."""
+def lookup(b: ModuleBuilder, raw: str, in_type: FixedType, table, out_type: FixedType, tag: str) -> str:
+    """``table[(X - X_min) >> shift]`` of the raw input ``raw`` (flipping a signed X's sign bit subtracts X_min)."""
     width = in_type.width
     entries = np.asarray(table.entries)
     bits = width - table.shift
@@ -180,16 +159,13 @@ def _lookup(w: ModuleWriter, out: str, raw: str, in_type: FixedType, table, out_
         raise HlsfuseError(
             f"lookup table of {len(entries)} entries does not match a {width}-bit input >> {table.shift}"
         )
-    text = mem_lines(entries, out_type.width)
-    # equal tables (same function, input and output types) share one memory
-    name = next((m for m, mem in w.mems.items() if mem.text == text), None) or w.fresh(f"lut_{table.function}")
-    w.mem(name, entries, out_type.width, text)
+    mem = b.rom(f"lut_{table.function}", len(entries), out_type.width, mem_lines(entries, out_type.width))
     if table.shift:
-        w.decls.append(f"wire unused_{out} = &{{1'b0, {raw}[{table.shift - 1}:0], 1'b0}};")
+        b.unused(f"{raw}[{table.shift - 1}:0]")
     if table.in_fmt.signed:
         top = f"~{raw}[{width - 1}]"
         index = top if bits == 1 else f"{{{top}, {raw}[{width - 2}:{table.shift}]}}"
     else:
         index = f"{raw}[{width - 1}:{table.shift}]"
-    ix = w.wire(w.fresh(f"ix_{out}"), index_width(len(entries)), index)
-    w.decls.append(f"wire [{out_type.width - 1}:0] {out} = {name}[{ix}];")
+    ix = b.wire(f"ix_{tag}", index_width(len(entries)), index)
+    return b.wire(f"v_{tag}", out_type.width, f"{mem}[{ix}]")

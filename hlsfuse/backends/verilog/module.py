@@ -1,15 +1,18 @@
-"""``ModuleWriter``: the pieces of one generated stage module, collected by the stage generators.
+"""The view of one generated stage module, and the builder the stage generators fill.
 
-A stage module (templates/verilog/stage.v.j2) has the stream ports of its channels, ``busy`` and
-``stall`` status outputs, and a body made of:
+A stage module (templates/verilog/stage.v.j2) is one loop of its schedule, one iteration per cycle:
 
-    decls    wires, registers, memories and module instances (combinational logic)
-    resets   control registers cleared by the synchronous reset
-    seq      statements run at a clock edge when not in reset (non-blocking assignments)
-    stores   writes into memories at a clock edge (memories are never reset)
+    sequencer   phase and idx registers walking the schedule's loops (setup loops, then the main
+                part's); ``loop_k`` is high in loop k, ``last_k`` on its last iteration
+    handshakes  per channel: the iterations that move one of its tokens (an expression of the
+                state); the iteration fires when all of them can move, and only then does any move
+    datapath    declarations: wires (expressions), nets driven by module instances (hlsf_assign,
+                hlsf_divide_const, hlsf_line_buffer), registers, memories and ROMs
+    state       counters and odometers (registers advanced by a condition, wrapping at their end),
+                conditional updates of control registers (reset) and stores into memories (not reset)
 
-Generators name every signal they add through ``fresh`` so nothing clashes with the HLS backend's
-value and array names (``v_*``, ``a_*``), which the Verilog backend reuses for the same tensors.
+Python computes the expressions; the template writes every statement. Names come from ``fresh``,
+so nothing clashes with the ports, the channels' signals or the Verilog keywords.
 """
 
 from __future__ import annotations
@@ -18,12 +21,16 @@ from dataclasses import dataclass, field
 
 from ...errors import HlsfuseError
 from ...ir import Graph
-from ...lower.plan import Stage
+from ...lower.names import sanitize
+from ...lower.plan import Channel, DataflowPlan, Stage
 from ...types import FixedType
-from ..hls.context import Context
-from .vlog import index_width
+from .vlog import bits_for, index_width
 
-__all__ = ["StreamPort", "Mem", "StageModule", "ModuleWriter", "fixed_type"]
+__all__ = [
+    "fixed_type", "StreamPort", "Mem", "Wire", "Net", "Reg", "ArrayDecl", "NetArray", "RomDecl", "Assign", "Instance",
+    "Comment", "Counter", "Digit", "Odometer", "Update", "Loop", "Sequencer", "Handshake", "StageModule",
+    "ModuleBuilder",
+]
 
 
 def fixed_type(graph: Graph, tensor: str) -> FixedType:
@@ -40,17 +47,155 @@ def fixed_type(graph: Graph, tensor: str) -> FixedType:
 class StreamPort:
     channel: str
     width: int
+    data: str = ""  # outputs: the expression driving tdata
 
 
 @dataclass(frozen=True)
 class Mem:
-    """A read-only memory loaded with ``$readmemh`` from ``file`` (a ROM or a lookup table)."""
+    """A ``.mem`` file loaded with ``$readmemh`` (a ROM or a lookup table)."""
 
     name: str
     file: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Wire:
+    name: str
+    width: int
+    expr: str
+    signed: bool = False
+    kind: str = "wire"
+
+
+@dataclass(frozen=True)
+class Net:
+    """A wire driven by an instance or an ``Assign``."""
+
+    name: str
+    width: int
+    kind: str = "net"
+
+
+@dataclass(frozen=True)
+class Reg:
+    name: str
+    width: int
+    kind: str = "reg"
+
+
+@dataclass(frozen=True)
+class ArrayDecl:
+    name: str
     width: int
     size: int
-    text: str  # the .mem file's contents
+    kind: str = "array"
+
+
+@dataclass(frozen=True)
+class NetArray:
+    """An array of wires (elements driven by ``Assign``)."""
+
+    name: str
+    width: int
+    size: int
+    kind: str = "netarray"
+
+
+@dataclass(frozen=True)
+class RomDecl:
+    name: str
+    width: int
+    size: int
+    file: str
+    kind: str = "rom"
+
+
+@dataclass(frozen=True)
+class Assign:
+    target: str
+    expr: str
+    kind: str = "assign"
+
+
+@dataclass(frozen=True)
+class Instance:
+    module: str
+    params: tuple[tuple[str, str], ...]
+    name: str
+    ports: tuple[tuple[str, str], ...]
+    kind: str = "instance"
+
+
+@dataclass(frozen=True)
+class Comment:
+    text: str
+    kind: str = "comment"
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A register over 0..count-1, advanced (and wrapped) when ``step`` is high."""
+
+    name: str
+    width: int
+    count: int
+    step: str
+
+
+@dataclass(frozen=True)
+class Digit:
+    name: str
+    width: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Odometer:
+    """Registers counting in row-major order (the last digit fastest), advanced when ``step`` is high."""
+
+    digits: tuple[Digit, ...]
+    step: str
+
+
+@dataclass(frozen=True)
+class Update:
+    """``if (cond) target <= value;`` at a clock edge (later updates of the same target win)."""
+
+    cond: str
+    target: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop of the sequencer: ``here`` is high while it runs, ``last`` on its last iteration."""
+
+    what: str
+    count: int
+    here: str
+    last: str
+
+
+@dataclass(frozen=True)
+class Sequencer:
+    phase: str | None  # None: a single loop
+    phase_width: int
+    idx: str
+    width: int
+    loops: tuple[Loop, ...]
+    next: str  # the loop after the current one
+    fire: str
+    inputs_ok: str
+
+
+@dataclass(frozen=True)
+class Handshake:
+    channel: str
+    read: bool
+    moves: str  # the wire: this iteration moves a token of the channel
+    when: str  # its expression
+    space: str = ""  # outputs: the wire "moves implies tready"
 
 
 @dataclass(frozen=True)
@@ -59,33 +204,50 @@ class StageModule:
     stage: str  # the plan's stage name (also the instance's suffix in the top)
     kind: str
     note: str
+    iterations: int
+    state: tuple[str, ...]
     inputs: tuple[StreamPort, ...]
     outputs: tuple[StreamPort, ...]
-    decls: tuple[str, ...]
-    resets: tuple[str, ...]
-    seq: tuple[str, ...]
-    stores: tuple[str, ...]
+    sequencer: Sequencer
+    counters: tuple[Counter, ...]
+    odometers: tuple[Odometer, ...]
+    decls: tuple
+    handshakes: tuple[Handshake, ...]
+    resets: tuple[Update, ...]
+    updates: tuple[Update, ...]
+    stores: tuple[Update, ...]
     mems: tuple[Mem, ...]
     rtl: tuple[str, ...]  # hw/rtl modules instantiated
 
 
 @dataclass
-class ModuleWriter:
-    ctx: Context  # the HLS backend's context: names of values, arrays, ROMs and tables
+class ModuleBuilder:
+    """Collects one stage module; ``loops`` are (what, count) of its schedule's loops, in order."""
+
+    graph: Graph
+    plan: DataflowPlan
     stage: Stage
     module: str
-    decls: list[str] = field(default_factory=list)
-    resets: list[str] = field(default_factory=list)
-    seq: list[str] = field(default_factory=list)
-    stores: list[str] = field(default_factory=list)
+    taken: set[str] = field(default_factory=set)
+    decls: list = field(default_factory=list)
+    counters: list[Counter] = field(default_factory=list)
+    odometers: list[Odometer] = field(default_factory=list)
+    resets: list[Update] = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+    stores: list[Update] = field(default_factory=list)
     mems: dict[str, Mem] = field(default_factory=dict)
     rtl: set[str] = field(default_factory=set)
     arrays: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (size, width)
-    taken: set[str] = field(default_factory=set)
+    values: dict[str, str] = field(default_factory=dict)  # tensor -> its per-element value signal
+    moves: dict[str, list[str]] = field(default_factory=dict)  # channel -> when an iteration moves a token
+    sequencer: Sequencer | None = None
 
-    @property
-    def graph(self) -> Graph:
-        return self.ctx.graph
+    def __post_init__(self):
+        self.taken |= _KEYWORDS
+        for c in self.stage.inputs + self.stage.outputs:
+            self.taken |= {c, *(f"{c}_{s}" for s in ("tdata", "tvalid", "tready"))}
+
+    # ------------------------------------------------------------------ facts
 
     def dtype(self, tensor: str) -> FixedType:
         return fixed_type(self.graph, tensor)
@@ -93,67 +255,155 @@ class ModuleWriter:
     def width(self, tensor: str) -> int:
         return self.dtype(tensor).width
 
-    def fresh(self, wanted: str) -> str:
-        name, n = wanted, 1
-        while name in self.taken or name in _VERILOG_KEYWORDS:
-            n += 1
-            name = f"{wanted}_{n}"
-        self.taken.add(name)
-        return name
+    def channel(self, name: str) -> Channel:
+        return self.plan.channel(name)
 
-    def reg(self, name: str, width: int, reset: str | None = None) -> str:
-        """Declare a control register (cleared to ``reset`` by the reset when given)."""
-        self.decls.append(f"reg [{width - 1}:0] {name};")
-        if reset is not None:
-            self.resets.append(f"{name} <= {reset};")
-        return name
-
-    def wire(self, name: str, width: int, expr: str, signed: bool = False) -> str:
-        self.decls.append(f"wire {'signed ' if signed else ''}[{width - 1}:0] {name} = {expr};")
-        return name
-
-    def array(self, name: str, size: int, width: int) -> str:
-        """Declare a writable memory of ``size`` elements (held inputs, pre-loop results, buffers)."""
-        if name not in self.arrays:
-            self.decls.append(f"reg [{width - 1}:0] {name} [0:{size - 1}];")
-            self.arrays[name] = (size, width)
-        return name
-
-    def mem(self, name: str, values, width: int, text: str) -> str:
-        """Declare a ROM read combinationally and loaded from ``<module>_<name>.mem``."""
-        if name not in self.mems:
-            size = len(values)
-            file = f"{self.module}_{name}.mem"
-            self.decls.append(f"reg [{width - 1}:0] {name} [0:{size - 1}];")
-            self.decls.append(f'initial $readmemh("{file}", {name});')
-            self.mems[name] = Mem(name, file, width, size, text)
-            self.arrays[name] = (size, width)
-        return name
+    def rom_of(self, constant: str) -> str:
+        for rom in self.plan.roms:
+            if rom.constant == constant:
+                return rom.name
+        raise HlsfuseError(f"dataflow plan has no ROM for constant '{constant}'")
 
     def index(self, name: str) -> int:
         """Bits of an index into array ``name``."""
         return index_width(self.arrays[name][0])
 
-    def build(self, kind: str, note: str) -> StageModule:
-        ports_in = tuple(StreamPort(c, self.width(self.ctx.channel(c).tensor)) for c in self.stage.inputs)
-        ports_out = tuple(StreamPort(c, self.width(self.ctx.channel(c).tensor)) for c in self.stage.outputs)
+    # ------------------------------------------------------------------ names and declarations
+
+    def fresh(self, wanted: str) -> str:
+        base = sanitize(wanted, 60)
+        name, n = base, 1
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+    def wire(self, wanted: str, width: int, expr: str, signed: bool = False) -> str:
+        name = self.fresh(wanted)
+        self.decls.append(Wire(name, width, expr, signed))
+        return name
+
+    def net(self, wanted: str, width: int) -> str:
+        name = self.fresh(wanted)
+        self.decls.append(Net(name, width))
+        return name
+
+    def reg(self, wanted: str, width: int, reset: str | None = None) -> str:
+        name = self.fresh(wanted)
+        self.decls.append(Reg(name, width))
+        if reset is not None:
+            self.resets.append(Update("1'b1", name, reset))
+        return name
+
+    def array(self, wanted: str, size: int, width: int) -> str:
+        """A writable memory (held inputs, pre-loop results, buffers): written at a clock edge, read combinationally."""
+        name = self.fresh(wanted)
+        self.decls.append(ArrayDecl(name, width, size))
+        self.arrays[name] = (size, width)
+        return name
+
+    def net_array(self, wanted: str, width: int, size: int) -> str:
+        name = self.fresh(wanted)
+        self.decls.append(NetArray(name, width, size))
+        self.arrays[name] = (size, width)
+        return name
+
+    def rom(self, wanted: str, size: int, width: int, text: str) -> str:
+        """A ROM loaded from ``<module>_<name>.mem``; equal contents share one memory."""
+        for name, mem in self.mems.items():
+            if mem.text == text and self.arrays[name] == (size, width):
+                return name
+        name = self.fresh(wanted)
+        file = f"{self.module}_{name}.mem"
+        self.decls.append(RomDecl(name, width, size, file))
+        self.mems[name] = Mem(name, file, text)
+        self.arrays[name] = (size, width)
+        return name
+
+    def counter(self, wanted: str, count: int, step: str) -> tuple[str, int]:
+        name, width = self.fresh(wanted), bits_for(count)
+        self.counters.append(Counter(name, width, count, step))
+        return name, width
+
+    def odometer(self, wanted: str, extents, step: str) -> list[tuple[str, int]]:
+        digits = tuple(Digit(self.fresh(f"{wanted}{d}"), bits_for(n), n) for d, n in enumerate(extents))
+        self.odometers.append(Odometer(digits, step))
+        return [(d.name, d.width) for d in digits]
+
+    def instance(self, module: str, params, wanted: str, ports) -> None:
+        self.rtl.add(module)
+        self.decls.append(Instance(module, tuple(params), self.fresh(wanted), tuple(ports)))
+
+    def comment(self, text: str) -> None:
+        self.decls.append(Comment(text))
+
+    def move(self, channel: str, when: str) -> None:
+        """An iteration for which ``when`` holds moves one token of ``channel``."""
+        self.moves.setdefault(channel, []).append(when)
+
+    def unused(self, signal: str) -> None:
+        """Consume a signal no logic reads (Verilator's lint recognises ``unused_*``)."""
+        self.decls.append(Wire(self.fresh(f"unused_{signal}"), 1, f"&{{1'b0, {signal}, 1'b0}}"))
+
+    # ------------------------------------------------------------------ the sequencer
+
+    def sequence(self, loops: list[tuple[str, int]], next_loop: str | None = None) -> Sequencer:
+        """The sequencer over ``loops`` ((what, count) in order); after the last loop, the first again.
+        ``next_loop``: an expression of the loop after the current one, replacing that rule."""
+        n = len(loops)
+        pw = bits_for(n)
+        phase = self.fresh("phase") if n > 1 else None
+        width = bits_for(max(count for _, count in loops))
+        idx = self.fresh("idx")
+        views = tuple(Loop(what, count, self.fresh(f"loop{k}"), self.fresh(f"last{k}"))
+                      for k, (what, count) in enumerate(loops))
+        if next_loop is None and phase is not None:
+            next_loop = f"{phase} == {pw}'d{n - 1} ? {pw}'d0 : {phase} + {pw}'d1"
+        self.sequencer = Sequencer(phase, pw, idx, width, views, next_loop or "", self.fresh("fire"),
+                                   self.fresh("inputs_ok"))
+        return self.sequencer
+
+    # ------------------------------------------------------------------ the module
+
+    def build(self, note: str, outputs: dict[str, str], state: tuple[str, ...]) -> StageModule:
+        if self.sequencer is None:
+            raise HlsfuseError(f"stage '{self.stage.name}': its module has no sequencer")
+        handshakes = []
+        for c in (*self.stage.inputs, *self.stage.outputs):
+            read = c in self.stage.inputs
+            whens = self.moves.get(c)
+            if not whens:
+                raise HlsfuseError(f"stage '{self.stage.name}': no iteration moves channel '{c}'")
+            when = " || ".join(f"({w})" if " " in w and len(whens) > 1 else w for w in whens)
+            moves = self.fresh(f"{'rd' if read else 'wr'}_{c}")
+            space = "" if read else self.fresh(f"space_{c}")
+            handshakes.append(Handshake(c, read, moves, when, space))
+        ins = tuple(StreamPort(c, self.width(self.channel(c).tensor)) for c in self.stage.inputs)
+        outs = tuple(StreamPort(c, self.width(self.channel(c).tensor), outputs[c]) for c in self.stage.outputs)
         return StageModule(
             name=self.module,
             stage=self.stage.name,
-            kind=kind,
+            kind=self.stage.kind,
             note=note,
-            inputs=ports_in,
-            outputs=ports_out,
+            iterations=self.stage.cycles,
+            state=state,
+            inputs=ins,
+            outputs=outs,
+            sequencer=self.sequencer,
+            counters=tuple(self.counters),
+            odometers=tuple(self.odometers),
             decls=tuple(self.decls),
+            handshakes=tuple(handshakes),
             resets=tuple(self.resets),
-            seq=tuple(self.seq),
+            updates=tuple(self.updates),
             stores=tuple(self.stores),
             mems=tuple(self.mems.values()),
             rtl=tuple(sorted(self.rtl)),
         )
 
 
-_VERILOG_KEYWORDS = frozenset(
+_KEYWORDS = frozenset(
     """always and assign automatic begin buf bufif0 bufif1 case casex casez cell cmos config deassign default
     defparam design disable edge else end endcase endconfig endfunction endgenerate endmodule endprimitive
     endspecify endtable endtask event for force forever fork function generate genvar highz0 highz1 if ifnone
@@ -163,9 +413,8 @@ _VERILOG_KEYWORDS = frozenset(
     rnmos rpmos rtran rtranif0 rtranif1 scalared showcancelled signed small specify specparam strong0 strong1
     supply0 supply1 table task time tran tranif0 tranif1 tri tri0 tri1 triand trior trireg unsigned use uwire
     vectored wait wand weak0 weak1 while wire wor xnor xor""".split()
-)
-# SystemVerilog keywords: Verilator reads .v files as SystemVerilog, so these are taken too
-_VERILOG_KEYWORDS |= frozenset(
+) | frozenset(
+    # SystemVerilog keywords: Verilator reads .v files as SystemVerilog, so these are taken too
     """accept_on alias always_comb always_ff always_latch assert assume before bind bins binsof bit break byte
     chandle checker class clocking const constraint context continue cover covergroup coverpoint cross dist do
     endchecker endclass endclocking endgroup endinterface endpackage endprogram endproperty endsequence enum

@@ -1,65 +1,129 @@
-"""The Verilog of the HLS backend's phases (``backends.hls.phase``): held inputs, pre loops, per-element reads.
+"""The Verilog of a stage's setup loops and element phases (``lower.schedule``, ``lower.elements``).
 
-Window, rows and reduce stages compute their prologue and epilogue map nodes with these, and a map
-stage is one phase: each HLS loop becomes a ``sequencer.Loop`` running one iteration per cycle,
-whose index is the sequencer's ``idx``.
+Setup loops are the sequencer's first loops: each held input is stored element by element (the
+sequencer's ``idx`` is the element), then every pre loop computes its nodes into arrays. A phase
+reads its streamed inputs (one value wire per channel) and computes its program once per element of
+the loop it runs in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..hls.phase import Held, Phase, Read
-from .expr import counters, render_body
-from .module import ModuleWriter
-from .sequencer import Loop, Sequencer
-from .vlog import zext
+from ...lower.elements import ElementPhase
+from ...lower.schedule import Schedule
+from .expr import counters, program
+from .module import Assign, ModuleBuilder, Sequencer, Update
+from .vlog import ulit, zext
 
-__all__ = ["held_loops", "store_held", "pre_loops", "compute_pre", "read_values", "tensor_of_array"]
-
-
-def held_loops(held: Sequence[Held]) -> list[Loop]:
-    return [Loop(f"hold {h.channel}", h.size, reads=(h.channel,)) for h in held]
+__all__ = ["setup_loops", "setup", "reads", "element_phase", "PushEmit", "push_emit", "emit_epilogue"]
 
 
-def store_held(w: ModuleWriter, held: Sequence[Held], seq: Sequencer, first: int) -> None:
-    """Loops ``first``.. of ``seq`` store the held inputs (loop order = ``held`` order)."""
-    for k, h in enumerate(held):
-        width = w.width(w.ctx.channel(h.channel).tensor)
-        if h.array is None:
-            w.decls.append(f"wire unused_{h.channel} = &{{1'b0, {h.channel}_tdata, 1'b0}};")
-            continue
-        w.array(h.array, h.size, width)
-        ix = zext(seq.idx, seq.width, w.index(h.array))
-        w.stores.append(f"if ({seq.fire[first + k]}) {h.array}[{ix}] <= {h.channel}_tdata;")
+def setup_loops(schedule: Schedule) -> list[tuple[str, int]]:
+    loops = [(f"read '{h.tensor}' whole", h.size) for h in schedule.held]
+    loops += [(f"compute {', '.join(p.kept) or 'nodes'} before the main loop", p.program.count)
+              for ph in schedule.phases for p in ph.pre]
+    return loops
 
 
-def pre_loops(p: Phase) -> list[Loop]:
-    return [Loop(f"pre {', '.join(s.var for s in pre.stores) or 'loop'}", pre.size) for pre in p.pre]
-
-
-def tensor_of_array(w: ModuleWriter, array: str) -> str:
-    return next(t for t, a in w.ctx.names.arrays.items() if a == array)
-
-
-def compute_pre(w: ModuleWriter, p: Phase, seq: Sequencer, scope: dict, first: int) -> None:
-    """Loops ``first``.. of ``seq`` compute ``p``'s pre loops into their arrays."""
-    for k, pre in enumerate(p.pre):
-        local = dict(scope)
-        local.update(counters(w, pre.body, f"p{k}_", seq.fire[first + k]))
-        render_body(w, pre.body, local)
-        for store in pre.stores:
-            width = w.width(tensor_of_array(w, store.array))
-            w.array(store.array, pre.size, width)
-            ix = zext(seq.idx, seq.width, w.index(store.array))
-            w.stores.append(f"if ({seq.fire[first + k]}) {store.array}[{ix}] <= {store.var};")
-
-
-def read_values(w: ModuleWriter, reads: Sequence[Read]) -> None:
-    """The streamed inputs of a phase as wires (a read no node uses is consumed by an ``unused_`` wire)."""
-    for r in reads:
-        tensor = w.ctx.channel(r.channel).tensor
-        if r.var is None:
-            w.decls.append(f"wire unused_{r.channel} = &{{1'b0, {r.channel}_tdata, 1'b0}};")
+def setup(b: ModuleBuilder, schedule: Schedule, seq: Sequencer) -> dict[str, str]:
+    """The setup loops' logic (sequencer loops 0..); returns the array holding each held input and pre-loop result."""
+    arrays: dict[str, str] = {}
+    k = 0
+    for h in schedule.held:
+        here = seq.loops[k].here
+        b.move(h.channel, here)
+        if h.kept:
+            arr = b.array(f"a_{h.tensor}", h.size, b.width(h.tensor))
+            arrays[h.tensor] = arr
+            b.stores.append(Update(f"{seq.fire} && {here}", f"{arr}[{zext(seq.idx, seq.width, b.index(arr))}]",
+                                   f"{h.channel}_tdata"))
         else:
-            w.wire(r.var, w.width(tensor), f"{r.channel}_tdata")
+            b.unused(f"{h.channel}_tdata")
+        k += 1
+    for ph in schedule.phases:
+        for p in ph.pre:
+            here = seq.loops[k].here
+            step = f"{seq.fire} && {here}"
+            scope = counters(b, p.program.counters, step, f"p{k}_")
+            scope[(1, p.program.count)] = (seq.idx, seq.width)
+            values = program(b, p.program, {}, arrays, scope, f"p{k}_")
+            for node in p.kept:
+                arr = b.array(f"a_{node}", p.program.count, b.width(node))
+                arrays[node] = arr
+                b.stores.append(Update(step, f"{arr}[{zext(seq.idx, seq.width, b.index(arr))}]", values[node]))
+            k += 1
+    return arrays
+
+
+def reads(b: ModuleBuilder, ph: ElementPhase, when: str) -> dict[str, str]:
+    """The phase's streamed inputs, read in the iterations where ``when`` holds: tensor -> its value wire."""
+    values = {}
+    for r in ph.reads:
+        b.move(r.channel, when)
+        if r.used:
+            values[r.tensor] = b.wire(f"v_{r.channel}", b.width(r.tensor), f"{r.channel}_tdata")
+        else:
+            b.unused(f"{r.channel}_tdata")
+    return values
+
+
+def element_phase(b: ModuleBuilder, ph: ElementPhase, values: dict[str, str], arrays: dict[str, str],
+                  index: tuple[str, int], step: str, prefix: str) -> str:
+    """The phase's program once per element (``index``: the element's signal and width; ``step``: the
+    element is done); returns the signal of its result."""
+    scope = counters(b, ph.program.counters, step, prefix)
+    scope[(1, ph.count)] = index
+    values = program(b, ph.program, values, arrays, scope, prefix)
+    return values[ph.result]
+
+
+@dataclass(frozen=True)
+class PushEmit:
+    """The control of a push/emit loop (``lower.schedule.Engine``), in the main loop of window and rows stages."""
+
+    push: str  # this iteration pushes
+    emitting: str  # this iteration emits: the snapshot has outputs left
+    index: tuple[str, int]  # which output of the snapshot it emits
+    last_emit: str  # the snapshot's last output
+    position: list[tuple[str, int]]  # the next push's odometer digits, outermost first
+    completes: str  # the next push completes a unit (captures the snapshot)
+
+
+def push_emit(b: ModuleBuilder, fire: str, frame_end: str, emits: int, extents,
+              completes: Callable[[list[tuple[str, int]]], str]) -> PushEmit:
+    """Pushes over an odometer of ``extents``; ``completes(position)``: the expression saying the push at
+    ``position`` completes a unit, which then emits ``emits`` outputs. The push completing the next unit
+    waits while the snapshot has outputs left, but for its last; ``frame_end``: the main loop's last
+    iteration, after which the next frame's pushes start."""
+    emitting = b.reg("emitting", 1, "1'b0")
+    done = b.reg("pushed", 1, "1'b0")  # every push of the frame is done
+    index = b.counter("co", emits, f"{fire} && {emitting}")
+    last_emit = f"{index[0]} == {ulit(emits - 1, index[1])}"
+    push = b.net("push", 1)
+    position = b.odometer("at", extents, f"{fire} && {push}")
+    unit = b.wire("completes", 1, completes(position))
+    last_push = " && ".join(f"{d} == {ulit(n - 1, w)}" for (d, w), n in zip(position, extents))
+    b.decls.append(Assign(push, f"!{done} && (!{unit} || !{emitting} || {last_emit})"))
+    b.updates += [
+        Update(f"{fire} && {push} && {last_push}", done, "1'b1"),
+        Update(f"{fire} && {frame_end}", done, "1'b0"),
+        Update(f"{fire} && {emitting} && {last_emit}", emitting, "1'b0"),
+        Update(f"{fire} && {push} && {unit}", emitting, "1'b1"),
+    ]
+    return PushEmit(push, emitting, index, last_emit, position, unit)
+
+
+def emit_epilogue(b: ModuleBuilder, main, head: str, result: str, arrays: dict[str, str], here: str, fire: str,
+                  emitting: str) -> str:
+    """The epilogue of a push/emit stage once per output element, on the iterations that emit ``result``
+    (the head's value); moves the output channels and returns the signal of what they carry."""
+    values = {head: result, **reads(b, main.epilogue, f"{here} && {emitting}")}
+    index = None
+    if main.epilogue.program.reads_index:
+        index = b.counter("o", main.epilogue.count, f"{fire} && {emitting}")
+    out = element_phase(b, main.epilogue, values, arrays, index, f"{fire} && {emitting}", "e_")
+    for ch in main.writes:
+        b.move(ch, f"{here} && {emitting}")
+    return out

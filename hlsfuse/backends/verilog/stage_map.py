@@ -1,34 +1,39 @@
-"""Map stages in Verilog: the HLS map stage's loops (``backends.hls.stage_map.body``), one iteration per cycle.
+"""Map and fork stages in Verilog, one iteration per cycle.
 
-    loop per held input   store each element into its array (or drop it)
-    loop per pre loop     compute nodes smaller than the output into arrays
-    main loop             read every streamed input, compute the nodes, write the sink
+    map    setup loops (held inputs, pre loops), then the main loop: read every streamed input,
+           compute the nodes, write the sink (``lower.schedule.MapMain``)
+    fork   one loop: read the input, write it to every output in the same iteration
 """
 
 from __future__ import annotations
 
 from ...lower.plan import Stage
-from ..hls import stage_map as hls_map
-from ..hls.context import Context
-from .expr import counters, render_body
-from .module import ModuleWriter, StageModule
-from .phase import compute_pre, held_loops, pre_loops, read_values, store_held
-from .sequencer import Loop, Sequencer
+from .module import ModuleBuilder, StageModule
+from .phase import element_phase, reads, setup, setup_loops
 
-__all__ = ["build"]
+__all__ = ["build_map", "build_fork"]
 
 
-def build(ctx: Context, stage: Stage, w: ModuleWriter) -> StageModule:
-    b = hls_map.body(ctx, stage)
-    p = b.phase
-    loops = held_loops(b.held) + pre_loops(p)
-    loops.append(Loop("main", b.count, tuple(r.channel for r in p.reads), tuple(x.channel for x in b.writes)))
-    seq = Sequencer(w, loops)
-    scope = {p.index: (seq.idx, seq.width)}
-    store_held(w, b.held, seq, first=0)
-    compute_pre(w, p, seq, scope, first=len(b.held))
-    read_values(w, p.reads)
-    scope.update(counters(w, p.body, "m_", seq.fire[-1]))
-    render_body(w, p.body, scope)
-    seq.drive({x.channel: x.var for x in b.writes})
-    return w.build("map", f"nodes {', '.join(stage.nodes)}")
+def build_map(b: ModuleBuilder, stage: Stage, state) -> StageModule:
+    schedule = stage.schedule
+    main = schedule.main
+    seq = b.sequence([*setup_loops(schedule), ("read, compute, write", main.count)])
+    arrays = setup(b, schedule, seq)
+    here = seq.loops[-1].here
+    values = reads(b, main.phase, here)
+    result = element_phase(b, main.phase, values, arrays, (seq.idx, seq.width), f"{seq.fire} && {here}", "m_")
+    for c in main.writes:
+        b.move(c, here)
+    return b.build(f"nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, result), state)
+
+
+def build_fork(b: ModuleBuilder, stage: Stage, state) -> StageModule:
+    main = stage.schedule.main
+    seq = b.sequence([("copy", main.count)])
+    here = seq.loops[0].here
+    b.move(main.read, here)
+    for c in main.writes:
+        b.move(c, here)
+    tensor = b.channel(main.read).tensor
+    return b.build(f"copies '{tensor}' to {len(main.writes)} readers", dict.fromkeys(main.writes, f"{main.read}_tdata"),
+                   state)

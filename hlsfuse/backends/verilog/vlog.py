@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from ...types import OVERFLOW_MODES, QUANT_MODES, FixedType
 
-__all__ = ["XW", "bits_for", "index_width", "ulit", "slit", "zext", "extend", "sext64", "assign_params"]
+__all__ = ["Params", "XW", "bits_for", "index_width", "ulit", "slit", "zext", "extend", "sext64", "assign_params"]
+
+Params = tuple[tuple[str, str], ...]
+"""Parameters of a module instance: (name, value) pairs."""
 
 XW = 64
 """Width of the signed exact intermediate every node computes before its one assignment."""
@@ -61,10 +64,10 @@ def sext64(expr: str, dtype: FixedType) -> str:
     return extend(expr, dtype.width, dtype.signed, XW)
 
 
-def assign_params(in_frac: int, dtype: FixedType, in_w: int = XW, in_signed: bool = True) -> str:
-    """The parameter list of an ``hlsf_assign`` from a signed exact value to ``dtype``."""
+def assign_params(in_frac: int, dtype: FixedType, in_w: int = XW, in_signed: bool = True) -> Params:
+    """The parameters of an ``hlsf_assign`` from a signed exact value to ``dtype``."""
     return (
-        f"#(.IN_W({in_w}), .IN_FRAC({in_frac}), .IN_SIGNED({int(in_signed)}), .OUT_W({dtype.width}), "
-        f".OUT_FRAC({dtype.frac}), .OUT_SIGNED({int(dtype.signed)}), "
-        f".QUANT({QUANT_MODES.index(dtype.quant)}), .OVERFLOW({OVERFLOW_MODES.index(dtype.overflow)}))"
+        ("IN_W", str(in_w)), ("IN_FRAC", str(in_frac)), ("IN_SIGNED", str(int(in_signed))),
+        ("OUT_W", str(dtype.width)), ("OUT_FRAC", str(dtype.frac)), ("OUT_SIGNED", str(int(dtype.signed))),
+        ("QUANT", str(QUANT_MODES.index(dtype.quant))), ("OVERFLOW", str(OVERFLOW_MODES.index(dtype.overflow))),
     )

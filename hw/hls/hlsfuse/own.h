@@ -1,62 +1,65 @@
 // hlsfuse kernel library: stages of the "own" kind that move elements: slice, pad, concat, transpose.
 //
-// Each is a complete stage function for one frame: it reads its input stream(s) in row-major order and
-// writes the output tensor in row-major order. Shapes and per-axis parameters are hlsf::dims types (shape.h)
-// of the tensor's own rank (1..6). Element types are template parameters; every output element is the exact
-// input value assigned to the output type, `T_OUT(x)` (hlsfuse's injective ops: a no-op when the types are
-// equal; ap_fixed rounds and saturates otherwise, exactly like hlsfuse.types.assign).
+// Each is a complete stage for one frame and one loop of ITERATIONS iterations (PIPELINE II=1), the
+// iteration count of the stage's schedule (hlsfuse/lower/own.py says which iteration reads and writes what;
+// the kernels follow it exactly). Inputs are read in row-major order from an `in` that has read(): an
+// hls::stream, or an hlsf::rom_reader over a constant operand's ROM. Shapes and per-axis parameters are
+// hlsf::dims types (shape.h) of the tensor's own rank (1..6). Every output element is the exact input value
+// assigned to the output type, `T_OUT(x)`. Buffers are the caller's: the stage function declares them with
+// their partitioning and dependence pragmas (where the pragmas apply).
 //
-//   slice_stage<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, TAG = 0>(in, out)
-//       out[o] = in[START + o * STEP] per axis, STEP != 0 (negative steps read backwards). START, STEP and
-//       OUT_SHAPE are Python's normalised slice per axis: range(*slice(b, e, s).indices(n)) gives START =
-//       its start, STEP = its step and OUT_SHAPE = its length; unsliced axes have START 0, STEP 1 and their
-//       full extent. Without a reversed axis (negative step and more than one output element) the stage
-//       streams, keeping nothing. Otherwise it buffers the block of input axes from the first reversed axis
-//       B inwards (prod IN_SHAPE[B:] elements), once per index of the outer axes.
+//   slice_stage<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, ITERATIONS>(in, out)
+//       out[o] = in[START + o * STEP] per axis; START, STEP and OUT_SHAPE are Python's normalised slice per
+//       axis (range(*slice(b, e, s).indices(n))); unsliced axes have START 0, STEP 1 and their full extent.
+//       Streams: one iteration per input element, writing the picked ones.
+//   slice_block_stage<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, B, ITERATIONS>(in, out, block)
+//       a slice reading axis B (its first reversed axis) backwards: per index of the axes before B, read the
+//       block of axes B.. into block[prod IN_SHAPE[B:]], then, when that index is picked, write the block's
+//       picked elements in output order.
 //   pad_stage<T_IN, T_OUT, IN_SHAPE, BEFORE, OUT_SHAPE>(in, out, fill)
-//       constant padding, BEFORE the pads before each axis; OUT_SHAPE = IN_SHAPE + before + after. `fill` is
-//       the pad value already in T_OUT (hlsfuse: the attribute `value` as T_OUT with RND, SAT). Streams.
+//       constant padding, one iteration per output element; `fill` is the pad value already in T_OUT.
 //   concat_stage<T_OUT, OUTER, INNER, A0, A1, ...>(out, in0, in1, ...)
-//       concat of 1..8 inputs along one axis: OUTER = product of the axes before it, INNER = product of the
-//       axes after it, A_i = input i's extent on the axis. For each outer index it copies A_i * INNER
-//       elements of each input in turn. The output stream comes first (the inputs are a parameter pack and
-//       may have different element types). Streams (no storage); a reader of several channels in turn, so
-//       the lowering must size those FIFOs (the blocks of later inputs wait).
-//   transpose_stage<T_IN, T_OUT, IN_SHAPE, PERM, TAG = 0>(in, out)
-//   (TAG: a distinct value per calling stage gives each its own static buffer, as DATAFLOW processes need)
-//       out[o] = in[i] with i[PERM[d]] = o[d] (numpy.transpose(x, PERM)); a frame buffer of IN_SHAPE's size.
+//       1..8 inputs along one axis: OUTER = product of the axes before it, INNER = product of the axes after
+//       it, A_i = input i's extent on it; per outer index, A_i * INNER elements of each input in turn.
+//   transpose_stage<T_IN, T_OUT, OUTER, IN_SHAPE, PERM>(in, out, block)
+//       numpy.transpose of OUTER blocks of IN_SHAPE (the axes from the first moved one on) by PERM (the
+//       permutation of those axes): per block, read it into block[IN_SHAPE::size()], then write it permuted.
 //
-// Every loop moves one element per cycle (PIPELINE II=1). Index counters advance with step_index instead
-// of dividing a flat index.
+// Index counters advance with step_index instead of dividing a flat index.
 #ifndef HLSFUSE_KERNELS_OWN_H
 #define HLSFUSE_KERNELS_OWN_H
 
 #include <hls_stream.h>
 
 #include <cstddef>
-#include <type_traits>
 #include <utility>
 
 #include "shape.h"
 
 namespace hlsf {
 
+// A constant operand read like a stream: its ROM in row-major order, one element per read().
+template <class T, int N>
+struct rom_reader {
+  const T (&rom)[N];
+  int at;
+  explicit rom_reader(const T (&values)[N]) : rom(values), at(0) {}
+  T read() {
+#pragma HLS INLINE
+    const T v = rom[at];
+    at = at == N - 1 ? 0 : at + 1;
+    return v;
+  }
+};
+
 namespace detail {
 
 // Does axis index i belong to the slice start, start + step, ... (count elements)?
 inline bool slice_picks(int i, int start, int step, int count) {
+#pragma HLS INLINE
   const int diff = step > 0 ? i - start : start - i;
   const int size = step > 0 ? step : -step;
   return diff >= 0 && diff % size == 0 && diff / size < count;
-}
-
-// The first axis read backwards (a negative step and more than one element), or the rank if none.
-template <class OUT_SHAPE, class STEP>
-constexpr int first_reversed_axis() {
-  for (int d = 0; d < OUT_SHAPE::rank; ++d) {
-    if (STEP::at(d) < 0 && OUT_SHAPE::at(d) > 1) return d;
-  }
-  return OUT_SHAPE::rank;
 }
 
 }  // namespace detail
@@ -65,91 +68,81 @@ constexpr int first_reversed_axis() {
 // slice
 // --------------------------------------------------------------------------------------------------------
 
-namespace detail {
-
-// Stream order is kept: pass on the elements picked on every axis.
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP>
-void slice_streaming(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
+template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int ITERATIONS, class IN>
+void slice_stage(IN& in, hls::stream<T_OUT>& out) {
   const int R = IN_SHAPE::rank;
+  static_assert(OUT_SHAPE::rank == R && START::rank == R && STEP::rank == R,
+                "slice_stage: IN_SHAPE, OUT_SHAPE, START and STEP must have the same rank");
+  static_assert(ITERATIONS == IN_SHAPE::size(), "slice_stage: one iteration per input element");
   const extents<IN_SHAPE> in_ext;
   int i[R] = {};
-  for (int e = 0; e < IN_SHAPE::size(); ++e) {
+  for (int e = 0; e < ITERATIONS; ++e) {
 #pragma HLS PIPELINE II=1
     const T_IN x = in.read();
     bool keep = true;
     for (int d = 0; d < R; ++d) {
 #pragma HLS UNROLL
-      keep = keep && slice_picks(i[d], START::at(d), STEP::at(d), OUT_SHAPE::at(d));
+      keep = keep && detail::slice_picks(i[d], START::at(d), STEP::at(d), OUT_SHAPE::at(d));
     }
     if (keep) out.write(T_OUT(x));
     step_index(i, in_ext.v, 0, R);
   }
 }
 
-// Axes B.. are read backwards: hold one block of them per index of the outer axes, then emit the block's
-// picked elements in output order (when the outer index is picked too).
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B, int TAG>
-void slice_buffered(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
+template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B, int ITERATIONS,
+          class IN, int BLOCK>
+void slice_block_stage(IN& in, hls::stream<T_OUT>& out, T_IN (&block)[BLOCK]) {
   const int R = IN_SHAPE::rank;
-  const int BLOCK = IN_SHAPE::span(B, R);
+  static_assert(BLOCK == IN_SHAPE::span(B, R), "slice_block_stage: the block holds the axes from B on");
   const extents<IN_SHAPE> in_ext;
   const extents<OUT_SHAPE> out_ext;
-  static T_IN block[BLOCK];  // static: a block can be larger than a C simulation's stack
-  int outer[R] = {};
-  for (int o = 0; o < IN_SHAPE::span(0, B); ++o) {
+  int outer[R] = {};  // the index of the axes before B
+  int k[R] = {};      // writing: the output index within the block (axes B..)
+  int e = 0;          // reading: the block element
+  bool writing = false;
+  for (int t = 0; t < ITERATIONS; ++t) {
+#pragma HLS PIPELINE II=1
     bool keep = true;
     for (int d = 0; d < B; ++d) {
 #pragma HLS UNROLL
-      keep = keep && slice_picks(outer[d], START::at(d), STEP::at(d), OUT_SHAPE::at(d));
+      keep = keep && detail::slice_picks(outer[d], START::at(d), STEP::at(d), OUT_SHAPE::at(d));
     }
-    for (int e = 0; e < BLOCK; ++e) {
-#pragma HLS PIPELINE II=1
+    if (!writing) {
       block[e] = in.read();
-    }
-    if (keep) {
-      int k[R] = {};
-      for (int e = 0; e < OUT_SHAPE::span(B, R); ++e) {
-#pragma HLS PIPELINE II=1
-        int at = 0;
-        for (int d = B; d < R; ++d) {
-#pragma HLS UNROLL
-          at += (START::at(d) + k[d] * STEP::at(d)) * IN_SHAPE::stride(d);
+      if (e == BLOCK - 1) {
+        e = 0;
+        if (keep) {
+          writing = true;
+        } else {
+          step_index(outer, in_ext.v, 0, B);
         }
-        out.write(T_OUT(block[at]));
-        step_index(k, out_ext.v, B, R);
+      } else {
+        e++;
+      }
+    } else {
+      int at = 0;
+      bool last = true;
+      for (int d = B; d < R; ++d) {
+#pragma HLS UNROLL
+        at += (START::at(d) + k[d] * STEP::at(d)) * IN_SHAPE::stride(d);
+        last = last && k[d] == OUT_SHAPE::at(d) - 1;
+      }
+      out.write(T_OUT(block[at]));
+      step_index(k, out_ext.v, B, R);
+      if (last) {
+        writing = false;
+        step_index(outer, in_ext.v, 0, B);
       }
     }
-    step_index(outer, in_ext.v, 0, B);
   }
-}
-
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B, int TAG>
-void slice(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, std::true_type /* streams */) {
-  slice_streaming<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP>(in, out);
-}
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int B, int TAG>
-void slice(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, std::false_type /* streams */) {
-  slice_buffered<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, B, TAG>(in, out);
-}
-
-}  // namespace detail
-
-template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, class START, class STEP, int TAG = 0>
-void slice_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
-  const int R = IN_SHAPE::rank;
-  static_assert(OUT_SHAPE::rank == R && START::rank == R && STEP::rank == R,
-                "slice_stage: IN_SHAPE, OUT_SHAPE, START and STEP must have the same rank");
-  const int B = detail::first_reversed_axis<OUT_SHAPE, STEP>();
-  detail::slice<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, B, TAG>(in, out,
-                                                                     std::integral_constant<bool, B == R>());
 }
 
 // --------------------------------------------------------------------------------------------------------
 // pad
 // --------------------------------------------------------------------------------------------------------
 
-template <class T_IN, class T_OUT, class IN_SHAPE, class BEFORE, class OUT_SHAPE>
-void pad_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_OUT& fill) {
+template <class T_IN, class T_OUT, class IN_SHAPE, class BEFORE, class OUT_SHAPE, class IN>
+void pad_stage(IN& in, hls::stream<T_OUT>& out, const T_OUT& fill) {
   const int R = IN_SHAPE::rank;
   static_assert(BEFORE::rank == R && OUT_SHAPE::rank == R, "pad_stage: shapes and BEFORE must have the same rank");
   const extents<OUT_SHAPE> out_ext;
@@ -182,15 +175,15 @@ constexpr int int_sum() {
   return s;
 }
 
-template <class T_OUT, class T_IN>
-void read_if(bool take, hls::stream<T_IN>& in, T_OUT& v) {
+template <class T_OUT, class IN>
+void read_if(bool take, IN& in, T_OUT& v) {
 #pragma HLS INLINE
   if (take) v = T_OUT(in.read());
 }
 
 // v = T_OUT(in_part.read()): one guarded read per input, only the selected one happens.
-template <class T_OUT, class... T_IN, std::size_t... P>
-void read_part(int part, T_OUT& v, std::index_sequence<P...>, hls::stream<T_IN>&... in) {
+template <class T_OUT, class... IN, std::size_t... P>
+void read_part(int part, T_OUT& v, std::index_sequence<P...>, IN&... in) {
 #pragma HLS INLINE
   const int unused[] = {(read_if(part == static_cast<int>(P), in, v), 0)...};
   (void)unused;
@@ -198,9 +191,9 @@ void read_part(int part, T_OUT& v, std::index_sequence<P...>, hls::stream<T_IN>&
 
 }  // namespace detail
 
-template <class T_OUT, int OUTER, int INNER, int... A, class... T_IN>
-void concat_stage(hls::stream<T_OUT>& out, hls::stream<T_IN>&... in) {
-  const int N = sizeof...(T_IN);
+template <class T_OUT, int OUTER, int INNER, int... A, class... IN>
+void concat_stage(hls::stream<T_OUT>& out, IN&... in) {
+  const int N = sizeof...(IN);
   static_assert(N >= 1 && N <= 8, "concat_stage: 1..8 inputs");
   static_assert(sizeof...(A) == N, "concat_stage: one extent A_i per input");
   const int block[] = {(A * INNER)...};
@@ -211,7 +204,7 @@ void concat_stage(hls::stream<T_OUT>& out, hls::stream<T_IN>&... in) {
   for (int e = 0; e < OUTER * ROW; ++e) {
 #pragma HLS PIPELINE II=1
     T_OUT v = T_OUT();
-    detail::read_part(part, v, std::index_sequence_for<T_IN...>(), in...);
+    detail::read_part(part, v, std::index_sequence_for<IN...>(), in...);
     out.write(v);
     if (left == 1) {
       part = part + 1 == N ? 0 : part + 1;
@@ -226,35 +219,42 @@ void concat_stage(hls::stream<T_OUT>& out, hls::stream<T_IN>&... in) {
 // transpose
 // --------------------------------------------------------------------------------------------------------
 
-template <class T_IN, class T_OUT, class IN_SHAPE, class PERM, int TAG = 0>
-void transpose_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out) {
+template <class T_IN, class T_OUT, int OUTER, class IN_SHAPE, class PERM, class IN, int BLOCK>
+void transpose_stage(IN& in, hls::stream<T_OUT>& out, T_IN (&block)[BLOCK]) {
   const int R = IN_SHAPE::rank;
-  const int SIZE = IN_SHAPE::size();
   static_assert(PERM::rank == R, "transpose_stage: PERM must have one entry per axis");
-  static T_IN frame[SIZE];  // static: a frame can be larger than a C simulation's stack
-  for (int e = 0; e < SIZE; ++e) {
-#pragma HLS PIPELINE II=1
-    frame[e] = in.read();
-  }
+  static_assert(BLOCK == IN_SHAPE::size(), "transpose_stage: the block holds IN_SHAPE");
   int out_ext[R];
   int from_stride[R];  // the input stride of output axis d
-#pragma HLS ARRAY_PARTITION variable=out_ext complete
-#pragma HLS ARRAY_PARTITION variable=from_stride complete
+#pragma HLS ARRAY_PARTITION variable=out_ext type=complete
+#pragma HLS ARRAY_PARTITION variable=from_stride type=complete
   for (int d = 0; d < R; ++d) {
 #pragma HLS UNROLL
     out_ext[d] = IN_SHAPE::at(PERM::at(d));
     from_stride[d] = IN_SHAPE::stride(PERM::at(d));
   }
   int o[R] = {};
-  for (int e = 0; e < SIZE; ++e) {
+  int e = 0;
+  bool writing = false;
+  for (int t = 0; t < 2 * OUTER * BLOCK; ++t) {
 #pragma HLS PIPELINE II=1
-    int at = 0;
-    for (int d = 0; d < R; ++d) {
+    if (!writing) {
+      block[e] = in.read();
+    } else {
+      int at = 0;
+      for (int d = 0; d < R; ++d) {
 #pragma HLS UNROLL
-      at += o[d] * from_stride[d];
+        at += o[d] * from_stride[d];
+      }
+      out.write(T_OUT(block[at]));
+      step_index(o, out_ext, 0, R);
     }
-    out.write(T_OUT(frame[at]));
-    step_index(o, out_ext, 0, R);
+    if (e == BLOCK - 1) {
+      e = 0;
+      writing = !writing;
+    } else {
+      e++;
+    }
   }
 }
 

@@ -72,7 +72,7 @@ template <class S>
 struct extents {
   int v[S::rank];
   extents() {
-#pragma HLS ARRAY_PARTITION variable=v complete
+#pragma HLS ARRAY_PARTITION variable=v type=complete
     for (int d = 0; d < S::rank; ++d) v[d] = S::at(d);
   }
 };

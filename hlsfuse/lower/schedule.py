@@ -1,0 +1,608 @@
+"""The schedule of a stage: one loop per frame, and what each of its iterations reads and writes.
+
+Every stage runs one loop per frame, one iteration per cycle (II=1), in a fixed order that never
+depends on data: first the *setup* loops (each held input read whole, then the pre loops of its
+element phases, ``elements.py``), then the stage's *main* part. An iteration fires when every
+channel it reads has a token and every channel it writes has space, so a stage's timing is
+fully described by its iteration count and, per channel, the iteration of each token it moves
+(``Schedule.io``). The cost model, the FIFO sizing (``timing.py``) and both backends read these
+facts here; the backends only spell them.
+
+    kind    main part, per frame
+    map     N iterations: read every streamed input, compute, write the sink
+    fork    N iterations: read the input, write it to every output
+    window  push/emit loop: each iteration may push one padded input position's channel into the
+            line buffer (reading the input, or a zero for padding) and emit one output channel of
+            the last completed window, from a snapshot of that window
+    rows    push/emit loop over rows of K inputs, each emitting N outputs (dense, matmul)
+    reduce  N_in iterations accumulating, then N_out iterations emitting
+    own     the op's own loop (own.py)
+
+The push/emit loop overlaps reading and writing: a push that completes a window (or a row) copies
+it into the snapshot, which the next iterations emit from, one output per iteration, while later
+pushes proceed. Only the push completing the *next* window waits, until the snapshot's last
+output goes out in the same iteration:
+
+    pushes   p p p P p p p P . . p P          P: completes a window (a unit)
+    emits     . . . e e e e e e e e e e e      (units of 4 emits)
+
+so a stage takes about max(pushes, emits) iterations, not their sum, and strided windows spread
+their emission over the positions in between.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..errors import HlsfuseError
+from ..ir import Graph
+from ..ops.nn import pool_counts
+from ..ops.reduce import count as reduce_count
+from ..types import Fmt
+from .elements import Digit, ElementPhase, broadcast_digits
+
+__all__ = [
+    "REGISTER_LIMIT",
+    "SHORT_DEPENDENCE",
+    "Held",
+    "Buffer",
+    "State",
+    "Engine",
+    "MapMain",
+    "ForkMain",
+    "WindowGeometry",
+    "WindowMain",
+    "RowsMain",
+    "ReduceMain",
+    "Schedule",
+]
+
+REGISTER_LIMIT = 64
+"""Arrays of at most this many elements are registers; larger ones are memories."""
+
+SHORT_DEPENDENCE = 8
+"""A memory element read back sooner than this many iterations after its write (a read-modify-write of an
+accumulator, say) would stall a pipelined loop: such an array is registers whatever its size."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """A streamed input read whole into an array by the setup loops (``kept`` False: read and dropped)."""
+
+    channel: str
+    tensor: str
+    size: int
+    kept: bool
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """On-chip storage of a stage.
+
+    ``registers``: every element is a register (arrays read in parallel, or small ones); otherwise
+    a memory with ``banks`` parallel banks (a ROM or array read ``banks`` times per iteration) whose
+    element written in one iteration is read again ``distance`` iterations later at the soonest
+    (the loop-carried dependence a pipelined loop must respect; None: never read back in the loop)."""
+
+    name: str  # its role, unique in the stage ("line buffer", "accumulators", "held x", ...)
+    elements: int
+    registers: bool = False
+    banks: int = 1
+    distance: int | None = None
+    tensor: str | None = None  # a held input or a pre-loop result: the tensor it holds
+
+
+@dataclass(frozen=True)
+class State:
+    """What a stage keeps from one iteration to the next, and how no frame sees another's.
+
+    ``reset``: "frame" (a control counter: back at its initial value after the frame's last
+    iteration), "first" (assigned, not combined, by the first value of each output) or
+    "overwritten" (every element is written in a frame before the frame reads it)."""
+
+    name: str
+    reset: str
+
+
+def registers(name: str, elements: int) -> Buffer:
+    return Buffer(name, elements, registers=True)
+
+
+def memory(name: str, elements: int, distance: int | None = None, banks: int = 1, tensor: str | None = None) -> Buffer:
+    """Registers when small, or when read back too soon for a memory; else a memory."""
+    if elements <= REGISTER_LIMIT or (distance is not None and distance < SHORT_DEPENDENCE):
+        return Buffer(name, elements, registers=True, distance=distance, tensor=tensor)
+    return Buffer(name, elements, registers=False, banks=banks, distance=distance, tensor=tensor)
+
+
+# --------------------------------------------------------------------------
+# The push/emit loop (window and rows stages)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Engine:
+    """``pushes`` per frame; push ``completes[m]`` completes unit m, which then emits ``emits`` outputs."""
+
+    pushes: int
+    completes: tuple[int, ...]
+    emits: int
+
+    @cached_property
+    def timing(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """(iteration of each push, iteration of each emit, iterations per frame).
+
+        Unit m emits in the ``emits`` iterations after its completing push; the push completing
+        unit m+1 may happen in the iteration of unit m's last emit at the soonest, so it is
+        delayed by max(0, emits - (completes[m+1] - completes[m])) more than the push before it."""
+        done = np.asarray(self.completes, dtype=np.int64)
+        extra = np.maximum(0, self.emits - np.diff(done))
+        delay = np.concatenate([[0], np.cumsum(extra)])  # of each completing push
+        j = np.arange(self.pushes, dtype=np.int64)
+        units_so_far = np.searchsorted(done, j, side="right")
+        push = j + np.where(units_so_far > 0, delay[np.maximum(units_so_far - 1, 0)], 0)
+        emit = (push[done][:, None] + 1 + np.arange(self.emits, dtype=np.int64)).reshape(-1)
+        total = int(max(push[-1] + 1, emit[-1] + 1 if emit.size else 0))
+        return push, emit, total
+
+    @property
+    def iterations(self) -> int:
+        return self.timing[2]
+
+
+# --------------------------------------------------------------------------
+# map, fork
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapMain:
+    count: int
+    phase: ElementPhase  # over the sink's elements
+    writes: tuple[str, ...]
+
+    @property
+    def iterations(self) -> int:
+        return self.count
+
+    def io(self) -> dict[str, np.ndarray]:
+        every = np.arange(self.count, dtype=np.int64)
+        return dict.fromkeys((*(r.channel for r in self.phase.reads), *self.writes), every)
+
+
+@dataclass(frozen=True)
+class ForkMain:
+    count: int
+    read: str
+    writes: tuple[str, ...]
+
+    @property
+    def iterations(self) -> int:
+        return self.count
+
+    def io(self) -> dict[str, np.ndarray]:
+        every = np.arange(self.count, dtype=np.int64)
+        return dict.fromkeys((self.read, *self.writes), every)
+
+
+# --------------------------------------------------------------------------
+# window
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowGeometry:
+    """Sliding windows over NHWC images; padding [top, left, bottom, right]; SPAN = DIL * (K - 1) + 1.
+
+    The padded image is walked in row-major order, C pushes per position; the window ending at
+    padded position (r, q) is an output pixel when r and q lie on the stride grid past the span."""
+
+    images: int
+    h: int
+    w: int
+    c: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    top: int
+    left: int
+    bottom: int
+    right: int
+    dh: int
+    dw: int
+
+    @property
+    def hp(self) -> int:
+        return self.h + self.top + self.bottom
+
+    @property
+    def wp(self) -> int:
+        return self.w + self.left + self.right
+
+    @property
+    def span_h(self) -> int:
+        return self.dh * (self.kh - 1) + 1
+
+    @property
+    def span_w(self) -> int:
+        return self.dw * (self.kw - 1) + 1
+
+    @property
+    def oh(self) -> int:
+        return (self.hp - self.span_h) // self.sh + 1
+
+    @property
+    def ow(self) -> int:
+        return (self.wp - self.span_w) // self.sw + 1
+
+    @property
+    def taps(self) -> int:
+        return self.kh * self.kw
+
+    @property
+    def pushes(self) -> int:
+        return self.images * self.hp * self.wp * self.c
+
+    def real_rows(self) -> tuple[bool, ...]:
+        return tuple(self.top <= r < self.top + self.h for r in range(self.hp))
+
+    def real_cols(self) -> tuple[bool, ...]:
+        return tuple(self.left <= q < self.left + self.w for q in range(self.wp))
+
+    def emit_rows(self) -> tuple[bool, ...]:
+        s = self.span_h - 1
+        return tuple(r >= s and (r - s) % self.sh == 0 for r in range(self.hp))
+
+    def emit_cols(self) -> tuple[bool, ...]:
+        s = self.span_w - 1
+        return tuple(q >= s and (q - s) % self.sw == 0 for q in range(self.wp))
+
+    def tap_rows(self, kh: int) -> tuple[bool, ...]:
+        """Per output row: row tap ``kh`` of its window lies in the input (not the padding)."""
+        return tuple(self.top <= oy * self.sh + kh * self.dh < self.top + self.h for oy in range(self.oh))
+
+    def tap_cols(self, kw: int) -> tuple[bool, ...]:
+        return tuple(self.left <= ox * self.sw + kw * self.dw < self.left + self.w for ox in range(self.ow))
+
+    @property
+    def line_buffer(self) -> int:
+        """Elements of the stored rows: SPAN_H - 1 padded rows of WP x C."""
+        return (self.span_h - 1) * self.wp * self.c
+
+    @property
+    def window(self) -> int:
+        """Elements of the window registers: the KH rows a tap uses, SPAN_W x C each."""
+        return self.kh * self.span_w * self.c
+
+    def _positions(self, rows: tuple[bool, ...], cols: tuple[bool, ...]) -> np.ndarray:
+        """Push index of channel C-1 of every position where rows[r] and cols[q], in push order."""
+        mask = np.outer(np.asarray(rows, dtype=bool), np.asarray(cols, dtype=bool)).reshape(-1)
+        frame = np.flatnonzero(mask) * self.c + self.c - 1
+        per_image = self.hp * self.wp * self.c
+        return (np.arange(self.images)[:, None] * per_image + frame).reshape(-1)
+
+    def completing_pushes(self) -> np.ndarray:
+        return self._positions(self.emit_rows(), self.emit_cols())
+
+    def real_pushes(self) -> np.ndarray:
+        """Pushes that read the input (real pixels, not padding), in order."""
+        last = self._positions(self.real_rows(), self.real_cols())
+        return (last[:, None] - (self.c - 1) + np.arange(self.c)).reshape(-1)
+
+
+@dataclass(frozen=True)
+class WindowMain:
+    op: str  # conv2d | max_pool2d | avg_pool2d
+    geometry: WindowGeometry
+    out_channels: int  # Cout
+    groups: int  # conv2d: Cin / groups input channels per output channel
+    read: str  # the head channel
+    weights: str | None  # conv2d: the weight tensor (a constant, or a held input)
+    divisor: int | None  # avg_pool2d: the count when every position has the same
+    counts: tuple[tuple[int, ...], ...]  # avg_pool2d otherwise: counts per output pixel, rows of OW
+    accumulator: Fmt | None  # exact sum format (conv2d, avg_pool2d on fixed point)
+    epilogue: ElementPhase  # over the head's output elements
+    writes: tuple[str, ...]
+
+    @cached_property
+    def engine(self) -> Engine:
+        g = self.geometry
+        return Engine(g.pushes, tuple(int(p) for p in g.completing_pushes()), self.out_channels)
+
+    @property
+    def iterations(self) -> int:
+        return self.engine.iterations
+
+    @property
+    def channels_per_group(self) -> int:
+        return self.geometry.c // self.groups
+
+    def io(self) -> dict[str, np.ndarray]:
+        push, emit, _ = self.engine.timing
+        out = {self.read: push[self.geometry.real_pushes()]}
+        out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), emit))
+        return out
+
+
+# --------------------------------------------------------------------------
+# rows
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowsMain:
+    op: str  # dense | matmul
+    batches: int  # batches of the output (matmul), 1 for dense
+    rows: int  # rows per batch
+    k: int
+    n: int
+    read: str
+    weights: str  # a constant or a held input: dense w[N, K], matmul b[..., K, N]
+    offsets: tuple[int, ...]  # matmul: element offset of b's batch per output batch; () when always 0
+    accumulator: Fmt | None
+    epilogue: ElementPhase
+    writes: tuple[str, ...]
+
+    @cached_property
+    def engine(self) -> Engine:
+        units = self.batches * self.rows
+        return Engine(units * self.k, tuple(range(self.k - 1, units * self.k, self.k)), self.n)
+
+    @property
+    def iterations(self) -> int:
+        return self.engine.iterations
+
+    def io(self) -> dict[str, np.ndarray]:
+        push, emit, _ = self.engine.timing
+        out = {self.read: push}
+        out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), emit))
+        return out
+
+
+# --------------------------------------------------------------------------
+# reduce
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReduceMain:
+    """acc[j] combines every input element i whose kept coordinates are j's; j is an index of
+    digits of i (``index``), and i is the first of its output when the ``first`` counters are 0."""
+
+    op: str  # sum | mean | max (global_avg_pool is a mean over H and W)
+    inputs: int  # N_in
+    outputs: int  # N_out
+    n: int  # input elements per output (a mean's divisor)
+    prologue: ElementPhase  # over the head's input elements; its result is the value reduced
+    index: tuple[Digit, ...]
+    first: tuple[tuple[int, int], ...]  # (inner, size) counters that are all 0 on an output's first element
+    accumulator: Fmt | None  # sum/mean on fixed point; max keeps the input's format
+    epilogue: ElementPhase  # over the head's output elements
+    writes: tuple[str, ...]
+
+    @property
+    def iterations(self) -> int:
+        return self.inputs + self.outputs
+
+    def io(self) -> dict[str, np.ndarray]:
+        ins = np.arange(self.inputs, dtype=np.int64)
+        outs = np.arange(self.inputs, self.inputs + self.outputs, dtype=np.int64)
+        out = {r.channel: ins for r in self.prologue.reads}
+        out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), outs))
+        return out
+
+    @cached_property
+    def distance(self) -> int:
+        """Iterations between two updates of the same accumulator, at the soonest."""
+        j = np.zeros(self.inputs, dtype=np.int64)
+        i = np.arange(self.inputs, dtype=np.int64)
+        for inner, size, stride in self.index:
+            j += (i // inner) % size * stride
+        order = np.argsort(j, kind="stable")
+        same = j[order][1:] == j[order][:-1]
+        gaps = np.diff(order)[same]
+        return int(gaps.min()) if gaps.size else self.inputs
+
+
+# --------------------------------------------------------------------------
+# Schedule
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One stage's loop: setup loops (held inputs, pre loops), then the kind's main part."""
+
+    kind: str
+    held: tuple[Held, ...]
+    main: object  # MapMain | ForkMain | WindowMain | RowsMain | ReduceMain | an own op's main (own.py)
+    buffers: tuple[Buffer, ...]
+    state: tuple[State, ...]
+    macs: int = 0  # multiply-accumulates per frame
+    multipliers: int = 0  # products computed per iteration
+
+    @property
+    def phases(self) -> tuple[ElementPhase, ...]:
+        return tuple(getattr(self.main, name) for name in ("phase", "prologue", "epilogue") if hasattr(self.main, name))
+
+    @property
+    def setup(self) -> tuple[Held | object, ...]:
+        """The setup loops in order: each held input, then every pre loop of the phases."""
+        return (*self.held, *(p for ph in self.phases for p in ph.pre))
+
+    @property
+    def setup_iterations(self) -> int:
+        return sum(h.size for h in self.held) + sum(p.program.count for ph in self.phases for p in ph.pre)
+
+    @property
+    def iterations(self) -> int:
+        """Cycles per frame: one iteration per cycle."""
+        return self.setup_iterations + self.main.iterations
+
+    @cached_property
+    def io(self) -> dict[str, np.ndarray]:
+        """Per channel read or written: the iteration (within a frame) of each of its tokens."""
+        out, at = {}, 0
+        for h in self.held:
+            out[h.channel] = np.arange(at, at + h.size, dtype=np.int64)
+            at += h.size
+        offset = self.setup_iterations
+        for channel, iters in self.main.io().items():
+            if channel in out:
+                raise HlsfuseError(f"a stage reads channel '{channel}' both whole and streamed")
+            out[channel] = iters + offset
+        return out
+
+    @property
+    def storage(self) -> int:
+        return sum(b.elements for b in self.buffers)
+
+    def buffer(self, name: str) -> Buffer:
+        """The buffer of role ``name``, or of tensor ``name`` (a held input, a pre-loop result)."""
+        for b in self.buffers:
+            if b.name == name or b.tensor == name:
+                return b
+        raise HlsfuseError(f"the {self.kind} stage's schedule has no buffer '{name}'")
+
+    @property
+    def bound(self) -> int:
+        """The physical floor of cycles per frame: a channel moves one token per cycle, and the stage's
+        multipliers compute ``multipliers`` products per cycle."""
+        tokens = max((len(v) for v in self.io.values()), default=0)
+        return max(tokens, math.ceil(self.macs / self.multipliers) if self.multipliers else 0)
+
+
+# --------------------------------------------------------------------------
+# Builders of the kinds above (own ops: own.py)
+# --------------------------------------------------------------------------
+
+
+def held_inputs(graph: Graph, pairs, used: set[str]) -> tuple[Held, ...]:
+    return tuple(Held(ch, t, graph.types[t].size, t in used) for ch, t in pairs)
+
+
+def held_buffers(held: tuple[Held, ...], banks: dict[str, int] | None = None) -> list[Buffer]:
+    # a held element e is read in the main loop no sooner than the held loops' end (the
+    # broadcast index of element e is at least e), so memories have a long write-to-read distance
+    banks = banks or {}
+    return [memory(f"held {h.tensor}", h.size, distance=h.size, banks=banks.get(h.tensor, 1), tensor=h.tensor)
+            for h in held if h.kept]
+
+
+def phase_buffers(phases) -> list[Buffer]:
+    # a pre-loop result is read by the main loop only, after every setup loop
+    return [memory(f"pre {n}", p.program.count, distance=p.program.count, tensor=n)
+            for ph in phases for p in ph.pre for n in p.kept]
+
+
+def window_geometry(graph: Graph, head: str) -> WindowGeometry:
+    node = graph.node(head)
+    sig = graph.sigs[head]
+    n, h, w, c = graph.types[node.inputs[0]].shape
+    if node.op == "conv2d":
+        kh, kw = graph.types[node.inputs[1]].shape[:2]
+        dh, dw = sig["dilation"]
+    else:
+        (kh, kw), (dh, dw) = sig["pool_size"], (1, 1)
+    strides = sig["strides"] if sig["strides"] is not None else (kh, kw)
+    return WindowGeometry(n, h, w, c, kh, kw, *strides, *sig["padding"], dh, dw)
+
+
+def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes) -> WindowMain:
+    node = graph.node(head)
+    sig = graph.sigs[head]
+    geometry = window_geometry(graph, head)
+    x_type = graph.types[node.inputs[0]]
+    cout = graph.types[head].shape[3]
+    fixed = not x_type.dtype.is_float
+    groups, weights, divisor, counts, acc = 1, None, None, (), None
+    if node.op == "conv2d":
+        groups, weights = sig["groups"], node.inputs[1]
+        taps = geometry.taps * (geometry.c // groups)
+        if fixed:
+            acc = Fmt.of(x_type.dtype).mul(Fmt.of(graph.types[weights].dtype)).accumulate(taps)
+    elif node.op == "avg_pool2d":
+        if fixed:
+            acc = Fmt.of(x_type.dtype).accumulate(geometry.taps)
+        table = pool_counts(sig)
+        if np.all(table == table.flat[0]):
+            divisor = int(table.flat[0])
+        else:
+            counts = tuple(tuple(int(v) for v in row) for row in table)
+    if acc is not None:
+        acc.check(f"{node.where()}: the exact accumulation")
+    return WindowMain(node.op, geometry, cout, groups, read, weights, divisor, counts, acc, epilogue, tuple(writes))
+
+
+def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:
+    """Per output batch of a matmul, the element offset of the batch of b it multiplies (broadcasting)."""
+    out_batch, a_batch, b_batch = out_shape[:-2], a_shape[:-2], b_shape[:-2]
+    if math.prod(a_batch) != math.prod(out_batch):
+        raise HlsfuseError(
+            f"{node.where()}: input 'a' with batch dims {list(a_batch)} is broadcast to the output's "
+            f"{list(out_batch)}; a stage streams 'a' once, so its batch dims must match the output's"
+        )
+    matrix = b_shape[-2] * b_shape[-1]
+    index = np.arange(math.prod(b_batch), dtype=np.int64).reshape(b_batch)
+    offsets = np.broadcast_to(index.reshape((1,) * (len(out_batch) - len(b_batch)) + tuple(b_batch)), out_batch)
+    flat = tuple(int(v) * matrix for v in offsets.reshape(-1))
+    return flat if any(flat) else ()
+
+
+def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes) -> RowsMain:
+    node = graph.node(head)
+    x, w = node.inputs
+    x_type, w_type, out_type = graph.types[x], graph.types[w], graph.types[head]
+    k, n = x_type.shape[-1], out_type.shape[-1]
+    if node.op == "matmul":
+        batches, rows = math.prod(out_type.shape[:-2]), out_type.shape[-2]
+        offsets = batch_offsets(node, x_type.shape, w_type.shape, out_type.shape)
+    else:
+        batches, rows, offsets = 1, x_type.size // k, ()
+    acc = None
+    if not x_type.dtype.is_float:
+        acc = Fmt.of(x_type.dtype).mul(Fmt.of(w_type.dtype)).accumulate(k)
+        acc.check(f"{node.where()}: the exact accumulation")
+    return RowsMain(node.op, batches, rows, k, n, read, w, offsets, acc, epilogue, tuple(writes))
+
+
+def reduce_axes(graph: Graph, head: str) -> tuple[int, ...]:
+    from ..ops.injective import normalize_axes
+
+    node, sig = graph.node(head), graph.sigs[head]
+    ndim = len(sig.shapes[0])
+    if node.op == "global_avg_pool":
+        return (1, 2)
+    return tuple(range(ndim)) if sig["axes"] is None else normalize_axes(sig["axes"], ndim)
+
+
+def reduce_main(graph: Graph, head: str, prologue: ElementPhase, epilogue: ElementPhase, writes) -> ReduceMain:
+    node, sig = graph.node(head), graph.sigs[head]
+    source = graph.types[node.inputs[0]]
+    axes = reduce_axes(graph, head)
+    shape = source.shape
+    kept = tuple(1 if a in axes else d for a, d in enumerate(shape))
+    reduced = tuple(d if a in axes else 1 for a, d in enumerate(shape))
+    n = reduce_count(sig)
+    op = "mean" if node.op == "global_avg_pool" else node.op
+    acc = None
+    if op != "max" and not source.dtype.is_float:
+        acc = Fmt.of(source.dtype).accumulate(n).check(f"{node.where()}: the exact sum")
+    first = tuple(dict.fromkeys((d[0], d[1]) for d in broadcast_digits(shape, reduced)))
+    return ReduceMain(
+        op=op,
+        inputs=source.size,
+        outputs=graph.types[head].size,
+        n=n,
+        prologue=prologue,
+        index=broadcast_digits(shape, kept),
+        first=first,
+        accumulator=acc,
+        epilogue=epilogue,
+        writes=tuple(writes),
+    )

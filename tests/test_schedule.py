@@ -26,7 +26,8 @@ from hlsfuse.lower.schedule import Engine
 from hlsfuse.lower.timing import simulate
 
 F = "fixed<16,6>"
-REPRO = Path(__file__).resolve().parents[2] / "shared" / "repro"
+REPRO = Path(__file__).parent / "repro"  # reproducers of fixed bugs, one graph per file
+REPRODUCERS = sorted(p.stem for p in REPRO.glob("*.json"))
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FAILED = Path(__file__).parent / "failed"  # where a failing random graph is saved
 
@@ -155,7 +156,7 @@ def test_examples_run_at_their_predicted_rate(name):
     check_timing(_plan(load_graph(EXAMPLES / f"{name}.json")))
 
 
-@pytest.mark.parametrize("name", ["deadlock-fifo-1", "wrong-reduce-post-1"])
+@pytest.mark.parametrize("name", REPRODUCERS)
 def test_reproducers_do_not_deadlock(name):
     check_timing(_plan(load_graph(REPRO / f"{name}.json")))
 

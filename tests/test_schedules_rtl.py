@@ -1,5 +1,5 @@
 """Every stage kind's schedule, measured in Verilator: busy cycles, cycles per frame, the attention block's rate;
-the reproducers of ../shared/repro as regression tests.
+the reproducers of tests/repro as regression tests.
 
 The graphs of tests/test_snapshots.py (one per stage kind: map, fork, window, rows, reduce, every own
 op) run side by side in one design; an attention block (two dense projections of one input, the
@@ -10,11 +10,10 @@ cycle for cycle (``rtl_design.simulate``): the same cycles, every stage fired as
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from rtl_design import lint, plan_of, simulate, union
+from test_schedule import REPRO, REPRODUCERS
 from test_snapshots import GRAPHS
 
 from hlsfuse import GraphBuilder
@@ -23,9 +22,6 @@ from hlsfuse.graph_json import load_graph
 from hlsfuse.lower.plan import STAGE_KINDS
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
-
-REPRO = Path(__file__).resolve().parents[2] / "shared" / "repro"
-REPRODUCERS = ["deadlock-fifo-1", "wrong-reduce-post-1"]
 
 pytestmark = pytest.mark.verilator
 

@@ -2,7 +2,8 @@
 #
 #   setup          .venv with hlsfuse (editable) and its dev tools; g++ and Verilator if missing
 #   demo           build the residual-block example; check, run, fuse, compile it to HLS C++ and Verilog,
-#                  C-simulate it and simulate the Verilog under Verilator (with its cycle report)
+#                  C-simulate it and simulate the Verilog under Verilator (with its cycle report); then fold
+#                  it for a Pynq-Z2 and a ZCU104 and simulate those
 #   test           the test suite
 #   snapshots      refresh tests/snapshots/ after an intended change of the generated code (review the diff)
 #   lint           ruff
@@ -55,6 +56,14 @@ demo: setup
 	$(BIN)/hlsfuse compile $(DEMO)/residual.json -o $(DEMO)/residual --target all --force
 	$(BIN)/hlsfuse csim $(DEMO)/residual
 	$(BIN)/hlsfuse rtlsim $(DEMO)/residual --frames 8
+	@echo "== folded for a Pynq-Z2: the fewest DSPs that run 8600 cycles per frame (docs/folding.md)"
+	$(BIN)/hlsfuse compile $(DEMO)/residual.json -o $(DEMO)/residual-pynq-z2 --board pynq-z2 --target-cycles 8600 \
+	  --target all --force
+	$(BIN)/hlsfuse csim $(DEMO)/residual-pynq-z2
+	$(BIN)/hlsfuse rtlsim $(DEMO)/residual-pynq-z2 --frames 4 --driver native
+	@echo "== for a ZCU104: the fastest design that fits its 1728 DSPs"
+	$(BIN)/hlsfuse compile $(DEMO)/residual.json -o $(DEMO)/residual-zcu104 --board zcu104 --target all --force
+	$(BIN)/hlsfuse csim $(DEMO)/residual-zcu104
 
 test: setup
 	$(BIN)/python -m pytest -q

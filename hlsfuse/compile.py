@@ -5,6 +5,7 @@
 The files (DESIGN.md section 6):
 
     graph.json  fusion.json  fusion.dot  report.md     the graph, its fusion plan and the design's numbers
+    report.json  fold.json                            the numbers for programs; the folding (--fold reads it)
     hls/        the Vitis HLS project (emit_hls)                        targets hls, all
     verilog/    the Verilog reference design (emit_verilog)             targets verilog, all
 
@@ -24,6 +25,8 @@ from .fusion.report import to_dot, to_json
 from .graph_json import graph_to_dict
 from .ir import Graph
 from .lower import DataflowPlan, LowerOptions, lower
+from .lower.area import Area, design_area, dsp_of_part
+from .lower.fold import Budget, fit, fold_json
 from .lower.report import report_markdown
 
 __all__ = ["TARGETS", "CompileOptions", "Design", "compile"]
@@ -41,10 +44,15 @@ class CompileOptions:
     mode: str = "fpga"
     max_fuse_depth: int = 256
     hls: HlsOptions = field(default_factory=HlsOptions)
+    fold: tuple[tuple[str, int], ...] = ()  # (stage or node name, simd) per folded MAC stage
+    budget: Budget = field(default_factory=Budget)  # when not empty, the solver picks the folding
+    board: str | None = None  # the preset the part and budget came from, for the report
 
     def __post_init__(self):
         if self.target not in TARGETS:
             raise HlsfuseError(f"option 'target' must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        if self.fold and not self.budget.empty:
+            raise HlsfuseError("give a folding (--fold) or budgets for the solver to choose one, not both")
 
 
 @dataclass(frozen=True)
@@ -53,21 +61,65 @@ class Design:
     fusion: FusionPlan
     plan: DataflowPlan
     files: dict[str, str]
+    areas: dict[str, Area]  # per stage (the resource model, hlsfuse.lower.area)
+    fifos: Area
+    area: Area  # the whole design
 
 
 def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # noqa: A001 - the pipeline's verb
     """Fuse, lower and emit ``graph``; returns the plans and the output files (nothing is written)."""
     options = options or CompileOptions()
     fusion = fuse(graph, mode=options.mode, max_fuse_depth=options.max_fuse_depth)
-    plan = lower(graph, fusion, LowerOptions(top=options.top))
+    lower_options = LowerOptions(top=options.top, fold=options.fold)
+    dsp = dsp_of_part(options.hls.part)
+    if options.budget.empty:
+        plan = lower(graph, fusion, lower_options)
+    else:
+        plan = fit(graph, fusion, lower_options, dsp, options.budget)
+    areas, fifos, area = design_area(graph, plan, dsp)
+    report = report_json(graph, plan, areas, fifos, area, options, dsp)
     files = {
         "graph.json": json.dumps(graph_to_dict(graph), indent=1) + "\n",
         "fusion.json": json.dumps(to_json(fusion, graph), indent=2) + "\n",
         "fusion.dot": to_dot(fusion, graph),
-        "report.md": report_markdown(graph, fusion, plan),
+        "report.md": report_markdown(graph, fusion, plan, areas, report),
+        "report.json": json.dumps(report, indent=1) + "\n",
+        "fold.json": json.dumps(fold_json(graph, plan), indent=1) + "\n",
     }
     if options.target in ("hls", "all"):
         files.update({f"hls/{path}": text for path, text in emit_hls(graph, plan, options.hls).items()})
     if options.target in ("verilog", "all"):
         files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, plan).items()})
-    return Design(graph, fusion, plan, files)
+    return Design(graph, fusion, plan, files, areas, fifos, area)
+
+
+def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos: Area, area: Area,
+                options: CompileOptions, dsp) -> dict:
+    """OUT/report.json: the design's cycles and resources, in total and per stage (docs/folding.md)."""
+    macs = sum(s.schedule.macs for s in plan.stages)
+    budget = options.budget
+    stages = []
+    for s in plan.stages:
+        main = s.schedule.main
+        stages.append({
+            "name": s.name, "kind": s.kind, "nodes": list(s.nodes), "cycles_per_frame": s.cycles,
+            "latency": s.latency, "macs_per_frame": s.schedule.macs,
+            "simd": main.simd if s.schedule.multipliers else None, **areas[s.name].to_json(),
+        })
+    return {
+        "graph": graph.name,
+        "top": plan.top,
+        "board": options.board,
+        "part": options.hls.part,
+        "dsp_slice": dsp.name,
+        "clock_ns": options.hls.clock,
+        "budget": {"dsp": budget.dsp, "bram18": budget.bram18, "cycles_per_frame": budget.cycles},
+        "cycles_per_frame": plan.cycles,
+        "latency": plan.latency,
+        "frames_per_second": round(1e9 / (options.hls.clock * plan.cycles), 3),
+        "macs_per_frame": macs,
+        "mac_utilization": round(macs / (area.multipliers * plan.cycles), 4) if area.multipliers else None,
+        "total": {"cycles_per_frame": plan.cycles, "latency": plan.latency, **area.to_json()},
+        "fifos": fifos.to_json(),
+        "stages": stages,
+    }

@@ -1,5 +1,6 @@
 """Compile graphs to Verilog designs and simulate them, for the tests of the Verilog backend.
 
+    random_fold(graph, rng)        a random legal folding of the graph's MAC stages
     design(graph, folder)          write OUT/graph.json and OUT/verilog/ for ``graph`` (fpga fusion)
     simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult. A run that passes
                                    must be the timing model's, cycle for cycle (``assert_model``)
@@ -21,9 +22,23 @@ from hlsfuse.lower.timing import simulate as model_simulate
 from hlsfuse.sim.rtlsim import read_manifest, rtlsim
 
 
-def plan_of(graph, depth=None):
-    """The dataflow plan of ``graph``; ``depth`` (when given) replaces every channel's FIFO depth."""
+def random_fold(graph, rng, max_folds: int = 8) -> tuple[tuple[str, int], ...]:
+    """A random legal folding of ``graph``'s MAC stages: per head, a SIMD whose folds are at most ``max_folds``
+    (so that random designs stay quick to simulate), drawn from ``rng`` (a random.Random)."""
     plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions())
+    out = []
+    for s in plan.stages:
+        if s.schedule.multipliers:
+            products = s.schedule.main.products
+            simds = [d for d in range(1, products + 1) if products % d == 0 and products // d <= max_folds]
+            out.append((s.head, rng.choice(simds)))
+    return tuple(out)
+
+
+def plan_of(graph, depth=None, fold=()):
+    """The dataflow plan of ``graph`` folded as ``fold``; ``depth`` (when given) replaces every channel's FIFO
+    depth."""
+    plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions(fold=fold))
     if depth is not None:
         plan = dataclasses.replace(plan, channels=tuple(dataclasses.replace(c, depth=depth) for c in plan.channels))
     return plan

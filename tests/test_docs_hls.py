@@ -95,7 +95,7 @@ def test_doc_lists_every_file_of_the_output_folder():
 
 
 def test_doc_explains_every_stage_table_column():
-    plan = compile_design(load_graph(ROOT / "examples" / "residual.json")).plan
-    header = re.split(r"\s{2,}", stage_table(plan).splitlines()[0].strip())
+    design = compile_design(load_graph(ROOT / "examples" / "residual.json"))
+    header = re.split(r"\s{2,}", stage_table(design.plan, design.areas).splitlines()[0].strip())
     columns = re.findall(r"^\| `([^`]+)` \|", section("The stage table"), re.M)
     assert columns == header

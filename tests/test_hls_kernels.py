@@ -116,7 +116,8 @@ def stream_case(name, x_type, x_raw, out_type, call, expected, extra_data=(), ro
     return Case(name, body, (x_raw.ravel(), *extra_data), expected, out_type.is_float)
 
 
-def conv2d_case(name, rng, x_shape, kernel, cout, x="fixed<8,3>", w="fixed<8,1>", out=None, **attrs) -> Case:
+def conv2d_case(name, rng, x_shape, kernel, cout, x="fixed<8,3>", w="fixed<8,1>", out=None, simd=None,
+                **attrs) -> Case:
     n, h, wd, c = x_shape
     groups = attrs.get("groups", 1)
     (kh, kw), (sh, sw) = kernel, attrs.get("strides", [1, 1])
@@ -141,7 +142,7 @@ def conv2d_case(name, rng, x_shape, kernel, cout, x="fixed<8,3>", w="fixed<8,1>"
         f"  static {W} w[{w_raw.size}];",
         "  load(w);",
         f"  hls::stream<{OUT_T} > out(\"out\");",
-        f"  conv2d_stage<{X}, {OUT_T}, ACC, {n}, {c}, {cout}, {groups}, G>(in, out, w);",
+        f"  conv2d_stage<{X}, {OUT_T}, ACC, {n}, {c}, {cout}, {groups}, {simd or terms}, G>(in, out, w);",
         "  drain(ID, out);",
     ])
     return Case(name, body, (x_raw.ravel(), w_raw), expected, xt.is_float)
@@ -176,7 +177,7 @@ def pool_case(name, rng, op, x_shape, pool, x="fixed<8,3>", out=None, low=None, 
     return [stream_case(name, xt, x_raw, out_t, call, expected), counts]
 
 
-def dense_case(name, rng, x_shape, units, x="fixed<8,3>", w="fixed<8,1>", out=None) -> Case:
+def dense_case(name, rng, x_shape, units, x="fixed<8,3>", w="fixed<8,1>", out=None, simd=None) -> Case:
     k = x_shape[-1]
     b = GraphBuilder("k", dtype=x)
     wc = constant(b, "w", (units, k), w, rng)
@@ -188,11 +189,12 @@ def dense_case(name, rng, x_shape, units, x="fixed<8,3>", w="fixed<8,1>", out=No
     w_raw = g.constants[0].data.ravel()
     X, W, OUT_T = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
     rows = math.prod(x_shape[:-1])
-    call = f"static {W} w[{w_raw.size}]; load(w); dense_stage<{X}, {OUT_T}, {acc}, {rows}, {k}, {units}>(in, out, w);"
+    call = (f"static {W} w[{w_raw.size}]; load(w); "
+            f"dense_stage<{X}, {OUT_T}, {acc}, {rows}, {k}, {units}, {simd or k}>(in, out, w);")
     return stream_case(name, xt, x_raw, g.types[y].dtype, call, expected, (w_raw,))
 
 
-def matmul_case(name, rng, a_shape, b_shape, x="fixed<8,3>", w="fixed<8,1>", out=None) -> Case:
+def matmul_case(name, rng, a_shape, b_shape, x="fixed<8,3>", w="fixed<8,1>", out=None, simd=None) -> Case:
     """a [BATCH, M, K] (a stream) @ b [K, N] or [BATCH, K, N] (a constant)."""
     batch, m, k = a_shape
     b = GraphBuilder("k", dtype=x)
@@ -206,7 +208,7 @@ def matmul_case(name, rng, a_shape, b_shape, x="fixed<8,3>", w="fixed<8,1>", out
     X, W, OUT_T = ctype(xt), ctype(wt), ctype(g.types[y].dtype)
     n, b_batch = b_shape[-1], (b_shape[0] if len(b_shape) == 3 else 1)
     call = (f"static {W} b[{b_raw.size}]; load(b); "
-            f"matmul_stage<{X}, {OUT_T}, {acc}, {batch}, {m}, {k}, {n}, {b_batch}>(in, out, b);")
+            f"matmul_stage<{X}, {OUT_T}, {acc}, {batch}, {m}, {k}, {n}, {b_batch}, {simd or k}>(in, out, b);")
     return stream_case(name, xt, x_raw, g.types[y].dtype, call, expected, (b_raw,))
 
 
@@ -453,6 +455,15 @@ def make_cases() -> list[Case]:
         matmul_case("matmul_batched_b_saturating", more, (3, 2, 4), (3, 4, 3), x="fixed<10,5>", w="fixed<6,2>",
                     out="fixed<8,4,RND,SAT>"),
         matmul_case("matmul_float", more, (2, 2, 3), (2, 3, 2), x="float32", w="float32"),
+        # folded: each output over several calls of SIMD products
+        conv2d_case("conv_groups_simd3", more, (1, 4, 6, 4), (2, 3), 6, groups=2, padding=[1, 0, 0, 1], simd=3,
+                    out="fixed<16,6>"),
+        conv2d_case("conv_depthwise_simd1", more, (1, 5, 5, 3), (3, 3), 3, groups=3, padding=[1, 1, 1, 1], simd=1,
+                    out="fixed<16,6>"),
+        conv2d_case("conv_float_simd2", more, (1, 4, 4, 2), (3, 3), 2, x="float32", w="float32", simd=2),
+        dense_case("dense_simd5", more, (3, 10), 7, out="fixed<16,6>", simd=5),
+        dense_case("dense_simd1", more, (2, 4), 3, out="fixed<16,6>", simd=1),
+        matmul_case("matmul_batched_b_simd2", more, (3, 2, 4), (3, 4, 3), out="fixed<16,6>", simd=2),
         softmax_case("softmax", rng, (3, 7), out="fixed<16,2>"),
         softmax_case("softmax_small_tables", rng, (2, 3, 5), x="fixed<10,4>", out="fixed<12,1,RND,SAT>",
                      table_bits=8, exp_dtype="ufixed<12,2,RND,SAT>", recip_dtype="ufixed<16,1>"),
@@ -604,7 +615,7 @@ def test_misuse_is_a_compile_error(tmp_path):
         "  T taps[9 * 2];\n"
         "  lb.snapshot(taps);\n"
         "  static const ap_fixed<8, 1> w[17] = {};\n"
-        "  ap_fixed<24, 8> acc = hlsf::conv_mac<ap_fixed<24, 8>, 9, 1, 1>(taps, w, 0);\n"
+        "  ap_fixed<24, 8> acc = hlsf::conv_mac<ap_fixed<24, 8>, 9, 1, 1, 18>(0, taps, w, 0, 0);\n"
         "  hls::stream<T> in(\"in\"), out(\"out\");\n"
         # a slice of 12 elements run for 6 iterations, and one whose shapes disagree in rank
         "  hlsf::slice_stage<T, T, hlsf::dims<3, 4>, hlsf::dims<3, 2>, hlsf::dims<0, 0>, hlsf::dims<1, 2>, 6>"

@@ -9,9 +9,10 @@ from strategies import op_graphs
 
 import hlsfuse
 from hlsfuse import GraphBuilder, HlsfuseError
+from hlsfuse.compile import compile
 from hlsfuse.lower import LowerOptions, lower, phases
 from hlsfuse.lower.names import Namer, sanitize
-from hlsfuse.lower.report import report_markdown, stage_table
+from hlsfuse.lower.report import stage_table
 
 F = "fixed<16,6,RND,SAT>"
 
@@ -204,10 +205,11 @@ def test_report_lists_every_stage_and_channel():
     text = stage_table(plan)
     for stage in plan.stages:
         assert stage.name in text and str(stage.cycles) in text
-    md = report_markdown(graph, fusion, plan)
+    md = compile(graph).files["report.md"]
     for ch in plan.channels:
         assert ch.name in md
     assert f"{plan.cycles} cycles per frame" in md
+    assert "MAC utilization" in md and "DSPs" in md
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

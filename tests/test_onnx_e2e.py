@@ -44,9 +44,10 @@ def test_compile_prints_the_design_of_the_onnx_model(compiled):
     assert lines[0].startswith("design 'cnn': 7 stages, 8 channels, 8 ROMs; ")
     # the input streams channel-last (NHWC) although the model declares NCHW
     assert lines[1] == f"ports: in input_: {PRECISION}[1,8,8,3], out output_: {PRECISION}[1,10]"
-    kinds = [line.split()[1] for line in lines[4:11]]
+    table = lines.index("", 2) + 2  # the summary, the resources, a blank line, the header
+    kinds = [line.split()[1] for line in lines[table:table + 7]]
     assert kinds == ["window", "window", "window", "window", "map", "rows", "rows"]
-    assert lines[-1] == f"wrote 24 files to {out}"
+    assert lines[-1] == f"wrote 26 files to {out}"
     graph = json.loads((out / "graph.json").read_text())
     assert graph["name"] == "cnn" and graph["inputs"][0]["dtype"] == PRECISION
     assert (out / "hls" / "cnn.cpp").is_file() and (out / "hls" / "tb_cnn.cpp").is_file()

@@ -4,25 +4,28 @@ A Verilator build costs tens of seconds, so each hypothesis example puts a batch
 side by side in one design (``rtl_design.union``): one build checks them all. Five examples of 20
 graphs give 100 random graphs per run, mixing elementwise, broadcast, injective, reduction,
 conv2d, dense, pool and opaque ops with fan-out and residual joins, and the strided, dilated,
-grouped and attention-like graphs of ``strategies.nn_graphs``. Every run must be bit-exact and the
+grouped and attention-like graphs of ``strategies.nn_graphs``, every MAC stage folded at random
+(``rtl_design.random_fold``). Every run must be bit-exact and the
 plan's timing model cycle for cycle (``rtl_design.simulate``), so no random graph may deadlock with
 the planned FIFO depths. They run on the pyverilator driver, whose -O1 builds are the quickest;
 tests/test_rtlsim_native.py and the examples check that the native driver observes exactly the
 same runs. Linting is cheap, so another 200 random graphs are only linted.
 
 A failing batch does not shrink (minutes of Verilator builds): the test prints hypothesis's seed and
-saves the batch's graph under tests/failed/ (``hlsfuse compile`` and ``hlsfuse rtlsim`` reproduce it).
+saves the batch's graph and folding under tests/failed/ (``hlsfuse compile --fold`` and ``hlsfuse rtlsim``
+reproduce it).
 """
 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from rtl_design import design, lint, plan_of, simulate, union
+from rtl_design import design, lint, plan_of, random_fold, simulate, union
 from strategies import nn_graphs, op_graphs
 
 from hlsfuse.graph_json import graph_to_dict
@@ -40,10 +43,11 @@ _BATCHES = st.lists(_GRAPHS, min_size=BATCH, max_size=BATCH)
 FAILED = Path(__file__).parent / "failed"
 
 
-def _saved(graph) -> Path:
+def _saved(graph, fold) -> Path:
     FAILED.mkdir(exist_ok=True)
     path = FAILED / f"{graph.name}.json"
     path.write_text(json.dumps(graph_to_dict(graph), indent=1))
+    (FAILED / f"{graph.name}.fold.json").write_text(json.dumps({"fold": {k: {"simd": v} for k, v in fold}}))
     return path
 
 
@@ -54,7 +58,8 @@ def _saved(graph) -> Path:
 def test_random_graphs_are_bit_exact_in_rtlsim(tmp_path_factory, graphs, tag):
     folder = tmp_path_factory.mktemp("random")
     graph = union(graphs, name=f"batch_{tag}")
-    plan = plan_of(graph)
+    fold = random_fold(graph, random.Random(tag))  # each MAC stage folded at random (SIMD 1 to all products)
+    plan = plan_of(graph, fold=fold)
     try:
         result = simulate(graph, folder, frames=2, plan=plan)
         kinds = sorted({s.kind for s in plan.stages})
@@ -62,7 +67,7 @@ def test_random_graphs_are_bit_exact_in_rtlsim(tmp_path_factory, graphs, tag):
         assert result.compared == 2 * sum(graph.types[name].size for name in graph.outputs)
         assert lint(folder) == ""
     except AssertionError as exc:
-        raise AssertionError(f"{exc}\nthe batch is saved as {_saved(graph)}") from None
+        raise AssertionError(f"{exc}\nthe batch is saved as {_saved(graph, fold)} (its folding beside it)") from None
 
 
 @pytest.mark.verilator

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from ..backends.hls import HlsOptions
 from ..backends.hls.options import CONTROLS, DEFAULT_PART
+from ..boards import BOARDS, board
 from ..compile import TARGETS, CompileOptions, compile
+from ..errors import HlsfuseError
 from ..fusion import MODES
-from ..lower.report import channel_table, stage_table, summary
+from ..lower.fold import Budget, read_fold
+from ..lower.report import channel_table, resources, stage_table, summary
 from ..outdir import check_out_dir, write_tree
 from .common import add_graph_arg, load_graph_arg
 
@@ -31,8 +35,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="hls: the Vitis HLS project; verilog: the Verilog design; all: both (default hls)",
     )
     parser.add_argument("--top", metavar="NAME", help="name of the top function (default: the graph's name)")
-    parser.add_argument("--part", default=DEFAULT_PART, help=f"FPGA part (default {DEFAULT_PART})")
-    parser.add_argument("--clock", type=float, default=5.0, metavar="NS", help="clock period in ns (default 5)")
+    parser.add_argument("--part", help=f"FPGA part (default: the board's, else {DEFAULT_PART})")
+    parser.add_argument("--clock", type=float, metavar="NS", help="clock period in ns (default: the board's, else 5)")
+    fold = parser.add_argument_group(
+        "folding", "how many products per cycle each conv2d, dense and matmul computes (docs/folding.md); "
+        "without any of these every output is computed in one cycle")
+    fold.add_argument("--board", choices=tuple(BOARDS),
+                      help="set the part, clock and DSP/BRAM budgets from a board; the solver picks the fastest "
+                      "folding that fits")
+    fold.add_argument("--dsp", type=int, metavar="N", help="DSP budget (overrides the board's)")
+    fold.add_argument("--bram", type=int, metavar="N", help="BRAM18 budget (overrides the board's)")
+    fold.add_argument("--target-cycles", type=int, metavar="N",
+                      help="cycles per frame to meet with the fewest DSPs (within any budget)")
+    fold.add_argument("--fold", metavar="FOLD.json",
+                      help="the folding to use, as OUT/fold.json writes it (node or stage name -> simd)")
     parser.add_argument("--control", choices=CONTROLS, default="none", help="block-level control (default none)")
     parser.add_argument("--mode", choices=tuple(MODES), default="fpga", help="fusion rules (default fpga)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the testbench's random inputs (default 0)")
@@ -42,13 +58,29 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.output, args.force)  # refuse before any work
+    preset = board(args.board) if args.board else None
+    for flag, value in (("--dsp", args.dsp), ("--bram", args.bram), ("--target-cycles", args.target_cycles)):
+        if value is not None and value < (1 if flag == "--target-cycles" else 0):
+            raise HlsfuseError(f"{flag} must be a {'positive' if flag == '--target-cycles' else 'non-negative'} "
+                               f"integer, not {value}")
+    budget = Budget(
+        dsp=args.dsp if args.dsp is not None else (preset.dsp if preset else None),
+        bram18=args.bram if args.bram is not None else (preset.bram18 if preset else None),
+        cycles=args.target_cycles,
+    )
+    fold = read_fold(args.fold) if args.fold else ()
     graph = load_graph_arg(args.graph, args)
-    hls = HlsOptions(part=args.part, clock=args.clock, control=args.control, seed=args.seed)
-    design = compile(graph, CompileOptions(target=args.target, top=args.top, mode=args.mode, hls=hls))
+    part = args.part or (preset.part if preset else DEFAULT_PART)
+    clock = args.clock if args.clock is not None else (preset.clock if preset else 5.0)
+    hls = HlsOptions(part=part, clock=clock, control=args.control, seed=args.seed)
+    options = CompileOptions(target=args.target, top=args.top, mode=args.mode, hls=hls, fold=fold, budget=budget,
+                             board=args.board)
+    design = compile(graph, options)
     write_tree(args.output, design.files, force=args.force)
     print(summary(design.plan), end="")
+    print(resources(json.loads(design.files["report.json"])), end="")
     print()
-    print(stage_table(design.plan), end="")
+    print(stage_table(design.plan, design.areas), end="")
     print()
     print(channel_table(design.plan), end="")
     print(f"\nwrote {len(design.files)} files to {args.output}")

@@ -37,6 +37,8 @@ __all__ = [
     "STAGE_KINDS",
     "actors",
     "links",
+    "refold",
+    "MAC_OPS",
 ]
 
 
@@ -44,6 +46,28 @@ __all__ = [
 class LowerOptions:
     top: str | None = None  # name of the top function / module (default: the graph's name)
     min_fifo_depth: int = 2
+    fold: tuple[tuple[str, int], ...] = ()  # (stage or node name, simd) of MAC stages; others unfolded
+
+MAC_OPS = ("conv2d", "dense", "matmul")
+
+
+def _simd_of(graph: Graph, fold: tuple[tuple[str, int], ...], drafts) -> dict[str, int]:
+    """Stage name -> simd, for the stages ``fold`` names (by stage name or by any of its nodes)."""
+    stage_of = {}
+    for name, lay, group in drafts:
+        for key in (name, *group.nodes):
+            stage_of[key] = (name, lay)
+    out: dict[str, int] = {}
+    for key, simd in fold:
+        if key not in stage_of:
+            raise HlsfuseError(f"fold: '{key}' is neither a stage nor a node of graph '{graph.name}'")
+        name, lay = stage_of[key]
+        if lay.head is None or graph.node(lay.head).op not in MAC_OPS:
+            raise HlsfuseError(f"fold: stage '{name}' (of '{key}') has no conv2d, dense or matmul to fold")
+        if out.get(name, simd) != simd:
+            raise HlsfuseError(f"fold: stage '{name}' is given simd {out[name]} and {simd}")
+        out[name] = simd
+    return out
 
 
 def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -> DataflowPlan:
@@ -120,13 +144,15 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
             stages.append(Stage(f["name"], "fork", -1, (), None, f["tensor"], (ch,), ("copy",), tuple(f["outputs"]),
                                 (), (), schedule))
 
+    simd = _simd_of(graph, options.fold, drafts)
     for port in in_ports.values():
         add_forks(port)
     for name, lay, group in drafts:
         ins = stage_inputs[name]
         outs = tuple(outputs_of.get(name, ()))
         held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
-        schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs)
+        schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs,
+                               simd.get(name))
         stages.append(
             Stage(
                 name=name,
@@ -168,6 +194,15 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         latency=timing.latency,
         frame_end=timing.frame_end,
     )
+
+
+def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int) -> Stage:
+    """``stage`` of ``plan`` with its MAC head computing ``simd`` products per iteration (its channels
+    and every other fact unchanged; the plan's timing is not replayed)."""
+    group = next(g for g in fusion.groups if g.id == stage.group)
+    ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
+    schedule = schedule_of(graph, stage.name, layout(graph, group), stage.nodes, ins, stage.outputs, simd)
+    return dataclasses.replace(stage, schedule=schedule)
 
 
 def actors(stages, inputs, outputs) -> list[Actor]:

@@ -332,6 +332,7 @@ def own_main(graph: Graph, head: str, channels, write: str, stage: str):
     in_shape = _dims(x.shape, node, "input 'x'")
     out_shape = _dims(graph.types[head].shape, node, "the output")
     op = node.op
+    bits = x.dtype.bits
     if op == "pad":
         before = tuple(sig["pads"][: len(x.shape)]) or (0,)
         return PadMain(sources[0], in_shape, before, out_shape, write), (), ()
@@ -347,28 +348,33 @@ def own_main(graph: Graph, head: str, channels, write: str, stage: str):
                          tuple(r.step for r in picked), axis, write)
         if axis is None:
             return main, (), (State("position in the input", "frame"),)
-        return main, (memory("block", main.block, main.distance),), (State("block", "overwritten"),)
+        return main, (memory("block", main.block, bits, main.distance),), (State("block", "overwritten"),)
     if op == "transpose":
         perm = tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(len(x.shape))))
         perm = perm or (0,)
         axis = next(d for d, p in enumerate(perm) if p != d)
         main = TransposeMain(sources[0], in_shape, perm, axis, write)
-        return main, (memory("block", main.block, main.distance),), (State("block", "overwritten"),)
+        return main, (memory("block", main.block, bits, main.distance),), (State("block", "overwritten"),)
     if op == "softmax":
         n = in_shape[-1]
         main = SoftmaxMain(sources[0], math.prod(in_shape) // n, n, write)
-        buffers = (memory("row", n, n), memory("exponentials", n, n))
+        exp_bits = 32 if x.dtype.is_float else sig["exp_dtype"].bits
+        buffers = (memory("row", n, bits, n),) + ((memory("exponentials", n, exp_bits, n),) if not x.dtype.is_float
+                                                  else ())
         return main, buffers, (State("row maximum", "first"), State("sum of exponentials", "first"))
     if op == "argmax":
         axis = sig["axis"] % len(in_shape)
         main = ArgmaxMain(sources[0], math.prod(in_shape[:axis]), in_shape[axis], math.prod(in_shape[axis + 1 :]),
                           write)
-        buffers = (memory("running maxima", main.inner, main.inner), memory("their indices", main.inner, main.inner))
+        index_bits = max(1, (in_shape[axis] - 1).bit_length())
+        buffers = (memory("running maxima", main.inner, bits, main.inner),
+                   memory("their indices", main.inner, index_bits, main.inner))
         return main, buffers, (State("running maxima", "first"),)
     if op == "topk":
         n = in_shape[-1]
         main = TopkMain(sources[0], math.prod(in_shape) // n, n, sig["k"], sig["ret"] == "indices", write)
-        buffers = (registers("sorted values", main.k), registers("their indices", main.k))
+        buffers = (registers("sorted values", main.k, bits),
+                   registers("their indices", main.k, max(1, (n - 1).bit_length())))
         return main, buffers, (State("sorted list (slot p is empty until element p)", "first"),)
     raise HlsfuseError(f"{node.where()}: no own-stage schedule for op '{op}'")
 

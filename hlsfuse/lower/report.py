@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..fusion import FusionPlan
 from ..fusion.report import table as fusion_table
 from ..ir import Graph
+from .area import Area
 from .plan import DataflowPlan
 
-__all__ = ["stage_table", "channel_table", "summary", "report_markdown"]
+__all__ = ["stage_table", "channel_table", "summary", "resources", "report_markdown"]
 
 
 def _grid(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
@@ -20,9 +23,12 @@ def _grid(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int])
     return lines
 
 
-def stage_table(plan: DataflowPlan) -> str:
-    """Every stage with its kind, ops, channels and its schedule's numbers."""
+def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> str:
+    """Every stage with its kind, ops, channels and its schedule's numbers; with ``areas`` (the resource
+    model's figures per stage) also its SIMD, DSPs, BRAM18s and LUTs."""
     header = ("stage", "kind", "nodes", "in", "out", "storage", "latency", "cycles/frame", "bound")
+    if areas is not None:
+        header += ("simd", "dsp", "bram18", "lut")
     rows = []
     for s in plan.stages:
         nodes = " ".join(s.nodes) if s.nodes else s.sink
@@ -42,7 +48,11 @@ def stage_table(plan: DataflowPlan) -> str:
                 str(s.schedule.bound),
             )
         )
-    lines = _grid(header, rows, {5, 6, 7, 8})
+        if areas is not None:
+            a = areas[s.name]
+            simd = f"{s.schedule.main.simd}/{s.schedule.main.products}" if s.schedule.multipliers else "-"
+            rows[-1] += (simd, str(a.dsp), str(a.bram18), str(a.lut))
+    lines = _grid(header, rows, set(range(5, len(header))))
     return "\n".join(lines) + "\n"
 
 
@@ -69,13 +79,31 @@ def summary(plan: DataflowPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report_markdown(graph: Graph, fusion: FusionPlan, plan: DataflowPlan) -> str:
-    """OUT/report.md: fusion groups, stages, channels and the schedules' performance."""
+def resources(report: Mapping) -> str:
+    """The resource lines of report.md from report.json's figures."""
+    t, f = report["total"], report["fifos"]
+    where = f"board {report['board']}, " if report["board"] else ""
+    util = report["mac_utilization"]
+    lines = [
+        f"{where}part {report['part']} ({report['dsp_slice']}), clock {report['clock_ns']:g} ns: "
+        f"{report['frames_per_second']:g} frames/s",
+        f"total: {t['multipliers']} multipliers, {t['dsp']} DSPs, {t['bram18']} BRAM18s, {t['lutram_bits']} LUTRAM "
+        f"bits, {t['lut']} LUTs, {t['ff']} FFs (FIFOs: {f['bram18']} BRAM18s, {f['lut']} LUTs)",
+        f"MAC utilization {util:.3f} ({report['macs_per_frame']} MACs per frame)" if util is not None else
+        "no MAC stages",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, areas: Mapping[str, Area],
+                    report: Mapping) -> str:
+    """OUT/report.md: fusion groups, stages, channels, the schedules' performance and the resources."""
     return "\n".join(
         [
             f"# hlsfuse design '{plan.top}' (graph '{graph.name}')",
             "",
             summary(plan),
+            resources(report),
             "## Fusion",
             "",
             "```",
@@ -85,7 +113,7 @@ def report_markdown(graph: Graph, fusion: FusionPlan, plan: DataflowPlan) -> str
             "## Stages",
             "",
             "```",
-            stage_table(plan).rstrip(),
+            stage_table(plan, areas).rstrip(),
             "```",
             "",
             "## Channels",

@@ -90,10 +90,13 @@ class Buffer:
 
     name: str  # its role, unique in the stage ("line buffer", "accumulators", "held x", ...)
     elements: int
+    width: int  # bits per element
     registers: bool = False
     banks: int = 1
     distance: int | None = None
-    tensor: str | None = None  # a held input or a pre-loop result: the tensor it holds
+    tensor: str | None = None  # a held input, a pre-loop result or a ROM's constant: the tensor it holds
+    banking: str = "block"  # how a flat index maps to its ``banks``: "block" (consecutive runs) or "cyclic"
+    rom: bool = False  # a constant's ROM (weights): not counted in the stage's ``storage`` of data
 
 
 @dataclass(frozen=True)
@@ -108,15 +111,17 @@ class State:
     reset: str
 
 
-def registers(name: str, elements: int) -> Buffer:
-    return Buffer(name, elements, registers=True)
+def registers(name: str, elements: int, width: int) -> Buffer:
+    return Buffer(name, elements, width, registers=True)
 
 
-def memory(name: str, elements: int, distance: int | None = None, banks: int = 1, tensor: str | None = None) -> Buffer:
-    """Registers when small, or when read back too soon for a memory; else a memory."""
-    if elements <= REGISTER_LIMIT or (distance is not None and distance < SHORT_DEPENDENCE):
-        return Buffer(name, elements, registers=True, distance=distance, tensor=tensor)
-    return Buffer(name, elements, registers=False, banks=banks, distance=distance, tensor=tensor)
+def memory(name: str, elements: int, width: int, distance: int | None = None, banks: int = 1,
+           tensor: str | None = None, banking: str = "block", rom: bool = False) -> Buffer:
+    """Registers when small, or when read back too soon for a memory; else a memory. ``banks`` and
+    ``banking`` are kept either way: they say how the array is partitioned for parallel reads."""
+    small = elements <= REGISTER_LIMIT or (distance is not None and distance < SHORT_DEPENDENCE)
+    return Buffer(name, elements, width, registers=small, banks=banks, distance=distance, tensor=tensor,
+                  banking=banking, rom=rom)
 
 
 # --------------------------------------------------------------------------
@@ -126,11 +131,13 @@ def memory(name: str, elements: int, distance: int | None = None, banks: int = 1
 
 @dataclass(frozen=True)
 class Engine:
-    """``pushes`` per frame; push ``completes[m]`` completes unit m, which then emits ``emits`` outputs."""
+    """``pushes`` per frame; push ``completes[m]`` completes unit m, which then emits for ``emits``
+    iterations: ``emits / folds`` outputs, each computed over ``folds`` iterations and written in its last."""
 
     pushes: int
     completes: tuple[int, ...]
     emits: int
+    folds: int = 1
 
     @cached_property
     def timing(self) -> tuple[np.ndarray, np.ndarray, int]:
@@ -152,6 +159,32 @@ class Engine:
     @property
     def iterations(self) -> int:
         return self.timing[2]
+
+    @property
+    def writes(self) -> np.ndarray:
+        """The iteration of each output written: the last fold of each."""
+        return self.timing[1][self.folds - 1::self.folds]
+
+
+class Folded:
+    """A MAC stage's folding (mixed into WindowMain and RowsMain, which give ``simd``, ``products`` and
+    ``strided``): each output's ``products`` products are computed ``simd`` per iteration (its
+    multipliers), over ``folds`` = products / simd iterations; lane s of fold f computes product
+    ``product(f, s)``: s * folds + f when ``strided`` (conv2d and matmul, whose weights are banked in
+    blocks), else f * simd + s (dense, banked cyclically), so that the lanes of one fold read ``simd``
+    different banks of the weights."""
+
+    @property
+    def folds(self) -> int:
+        return self.products // self.simd
+
+    def product(self, fold: int, lane: int) -> int:
+        return lane * self.folds + fold if self.strided else fold * self.simd + lane
+
+
+def check_simd(where: str, simd: int, products: int) -> None:
+    if not isinstance(simd, int) or isinstance(simd, bool) or simd < 1 or products % simd:
+        raise HlsfuseError(f"{where}: simd must be a divisor of its {products} products per output, not {simd!r}")
 
 
 # --------------------------------------------------------------------------
@@ -296,7 +329,7 @@ class WindowGeometry:
 
 
 @dataclass(frozen=True)
-class WindowMain:
+class WindowMain(Folded):
     op: str  # conv2d | max_pool2d | avg_pool2d
     geometry: WindowGeometry
     out_channels: int  # Cout
@@ -308,11 +341,20 @@ class WindowMain:
     accumulator: Fmt | None  # exact sum format (conv2d, avg_pool2d on fixed point)
     epilogue: ElementPhase  # over the head's output elements
     writes: tuple[str, ...]
+    simd: int  # conv2d: products per iteration (a divisor of ``products``); pools: ``products``
+
+    strided = True
+
+    @property
+    def products(self) -> int:
+        """Per output: conv2d KH*KW*Cin/groups products, a pool's KH*KW taps."""
+        return self.geometry.taps * (self.channels_per_group if self.op == "conv2d" else 1)
 
     @cached_property
     def engine(self) -> Engine:
         g = self.geometry
-        return Engine(g.pushes, tuple(int(p) for p in g.completing_pushes()), self.out_channels)
+        return Engine(g.pushes, tuple(int(p) for p in g.completing_pushes()), self.out_channels * self.folds,
+                      self.folds)
 
     @property
     def iterations(self) -> int:
@@ -323,9 +365,9 @@ class WindowMain:
         return self.geometry.c // self.groups
 
     def io(self) -> dict[str, np.ndarray]:
-        push, emit, _ = self.engine.timing
+        push = self.engine.timing[0]
         out = {self.read: push[self.geometry.real_pushes()]}
-        out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), emit))
+        out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), self.engine.writes))
         return out
 
 
@@ -335,7 +377,7 @@ class WindowMain:
 
 
 @dataclass(frozen=True)
-class RowsMain:
+class RowsMain(Folded):
     op: str  # dense | matmul
     batches: int  # batches of the output (matmul), 1 for dense
     rows: int  # rows per batch
@@ -347,20 +389,30 @@ class RowsMain:
     accumulator: Fmt | None
     epilogue: ElementPhase
     writes: tuple[str, ...]
+    simd: int  # products per iteration, a divisor of k
+
+    @property
+    def products(self) -> int:
+        return self.k
+
+    @property
+    def strided(self) -> bool:
+        return self.op == "matmul"
 
     @cached_property
     def engine(self) -> Engine:
         units = self.batches * self.rows
-        return Engine(units * self.k, tuple(range(self.k - 1, units * self.k, self.k)), self.n)
+        return Engine(units * self.k, tuple(range(self.k - 1, units * self.k, self.k)), self.n * self.folds,
+                      self.folds)
 
     @property
     def iterations(self) -> int:
         return self.engine.iterations
 
     def io(self) -> dict[str, np.ndarray]:
-        push, emit, _ = self.engine.timing
+        push = self.engine.timing[0]
         out = {self.read: push}
-        out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), emit))
+        out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), self.engine.writes))
         return out
 
 
@@ -460,7 +512,8 @@ class Schedule:
 
     @property
     def storage(self) -> int:
-        return sum(b.elements for b in self.buffers)
+        """Elements of data the stage stores (its ROMs not counted)."""
+        return sum(b.elements for b in self.buffers if not b.rom)
 
     def buffer(self, name: str) -> Buffer:
         """The buffer of role ``name``, or of tensor ``name`` (a held input, a pre-loop result)."""
@@ -486,18 +539,32 @@ def held_inputs(graph: Graph, pairs, used: set[str]) -> tuple[Held, ...]:
     return tuple(Held(ch, t, graph.types[t].size, t in used) for ch, t in pairs)
 
 
-def held_buffers(held: tuple[Held, ...], banks: dict[str, int] | None = None) -> list[Buffer]:
+def held_buffers(graph: Graph, held: tuple[Held, ...], banks: dict[str, tuple[int, str]] | None = None) -> list[Buffer]:
+    """``banks``: tensor -> (banks, banking) of a held array read in parallel."""
     # a held element e is read in the main loop no sooner than the held loops' end (the
     # broadcast index of element e is at least e), so memories have a long write-to-read distance
     banks = banks or {}
-    return [memory(f"held {h.tensor}", h.size, distance=h.size, banks=banks.get(h.tensor, 1), tensor=h.tensor)
-            for h in held if h.kept]
+    out = []
+    for h in held:
+        if h.kept:
+            count, banking = banks.get(h.tensor, (1, "block"))
+            out.append(memory(f"held {h.tensor}", h.size, graph.types[h.tensor].dtype.bits, h.size, count,
+                              tensor=h.tensor, banking=banking))
+    return out
 
 
-def phase_buffers(phases) -> list[Buffer]:
+def phase_buffers(graph: Graph, phases) -> list[Buffer]:
+    """The arrays of the phases' pre-loop results, then the ROMs of the constants their programs read."""
     # a pre-loop result is read by the main loop only, after every setup loop
-    return [memory(f"pre {n}", p.program.count, distance=p.program.count, tensor=n)
-            for ph in phases for p in ph.pre for n in p.kept]
+    out = [memory(f"pre {n}", p.program.count, graph.types[n].dtype.bits, distance=p.program.count, tensor=n)
+           for ph in phases for p in ph.pre for n in p.kept]
+    programs = [ph.program for ph in phases] + [p.program for ph in phases for p in ph.pre]
+    constants = dict.fromkeys(o.tensor for program in programs for step in program.steps for o in step.operands
+                              if o.source == "rom")
+    for c in constants:
+        t = graph.types[c]
+        out.append(memory(f"rom {c}", t.size, t.dtype.bits, tensor=c, rom=True))
+    return out
 
 
 def window_geometry(graph: Graph, head: str) -> WindowGeometry:
@@ -513,7 +580,9 @@ def window_geometry(graph: Graph, head: str) -> WindowGeometry:
     return WindowGeometry(n, h, w, c, kh, kw, *strides, *sig["padding"], dh, dw)
 
 
-def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes) -> WindowMain:
+def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes,
+                simd: int | None = None) -> WindowMain:
+    """``simd``: products per iteration of a conv2d (None: all of an output's, one output per iteration)."""
     node = graph.node(head)
     sig = graph.sigs[head]
     geometry = window_geometry(graph, head)
@@ -536,7 +605,12 @@ def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writ
             counts = tuple(tuple(int(v) for v in row) for row in table)
     if acc is not None:
         acc.check(f"{node.where()}: the exact accumulation")
-    return WindowMain(node.op, geometry, cout, groups, read, weights, divisor, counts, acc, epilogue, tuple(writes))
+    products = geometry.taps * (geometry.c // groups if node.op == "conv2d" else 1)
+    if simd is None or node.op != "conv2d":
+        simd = products
+    check_simd(node.where(), simd, products)
+    return WindowMain(node.op, geometry, cout, groups, read, weights, divisor, counts, acc, epilogue, tuple(writes),
+                      simd)
 
 
 def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:
@@ -554,7 +628,8 @@ def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:
     return flat if any(flat) else ()
 
 
-def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes) -> RowsMain:
+def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes, simd: int | None = None) -> RowsMain:
+    """``simd``: products per iteration (None: all k, one output per iteration)."""
     node = graph.node(head)
     x, w = node.inputs
     x_type, w_type, out_type = graph.types[x], graph.types[w], graph.types[head]
@@ -568,7 +643,9 @@ def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes
     if not x_type.dtype.is_float:
         acc = Fmt.of(x_type.dtype).mul(Fmt.of(w_type.dtype)).accumulate(k)
         acc.check(f"{node.where()}: the exact accumulation")
-    return RowsMain(node.op, batches, rows, k, n, read, w, offsets, acc, epilogue, tuple(writes))
+    simd = k if simd is None else simd
+    check_simd(node.where(), simd, k)
+    return RowsMain(node.op, batches, rows, k, n, read, w, offsets, acc, epilogue, tuple(writes), simd)
 
 
 def reduce_axes(graph: Graph, head: str) -> tuple[int, ...]:

@@ -146,9 +146,11 @@ def _used(graph: Graph, phases) -> set[str]:
     return {src for n in names for src in graph.node(n).inputs}
 
 
-def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...]) -> Schedule:
+def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...],
+                simd: int | None = None) -> Schedule:
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
-    per input channel in order, ``outs``: its output channels."""
+    per input channel in order, ``outs``: its output channels; ``simd``: a MAC stage's products per
+    iteration (None: all of an output's)."""
     by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
         by_use[use].append((channel, tensor))
@@ -161,8 +163,8 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         phase = elements.phase(graph, _needed(graph, nodes, sink), count, (), by_use["post"], held_names, sink)
         held = held_inputs(graph, held_pairs, _used(graph, [phase]))
         state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
-        return Schedule("map", held, MapMain(count, phase, outs), (*held_buffers(held), *phase_buffers([phase])),
-                        state)
+        buffers = (*held_buffers(graph, held), *phase_buffers(graph, [phase]))
+        return Schedule("map", held, MapMain(count, phase, outs), buffers, state)
     node = graph.node(head)
     if lay.kind == "own":
         main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name)
@@ -177,22 +179,32 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
                                   head)
         held = held_inputs(graph, held_pairs, _used(graph, [epilogue]) | {weights})
+        x_bits = graph.types[node.inputs[0]].dtype.bits
         if lay.kind == "window":
-            main = window_main(graph, head, heads[0][0], epilogue, outs)
+            main = window_main(graph, head, heads[0][0], epilogue, outs, simd)
             g = main.geometry
-            parallel = g.taps * main.channels_per_group
-            own = [Buffer("line buffer", g.line_buffer), Buffer("window", g.window, registers=True),
-                   Buffer("snapshot", g.taps * g.c, registers=True)]
-            macs = g.images * g.oh * g.ow * main.out_channels * parallel if node.op == "conv2d" else 0
+            own = [Buffer("line buffer", g.line_buffer, x_bits), Buffer("window", g.window, x_bits, registers=True),
+                   Buffer("snapshot", g.taps * g.c, x_bits, registers=True)]
+            macs = g.images * g.oh * g.ow * main.out_channels * main.products if node.op == "conv2d" else 0
         else:
-            main = rows_main(graph, head, heads[0][0], epilogue, outs)
-            parallel = main.k
-            own = [Buffer("row", main.k, registers=True), Buffer("snapshot", main.k, registers=True)]
+            main = rows_main(graph, head, heads[0][0], epilogue, outs, simd)
+            own = [Buffer("row", main.k, x_bits, registers=True), Buffer("snapshot", main.k, x_bits, registers=True)]
             macs = main.batches * main.rows * main.n * main.k
-        multipliers = parallel if macs else 0
-        buffers = (*own, *held_buffers(held, {weights: parallel}), *phase_buffers([epilogue]))
-        state = (_COUNTERS, State(own[0].name, "overwritten"), State("snapshot", "overwritten"))
-        return Schedule(lay.kind, held, main, buffers, state, macs, multipliers)
+        banks, weight_buffers = {}, []
+        if weights is not None:
+            # the lanes of a fold read ``simd`` banks: in blocks (conv2d, and matmul per batch of b) or cyclically
+            size = graph.types[weights].size
+            banking = "block" if main.strided else "cyclic"
+            banks = {weights: (main.simd * (size // (main.k * main.n)) if node.op == "matmul" else main.simd, banking)}
+            if weights in graph.constant_map:
+                weight_buffers = [memory(f"rom {weights}", size, graph.types[weights].dtype.bits,
+                                         banks=banks[weights][0], banking=banks[weights][1], tensor=weights, rom=True)]
+        multipliers = main.simd if macs else 0
+        buffers = (*own, *weight_buffers, *held_buffers(graph, held, banks), *phase_buffers(graph, [epilogue]))
+        state = [_COUNTERS, State(own[0].name, "overwritten"), State("snapshot", "overwritten")]
+        if main.folds > 1:
+            state.append(State("partial sum", "first"))
+        return Schedule(lay.kind, held, main, buffers, tuple(state), macs, multipliers)
     if lay.kind == "reduce":
         streamed = by_use["head"] + by_use["pre"]
         if len({t for _, t in streamed}) != len(streamed):
@@ -203,8 +215,12 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
                                   head)
         held = held_inputs(graph, held_pairs, _used(graph, [prologue, epilogue]))
         main = reduce_main(graph, head, prologue, epilogue, outs)
-        buffers = (memory("accumulators", main.outputs, main.distance), *held_buffers(held),
-                   *phase_buffers([prologue, epilogue]))
+        if main.accumulator is not None:
+            acc_bits = main.accumulator.width
+        else:  # max keeps the input's type; float32 sums accumulate in double
+            acc_bits = 64 if graph.types[source].dtype.is_float and main.op != "max" else graph.types[source].dtype.bits
+        buffers = (memory("accumulators", main.outputs, acc_bits, main.distance), *held_buffers(graph, held),
+                   *phase_buffers(graph, [prologue, epilogue]))
         return Schedule("reduce", held, main, buffers, (_COUNTERS, State("accumulators", "first")))
     raise HlsfuseError(f"stage '{name}': unknown stage kind '{lay.kind}'")
 

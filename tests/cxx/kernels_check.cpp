@@ -108,7 +108,8 @@ struct line_buffer_of {
 // conv2d over BATCH frames of H x W x C (G's geometry), Cout outputs per pixel, identity epilogue: push every
 // padded position's channels; after the last channel of a position that ends an output window, snapshot the
 // window and emit its COUT outputs from the snapshot.
-template <class T_IN, class T_OUT, class ACC, int BATCH, int C, int COUT, int GROUPS, class G, class T_W, int NW>
+template <class T_IN, class T_OUT, class ACC, int BATCH, int C, int COUT, int GROUPS, int SIMD, class G, class T_W,
+          int NW>
 void conv2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)[NW]) {
   T_IN taps[G::TAPS * C];
   for (int b = 0; b < BATCH; ++b) {
@@ -126,7 +127,11 @@ void conv2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)
           lb.snapshot(taps);
           for (int co = 0; co < COUT; ++co) {
 #pragma HLS PIPELINE II=1
-            out.write(T_OUT(hlsf::conv_mac<ACC, G::TAPS, COUT, GROUPS>(taps, w, co)));
+            ACC acc = 0;
+            for (int f = 0; f < G::TAPS * (C / GROUPS) / SIMD; ++f) {
+              acc = hlsf::conv_mac<ACC, G::TAPS, COUT, GROUPS, SIMD>(acc, taps, w, co, f);
+            }
+            out.write(T_OUT(acc));
           }
         }
       }
@@ -210,7 +215,7 @@ void pool_counts(int id) {
 }
 
 // dense over ROWS rows of K inputs, N outputs per row.
-template <class T_IN, class T_OUT, class ACC, int ROWS, int K, int N, class T_W, int NK>
+template <class T_IN, class T_OUT, class ACC, int ROWS, int K, int N, int SIMD, class T_W, int NK>
 void dense_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)[NK]) {
   T_IN x[K];
   for (int row = 0; row < ROWS; ++row) {
@@ -220,14 +225,17 @@ void dense_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)[
     }
     for (int n = 0; n < N; ++n) {
 #pragma HLS PIPELINE II=1
-      out.write(T_OUT(hlsf::dense_mac<ACC>(x, w, n)));
+      ACC acc = 0;
+      for (int f = 0; f < K / SIMD; ++f) acc = hlsf::dense_mac<ACC, SIMD>(acc, x, w, n, f);
+      out.write(T_OUT(acc));
     }
   }
 }
 
 // matmul of BATCH x M rows of K inputs by a constant b holding B_BATCH matrices K x N (B_BATCH = 1: one
 // matrix for every row, else one per batch index), N outputs per row.
-template <class T_IN, class T_OUT, class ACC, int BATCH, int M, int K, int N, int B_BATCH, class T_B, int NB>
+template <class T_IN, class T_OUT, class ACC, int BATCH, int M, int K, int N, int B_BATCH, int SIMD, class T_B,
+          int NB>
 void matmul_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_B (&b)[NB]) {
   static_assert(NB == B_BATCH * K * N && (B_BATCH == 1 || B_BATCH == BATCH), "matmul_stage: b's shape");
   T_IN x[K];
@@ -240,7 +248,9 @@ void matmul_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_B (&b)
       }
       for (int n = 0; n < N; ++n) {
 #pragma HLS PIPELINE II=1
-        out.write(T_OUT(hlsf::matmul_mac<ACC, N>(x, b, base, n)));
+        ACC acc = 0;
+        for (int f = 0; f < K / SIMD; ++f) acc = hlsf::matmul_mac<ACC, N, SIMD>(acc, x, b, base, n, f);
+        out.write(T_OUT(acc));
       }
     }
   }

@@ -170,14 +170,7 @@ def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, tuple[str
     for constant, (name, partition) in weights.items():
         out.append(Rom(name, ctx.rom(constant), ctx.ctype(constant), ctx.type_of(constant).size, partition,
                        ctx.rom_doubles[constant]))
-    flat = {}
-    programs = [ph.program for ph in schedule.phases] + [p.program for ph in schedule.phases for p in ph.pre]
-    for program in programs:
-        for step in program.steps:
-            for o in step.operands:
-                if o.source == "rom":
-                    flat[o.tensor] = None
-    for constant in flat:
+    for constant in (buf.tensor for buf in schedule.buffers if buf.rom and buf.tensor not in weights):
         size = ctx.type_of(constant).size
         out.append(Rom(ctx.rom(constant), ctx.rom(constant), ctx.ctype(constant), size, "", ctx.rom_doubles[constant]))
     return tuple(out)
@@ -192,7 +185,10 @@ class Weights:
     partitions: dict[str, str]  # for setup: held tensor -> partition
 
 
-def weights(ctx: Context, tensor: str, partition: str) -> Weights:
+def weights(ctx: Context, schedule: Schedule, tensor: str) -> Weights:
+    """The weights ``tensor`` of a MAC stage, partitioned as its schedule banks them."""
+    buf = schedule.buffer(tensor)
+    partition = f"type={buf.banking} factor={buf.banks}"
     if tensor in ctx.graph.constant_map:
         name = ctx.names.local(f"w_{ctx.rom(tensor)}")
         return Weights(name, {tensor: (name, partition)}, {})

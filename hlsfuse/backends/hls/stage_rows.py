@@ -44,6 +44,8 @@ class Loop:
     value: str
     acc: str
     offsets: str
+    fold: str
+    partial: str
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,8 @@ class RowsBody:
     rows: int
     k: int
     n: int
+    simd: int  # products per iteration; an output takes ``folds`` iterations
+    folds: int
     in_channel: str
     in_type: str
     head_type: str
@@ -75,10 +79,8 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
     local = ctx.names.local
     loop = Loop(*(local(n) for n in (
         "t", "acc_t", "xrow", "snap", "k", "n", "bt", "m", "pushing", "rows_in", "emitting", "completes", "push",
-        "px", "acc", "b_base")))
-    size = ctx.type_of(main.weights).size
-    w = weights(ctx, main.weights,
-                f"type=cyclic factor={main.k}" if main.op == "dense" else f"type=block factor={size // main.n}")
+        "px", "acc", "b_base", "f", "part")))
+    w = weights(ctx, schedule, main.weights)
     head_var = ctx.value(stage.head)
     e = phase(ctx, main.epilogue, {stage.head: head_var}, local("o"))
     x = ctx.graph.node(stage.head).inputs[0]
@@ -92,6 +94,8 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
         rows=main.rows,
         k=main.k,
         n=main.n,
+        simd=main.simd,
+        folds=main.folds,
         in_channel=main.read,
         in_type=ctx.ctype(x),
         head_type=ctx.ctype(stage.head),

@@ -4,9 +4,11 @@ One loop, the schedule's push/emit loop (``lower.schedule.WindowMain``): after t
 iteration may
 
     emit  one output channel co of the last completed window, from its snapshot:
-          conv2d: exact MAC over the taps (hlsf::conv_mac); max_pool2d: hlsf::window_max over the taps
-          inside the image; avg_pool2d: exact sum (hlsf::window_sum), then hlsf::assign_quotient by the
-          position's count; assigned once to the head's output type, then the epilogue, then written
+          conv2d: exact MAC over the taps (hlsf::conv_mac), SIMD products per iteration, so that an
+          output takes FOLDS iterations, adding to a partial sum, and is written in its last;
+          max_pool2d: hlsf::window_max over the taps inside the image; avg_pool2d: exact sum
+          (hlsf::window_sum), then hlsf::assign_quotient by the position's count; assigned once to
+          the head's output type, then the epilogue, then written
     push  the next padded position's next channel into the line buffer (the input's value at a real
           pixel, a zero at padding); the push completing a window on the stride grid copies it into the
           snapshot. That push waits while the snapshot still has outputs to emit, but for the last one.
@@ -51,6 +53,8 @@ class Loop:
     acc: str
     real: str
     tables: str  # prefix of the row/column tables
+    fold: str
+    partial: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class WindowBody:
     ow: int
     taps: int
     groups: int
+    simd: int  # conv2d: products per iteration; an output takes ``folds`` iterations
+    folds: int
     real_rows: Table | None  # None: every row (column) is real / emits
     real_cols: Table | None
     emit_rows: Table | None
@@ -107,7 +113,7 @@ def _loop(ctx: Context) -> Loop:
     local = ctx.names.local
     return Loop(*(local(n) for n in (
         "t", "acc_t", "lb", "snap", "row", "col", "ch", "img", "pushing", "emitting", "co", "oy", "ox",
-        "completes", "push", "px", "acc", "real", "tab")))
+        "completes", "push", "px", "acc", "real", "tab", "f", "part")))
 
 
 def _table(loop: Loop, what: str, bits: tuple[bool, ...]) -> Table | None:
@@ -123,7 +129,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
     loop = _loop(ctx)
     head = stage.head
     is_float = ctx.dtype(ctx.graph.node(head).inputs[0]).is_float
-    w = weights(ctx, main.weights, f"type=block factor={g.taps * main.channels_per_group}") \
+    w = weights(ctx, schedule, main.weights) \
         if main.op == "conv2d" else Weights(None, {}, {})
     padded = g.top or g.left or g.bottom or g.right
     tap_rows = tap_cols = ()
@@ -151,6 +157,8 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         ow=g.ow,
         taps=g.taps,
         groups=main.groups,
+        simd=main.simd,
+        folds=main.folds,
         real_rows=_table(loop, "real_rows", g.real_rows()),
         real_cols=_table(loop, "real_cols", g.real_cols()),
         emit_rows=_table(loop, "emit_rows", g.emit_rows()),

@@ -15,9 +15,9 @@ from ...lower.elements import ElementPhase
 from ...lower.schedule import Schedule
 from .expr import counters, program
 from .module import Assign, ModuleBuilder, Sequencer, Update
-from .vlog import ulit, zext
+from .vlog import XW, ulit, zext
 
-__all__ = ["setup_loops", "setup", "reads", "element_phase", "PushEmit", "push_emit", "emit_epilogue"]
+__all__ = ["setup_loops", "setup", "reads", "element_phase", "PushEmit", "push_emit", "fold_sum", "emit_epilogue"]
 
 
 def setup_loops(schedule: Schedule) -> list[tuple[str, int]]:
@@ -86,21 +86,28 @@ class PushEmit:
     push: str  # this iteration pushes
     emitting: str  # this iteration emits: the snapshot has outputs left
     index: tuple[str, int]  # which output of the snapshot it emits
+    fold: tuple[str, int] | None  # which fold of that output (None: one iteration per output)
+    writes: str  # this emitting iteration is its output's last fold: the output is written
     last_emit: str  # the snapshot's last output
     position: list[tuple[str, int]]  # the next push's odometer digits, outermost first
     completes: str  # the next push completes a unit (captures the snapshot)
 
 
-def push_emit(b: ModuleBuilder, fire: str, frame_end: str, emits: int, extents,
-              completes: Callable[[list[tuple[str, int]]], str]) -> PushEmit:
+def push_emit(b: ModuleBuilder, fire: str, frame_end: str, outputs: int, extents,
+              completes: Callable[[list[tuple[str, int]]], str], folds: int = 1) -> PushEmit:
     """Pushes over an odometer of ``extents``; ``completes(position)``: the expression saying the push at
-    ``position`` completes a unit, which then emits ``emits`` outputs. The push completing the next unit
-    waits while the snapshot has outputs left, but for its last; ``frame_end``: the main loop's last
-    iteration, after which the next frame's pushes start."""
+    ``position`` completes a unit, which then emits ``outputs`` outputs of ``folds`` iterations each. The
+    push completing the next unit waits while the snapshot has outputs left, but for its last iteration;
+    ``frame_end``: the main loop's last iteration, after which the next frame's pushes start."""
     emitting = b.reg("emitting", 1, "1'b0")
     done = b.reg("pushed", 1, "1'b0")  # every push of the frame is done
-    index = b.counter("co", emits, f"{fire} && {emitting}")
-    last_emit = f"{index[0]} == {ulit(emits - 1, index[1])}"
+    fold, writes = None, "1'b1"
+    if folds > 1:
+        fold = b.counter("fold", folds, f"{fire} && {emitting}")
+        writes = b.wire("writes", 1, f"{fold[0]} == {ulit(folds - 1, fold[1])}")
+    step = f"{fire} && {emitting}" + ("" if fold is None else f" && {writes}")
+    index = b.counter("co", outputs, step)
+    last_emit = f"{index[0]} == {ulit(outputs - 1, index[1])}" + ("" if fold is None else f" && {writes}")
     push = b.net("push", 1)
     position = b.odometer("at", extents, f"{fire} && {push}")
     unit = b.wire("completes", 1, completes(position))
@@ -112,13 +119,27 @@ def push_emit(b: ModuleBuilder, fire: str, frame_end: str, emits: int, extents,
         Update(f"{fire} && {emitting} && {last_emit}", emitting, "1'b0"),
         Update(f"{fire} && {push} && {unit}", emitting, "1'b1"),
     ]
-    return PushEmit(push, emitting, index, last_emit, position, unit)
+    return PushEmit(push, emitting, index, fold, writes, last_emit, position, unit)
+
+
+def fold_sum(b: ModuleBuilder, terms: list[str], fire: str, emitting: str, loop: PushEmit, name: str) -> str:
+    """The exact sum (XW bits, signed) of this iteration's products and, after an output's first fold, of
+    its earlier folds' (a partial-sum register, restarted by every output's fold 0)."""
+    if loop.fold is None:
+        return b.wire(name, XW, " + ".join(terms), signed=True)
+    fold, fw = loop.fold
+    partial = b.reg("partial", XW)
+    start = b.wire("start", XW, f"{fold} == {ulit(0, fw)} ? {XW}'sd0 : $signed({partial})", signed=True)
+    total = b.wire(name, XW, " + ".join([start, *terms]), signed=True)
+    b.updates.append(Update(f"{fire} && {emitting}", partial, total))
+    return total
 
 
 def emit_epilogue(b: ModuleBuilder, main, head: str, result: str, arrays: dict[str, str], here: str, fire: str,
                   emitting: str) -> str:
-    """The epilogue of a push/emit stage once per output element, on the iterations that emit ``result``
-    (the head's value); moves the output channels and returns the signal of what they carry."""
+    """The epilogue of a push/emit stage once per output element, on the iterations that write ``result``
+    (the head's value; ``emitting``: the condition of those iterations); moves the output channels and
+    returns the signal of what they carry."""
     values = {head: result, **reads(b, main.epilogue, f"{here} && {emitting}")}
     index = None
     if main.epilogue.program.reads_index:

@@ -18,8 +18,8 @@ from ...lower.plan import Stage
 from .expr import rom
 from .mem import mem_lines
 from .module import ModuleBuilder, StageModule, Update
-from .phase import emit_epilogue, push_emit, setup, setup_loops
-from .vlog import XW, assign_params, bits_for, sext64, ulit, zext
+from .phase import emit_epilogue, fold_sum, push_emit, setup, setup_loops
+from .vlog import assign_params, bits_for, sext64, ulit, zext
 
 __all__ = ["build"]
 
@@ -37,8 +37,9 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
 
     units = main.batches * main.rows
     loop = push_emit(b, fire, seq.loops[-1].last, main.n, [units, main.k],
-                     lambda position: f"{position[1][0]} == {ulit(main.k - 1, position[1][1])}")
+                     lambda position: f"{position[1][0]} == {ulit(main.k - 1, position[1][1])}", main.folds)
     push, emitting, (n, nw), n_last, completes = loop.push, loop.emitting, loop.index, loop.last_emit, loop.completes
+    writes = emitting if loop.fold is None else f"{emitting} && {loop.writes}"  # an output is written
     k, kw = loop.position[1]
     b.move(main.read, f"{here} && {push}")
     snap = b.array("snap", main.k, x_type.width)
@@ -59,22 +60,31 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     else:
         base, step = col, main.n
         if main.offsets:
-            batch, _ = b.odometer("out", [main.batches, main.rows], f"{fire} && {emitting} && {n_last}")[0]
+            batch, _ = b.odometer("out", [main.batches, main.rows], f"{fire} && {writes} && {n_last}")[0]
             table = b.rom("b_base", len(main.offsets), iw, mem_lines(main.offsets, iw))
             bsel = zext(batch, bits_for(main.batches), b.index(table))
             base = b.wire("wbase", iw, f"{table}[{bsel}] + {col}")
     terms = []
-    for j in range(main.k):
-        xj = sext64(f"{snap}[{ulit(j, kb)}]", x_type)
-        ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
-        wj = b.wire(f"w{j}", w_type.width, f"{weights}[{ix}]")
+    for s in range(main.simd):
+        # lane s computes product j = main.product(fold, s): row element j, weight base + j * step
+        if loop.fold is None:
+            j = s
+            xj = sext64(f"{snap}[{ulit(j, kb)}]", x_type)
+            ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
+        else:
+            f, fw = loop.fold
+            j0, dj = main.product(0, s), main.product(1, s) - main.product(0, s)  # j = j0 + fold * dj
+            jx = b.wire(f"j{s}", kb, f"{ulit(j0, kb)} + {zext(f, fw, kb)} * {ulit(dj % (1 << kb), kb)}")
+            xj = sext64(f"{snap}[{jx}]", x_type)
+            ix = f"{base} + {zext(jx, kb, iw)} * {ulit(step % (1 << iw), iw)}"
+        wj = b.wire(f"w{s}", w_type.width, f"{weights}[{ix}]")
         terms.append(f"{xj} * {sext64(wj, w_type)}")
     b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column n")
-    exact = b.wire("dot", XW, " + ".join(terms), signed=True)
+    exact = fold_sum(b, terms, fire, emitting, loop, "dot")
     result = b.net("v_head", head_type.width)
     b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), "u_head",
                (("in_data", exact), ("in_sticky", "1'b0"), ("out_data", result)))
 
-    out = emit_epilogue(b, main, stage.head, result, arrays, here, fire, emitting)
+    out = emit_epilogue(b, main, stage.head, result, arrays, here, fire, writes)
     return b.build(f"{main.op} '{stage.head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out),
                    state)

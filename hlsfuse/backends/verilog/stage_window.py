@@ -24,7 +24,7 @@ from ...types import Fmt
 from .expr import rom
 from .mem import mem_lines
 from .module import Assign, ModuleBuilder, StageModule
-from .phase import emit_epilogue, push_emit, setup, setup_loops
+from .phase import emit_epilogue, fold_sum, push_emit, setup, setup_loops
 from .vlog import XW, assign_params, bits_for, index_width, sext64, ulit, zext
 
 __all__ = ["build", "quotient"]
@@ -87,8 +87,9 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         return _and(f"{c} == {ulit(g.c - 1, cw)}", _table(b, "emit_rows", g.emit_rows(), r),
                     _table(b, "emit_cols", g.emit_cols(), q))
 
-    loop = push_emit(b, fire, seq.loops[-1].last, main.out_channels, extents, completes)
+    loop = push_emit(b, fire, seq.loops[-1].last, main.out_channels, extents, completes, main.folds)
     push, emitting, (co, cow), co_last = loop.push, loop.emitting, loop.index, loop.last_emit
+    writes = emitting if loop.fold is None else f"{emitting} && {loop.writes}"  # an output is written
     (r, rw), (q, qw), _ = loop.position[-3:]
     real = b.wire("real", 1, _and(_table(b, "real_rows", g.real_rows(), r), _table(b, "real_cols", g.real_cols(), q)))
     b.move(main.read, f"{here} && {push} && {real}")
@@ -124,17 +125,20 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
 
     head = stage.head
     if main.op == "conv2d":
-        result = _conv(b, main, arrays, fire, emitting, co, cow, tap, x_type, head_type)
+        result = _conv(b, main, arrays, fire, emitting, loop, tap, x_type, head_type)
     elif main.op == "max_pool2d":
         result = _max_pool(b, g, pixel, co, cow, tap, x_type, head_type)
     else:
         result = _avg_pool(b, main, pixel, co, cow, tap, x_type, head_type)
-    out = emit_epilogue(b, main, head, result, arrays, here, fire, emitting)
+    out = emit_epilogue(b, main, head, result, arrays, here, fire, writes)
     return b.build(f"{main.op} '{head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out), state)
 
 
-def _conv(b, main, arrays, fire, emitting, co, cow, tap, x_type, head_type) -> str:
+def _conv(b, main, arrays, fire, emitting, loop, tap, x_type, head_type) -> str:
+    """Output channel co's products of this fold: lane s computes product j = main.product(fold, s), tap
+    j // CG and input channel j % CG of co's group, added to the partial sum of the earlier folds."""
     g = main.geometry
+    (co, cow), fold = loop.index, loop.fold
     wt = main.weights
     w_type = b.dtype(wt)
     cg, cout = main.channels_per_group, main.out_channels
@@ -145,21 +149,34 @@ def _conv(b, main, arrays, fire, emitting, co, cow, tap, x_type, head_type) -> s
     offset = None
     if main.groups > 1:
         # co's group: advances every Cout/groups output channels; its first input channel is group * Cin/groups
-        step = f"{fire} && {emitting}"
+        step = f"{fire} && {emitting}" + ("" if fold is None else f" && {loop.writes}")
         gco, gw = b.counter("gco", cout // main.groups, step)
         grp, pw = b.counter("grp", main.groups, f"{step} && {gco} == {ulit(cout // main.groups - 1, gw)}")
         bw = bits_for(g.c)
         offset = (b.wire("gbase", bw, f"{zext(grp, pw, bw)} * {ulit(cg, bw)}"), bw)
     wi = b.index(weights)
     terms = []
-    for t in range(g.taps * cg):
-        k, ci = divmod(t, cg)
-        x = tap(k * g.c + ci, offset, f"{t}")
-        wraw = b.wire(f"wt_{t}", w_type.width, f"{weights}[{ulit(t * cout, wi)} + {zext(co, cow, wi)}]")
+    for t in range(main.simd):
+        if fold is None:
+            k, ci = divmod(t, cg)
+            x = tap(k * g.c + ci, offset, f"{t}")
+            wix = f"{ulit(t * cout, wi)} + {zext(co, cow, wi)}"
+        else:
+            # lane t reads snapshot element (j // CG) * C + j % CG and weight j * COUT + co, j = t * FOLDS + fold
+            js = [main.product(f, t) for f in range(main.folds)]
+            tb = index_width(g.taps * g.c)
+            table = b.rom(f"lane{t}", main.folds, tb, mem_lines([(j // cg) * g.c + j % cg for j in js], tb))
+            at = f"{table}[{fold[0]}]"
+            if offset is not None:
+                at += f" + {zext(offset[0], offset[1], tb)}"
+            x = tap(0, (b.wire(f"at_{t}", tb, at), tb), f"{t}")
+            wix = b.wire(f"wix_{t}", wi, f"{ulit(js[0] * cout, wi)} + {zext(fold[0], fold[1], wi)} * "
+                         f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
+        wraw = b.wire(f"wt_{t}", w_type.width, f"{weights}[{wix}]")
         xa = b.wire(f"xa_{t}", XW, sext64(x, x_type), signed=True)
         wb = b.wire(f"wb_{t}", XW, sext64(wraw, w_type), signed=True)
         terms.append(b.wire(f"pr_{t}", XW, f"{xa} * {wb}", signed=True))
-    acc = b.wire("acc", XW, " + ".join(terms), signed=True)
+    acc = fold_sum(b, terms, fire, emitting, loop, "acc")
     b.comment("conv2d: the exact dot product, assigned once to the head's type")
     result = b.net("v_head", head_type.width)
     b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), "u_head",

@@ -7,17 +7,23 @@
 //
 // A window snapshot (line_buffer::snapshot) holds TAPS*C values, tap-major: taps[t*C + c]; a row snapshot
 // holds the K values of a row. Weights are flat arrays in the graph's row-major layout (a ROM declared by the
-// stage, or a held input), partitioned by the stage so that all products of one output read their weights
-// in the same cycle:
-//   conv2d  w[KH][KW][Cin/groups][Cout] -> w[(t*CG + ci)*COUT + co]   ARRAY_PARTITION type=block factor=TAPS*CG
-//   dense   w[N][K]                     -> w[n*K + k]                  ARRAY_PARTITION type=cyclic factor=K
-//   matmul  b[..., K, N]                -> b[base + k*N + n]           ARRAY_PARTITION type=block factor=size/N
+// stage, or a held input).
 //
-//   conv_mac<ACC, TAPS, COUT, GROUPS>(taps, w, co)   output channel co of conv2d: the sum over taps t and
-//       ci < CG = C/GROUPS of taps[t*C + g*CG + ci] * w[(t*CG + ci)*COUT + co], g = co / (COUT/GROUPS) the
-//       group of co (GROUPS = C: a depthwise convolution)
-//   dense_mac<ACC>(x, w, n)              output n of dense: the sum over k of x[k] * w[n*K + k]
-//   matmul_mac<ACC, N>(x, b, base, n)    output n of a row of matmul: the sum over k of x[k] * b[base + k*N + n]
+// The MAC helpers are folded (lower/schedule.py, Folded): an output's P products are computed SIMD per call,
+// over F = P / SIMD calls f = 0..F-1, each adding its SIMD products to the ``acc`` it is given (0 for f = 0,
+// the previous call's result after) in lane order; SIMD = P computes a whole output in one call. Lane s of
+// fold f computes product j, and the stage partitions the weights so that the lanes of a call read SIMD
+// different banks:
+//   conv2d  j = s*F + f   w[KH][KW][Cin/groups][Cout] -> w[j*COUT + co]  ARRAY_PARTITION type=block factor=SIMD
+//   dense   j = f*SIMD + s  w[N][K]                   -> w[n*K + j]      ARRAY_PARTITION type=cyclic factor=SIMD
+//   matmul  j = s*F + f   b[..., K, N] -> b[base + j*N + n]  ARRAY_PARTITION type=block factor=SIMD*(batches of b)
+// (product j of conv2d is tap t = j / CG, input channel ci = j % CG of its group).
+//
+//   conv_mac<ACC, TAPS, COUT, GROUPS, SIMD>(acc, taps, w, co, f)   fold f of output channel co of conv2d: the
+//       products taps[t*C + g*CG + ci] * w[(t*CG + ci)*COUT + co] of its lanes, CG = C/GROUPS, g = co /
+//       (COUT/GROUPS) the group of co (GROUPS = C: a depthwise convolution)
+//   dense_mac<ACC, SIMD>(acc, x, w, n, f)          fold f of output n of dense: x[j] * w[n*K + j]
+//   matmul_mac<ACC, N, SIMD>(acc, x, b, base, n, f)  fold f of output n of a row of matmul: x[j] * b[base + j*N + n]
 //   window_sum<ACC, TAPS>(taps, c)       sum of channel c over the taps (padding was pushed as zeros)
 //   window_max<TAPS>(taps, c, real)      maximum of channel c over the taps t with real[t] (not padding: padding
 //                                        never wins, and every pooling window has a real tap)
@@ -28,47 +34,49 @@
 
 namespace hlsf {
 
-template <class ACC, int TAPS, int COUT, int GROUPS, class T_X, int NT, class T_W, int NW>
-ACC conv_mac(const T_X (&taps)[NT], const T_W (&w)[NW], int co) {
+template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_X, int NT, class T_W, int NW>
+ACC conv_mac(ACC acc, const T_X (&taps)[NT], const T_W (&w)[NW], int co, int f) {
 #pragma HLS INLINE
   const int C = NT / TAPS;
   const int CG = C / GROUPS;
   const int CO_G = COUT / GROUPS;
+  const int F = TAPS * CG / SIMD;
   static_assert(NT % TAPS == 0 && C % GROUPS == 0 && COUT % GROUPS == 0,
                 "conv_mac: GROUPS must divide the input and output channels");
   static_assert(NW == TAPS * CG * COUT, "conv_mac: w must hold KH*KW*(Cin/GROUPS)*COUT weights");
+  static_assert((TAPS * CG) % SIMD == 0, "conv_mac: SIMD must divide KH*KW*Cin/GROUPS");
   const int base = (co / CO_G) * CG;
-  ACC acc = 0;
-  for (int t = 0; t < TAPS; ++t) {
+  for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
-    for (int ci = 0; ci < CG; ++ci) {
-#pragma HLS UNROLL
-      accumulate(acc, mul(taps[t * C + base + ci], w[(t * CG + ci) * COUT + co]));
-    }
+    const int j = s * F + f;
+    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], w[j * COUT + co]));
   }
   return acc;
 }
 
-template <class ACC, class T_X, int K, class T_W, int NK>
-ACC dense_mac(const T_X (&x)[K], const T_W (&w)[NK], int n) {
+template <class ACC, int SIMD, class T_X, int K, class T_W, int NK>
+ACC dense_mac(ACC acc, const T_X (&x)[K], const T_W (&w)[NK], int n, int f) {
 #pragma HLS INLINE
   static_assert(NK % K == 0, "dense_mac: w must hold N rows of K weights");
-  ACC acc = 0;
-  for (int k = 0; k < K; ++k) {
+  static_assert(K % SIMD == 0, "dense_mac: SIMD must divide K");
+  for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
-    accumulate(acc, mul(x[k], w[n * K + k]));
+    const int j = f * SIMD + s;
+    accumulate(acc, mul(x[j], w[n * K + j]));
   }
   return acc;
 }
 
-template <class ACC, int N, class T_X, int K, class T_W, int NB>
-ACC matmul_mac(const T_X (&x)[K], const T_W (&b)[NB], int base, int n) {
+template <class ACC, int N, int SIMD, class T_X, int K, class T_W, int NB>
+ACC matmul_mac(ACC acc, const T_X (&x)[K], const T_W (&b)[NB], int base, int n, int f) {
 #pragma HLS INLINE
   static_assert(NB % (K * N) == 0, "matmul_mac: b must hold whole K x N matrices");
-  ACC acc = 0;
-  for (int k = 0; k < K; ++k) {
+  static_assert(K % SIMD == 0, "matmul_mac: SIMD must divide K");
+  const int F = K / SIMD;
+  for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
-    accumulate(acc, mul(x[k], b[base + k * N + n]));
+    const int j = s * F + f;
+    accumulate(acc, mul(x[j], b[base + j * N + n]));
   }
   return acc;
 }

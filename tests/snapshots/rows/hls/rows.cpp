@@ -67,7 +67,7 @@ static void s0_dense_bias_add(hls::stream<t_x>& ch_x_2, hls::stream<t_bias_add0>
         const bool completes = k == 5;
         const bool push = pushing && (!completes || !emitting || n == 2);
         if (emitting) {
-            const acc_t acc = hlsf::dense_mac<acc_t>(snap, w_rom_w, n);
+            const acc_t acc = hlsf::dense_mac<acc_t, 6>(acc_t(0), snap, w_rom_w, n, 0);
             const t_dense0 v_dense0 = acc;
             t_bias_add0 v_bias_add0 = v_dense0 + rom_bias[k0];
             ch_bias_add0.write(v_bias_add0);
@@ -127,7 +127,7 @@ static void s1_dense(hls::stream<t_x>& ch_x_3, hls::stream<t_dense1>& ch_dense1)
         const bool completes = k == 5;
         const bool push = pushing && (!completes || !emitting || n == 1);
         if (emitting) {
-            const acc_t acc = hlsf::dense_mac<acc_t>(snap, w_rom_wq, n);
+            const acc_t acc = hlsf::dense_mac<acc_t, 6>(acc_t(0), snap, w_rom_wq, n, 0);
             const t_dense1 v_dense1 = acc;
             ch_dense1.write(v_dense1);
             if (n == 1) {
@@ -185,7 +185,7 @@ static void s2_dense(hls::stream<t_x>& ch_x_4, hls::stream<t_dense2>& ch_dense2)
         const bool completes = k == 5;
         const bool push = pushing && (!completes || !emitting || n == 1);
         if (emitting) {
-            const acc_t acc = hlsf::dense_mac<acc_t>(snap, w_rom_wk, n);
+            const acc_t acc = hlsf::dense_mac<acc_t, 6>(acc_t(0), snap, w_rom_wk, n, 0);
             const t_dense2 v_dense2 = acc;
             ch_dense2.write(v_dense2);
             if (n == 1) {
@@ -258,7 +258,7 @@ static void s4_matmul(hls::stream<t_dense1>& ch_dense1, hls::stream<t_transpose0
             const bool completes = k == 1;
             const bool push = pushing && (!completes || !emitting || n == 3);
             if (emitting) {
-                const acc_t acc = hlsf::matmul_mac<acc_t, 4>(snap, a_transpose0, 0, n);
+                const acc_t acc = hlsf::matmul_mac<acc_t, 4, 2>(acc_t(0), snap, a_transpose0, 0, n, 0);
                 const t_matmul0 v_matmul0 = acc;
                 ch_matmul0.write(v_matmul0);
                 if (n == 3) {
@@ -317,7 +317,7 @@ static void s5_matmul(hls::stream<t_matmul0>& ch_matmul0, hls::stream<t_matmul1>
         const bool completes = k == 3;
         const bool push = pushing && (!completes || !emitting || n == 4);
         if (emitting) {
-            const acc_t acc = hlsf::matmul_mac<acc_t, 5>(snap, w_rom_v, 0, n);
+            const acc_t acc = hlsf::matmul_mac<acc_t, 5, 4>(acc_t(0), snap, w_rom_v, 0, n, 0);
             const t_matmul1 v_matmul1 = acc;
             ch_matmul1.write(v_matmul1);
             if (n == 4) {

@@ -59,7 +59,7 @@ static void s0_conv2d_bias_add_relu(hls::stream<t_x>& ch_x, hls::stream<t_relu0>
         const bool completes = ch == 1 && tab_emit_rows[row] && tab_emit_cols[col];
         const bool push = pushing && (!completes || !emitting || co == 2);
         if (emitting) {
-            const acc_t acc = hlsf::conv_mac<acc_t, 9, 3, 1>(snap, w_rom_w, co);
+            const acc_t acc = hlsf::conv_mac<acc_t, 9, 3, 1, 18>(acc_t(0), snap, w_rom_w, co, 0);
             const t_conv2d0 v_conv2d0 = acc;
             t_bias_add0 v_bias_add0 = v_conv2d0 + rom_b[k0];
             t_relu0 v_relu0;

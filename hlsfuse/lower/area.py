@@ -1,0 +1,204 @@
+"""The resource model: DSPs, BRAM18s, LUTRAM, LUTs and flip-flops per stage and in total.
+
+Every figure follows from the plan's schedules by a rule simple enough to recompute by hand
+(docs/folding.md gives them with worked examples):
+
+    multipliers  a MAC stage's SIMD (products per iteration); every other stage 0
+    dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node
+    memories     each Buffer that is a memory or a ROM, bank by bank: a bank of depth ceil(elements / banks)
+                 and ``width`` bits holds fewer than LUTRAM_BITS bits -> LUTRAM, else BRAM18s (the best
+                 of the BRAM18 aspect ratios); FIFOs (channels) by the same rule, SRLs below it
+    ff           register bits (register buffers but ROMs, the partial sum of a folded stage) + CONTROL_FF
+    lut          CONTROL_LUT + a width-wide adder per elementwise node + the adder tree of a MAC stage
+                 + LUT multipliers + LUTRAM (64 x 1 bits per LUT; an SRL FIFO 32 x 1 per LUT)
+
+The figures are estimates of what Vivado builds from the HLS C++ (no synthesis runs here); FINN's
+analytic estimators are the model's reference, and docs/folding.md says where it differs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from ..errors import HlsfuseError
+from ..ir import Graph
+from ..types import DType
+from .plan import DataflowPlan, Stage
+from .schedule import Buffer
+
+__all__ = [
+    "LUTRAM_BITS",
+    "LUT_PRODUCT_BITS",
+    "FLOAT_MAC_DSP",
+    "BRAM18_SHAPES",
+    "Dsp",
+    "dsp_of_part",
+    "Area",
+    "dsp_per_product",
+    "lut_multiplier",
+    "bram18",
+    "memory_area",
+    "stage_area",
+    "fifo_area",
+    "design_area",
+]
+
+LUTRAM_BITS = 1024
+"""A memory bank (or FIFO) of fewer bits is LUTRAM (SRL for a FIFO), else BRAM18: below 1 Kbit a BRAM18
+(18 Kbit) would be more than 94% empty."""
+
+LUT_PRODUCT_BITS = 4
+"""A product whose narrower operand has at most this many bits (as a signed number) is built from LUTs."""
+
+FLOAT_MAC_DSP = 14
+"""A float32 MAC lane (the product and the sum in double, as the C++ computes them): 11 DSPs for the
+multiply and 3 for the add, as the floating-point cores' full-DSP configurations use."""
+
+BRAM18_SHAPES = ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36))
+"""The (depth, width) configurations of one BRAM18."""
+
+CONTROL_LUT = 40
+CONTROL_FF = 40
+"""The counters and handshakes of a stage's loop, a rough constant."""
+
+
+@dataclass(frozen=True)
+class Dsp:
+    """A family's DSP slice: the signed operand widths of one multiplier."""
+
+    name: str
+    a: int
+    b: int
+
+
+DSP48E1 = Dsp("DSP48E1", 25, 18)  # 7 series
+DSP48E2 = Dsp("DSP48E2", 27, 18)  # UltraScale, UltraScale+
+DSP58 = Dsp("DSP58", 27, 24)  # Versal
+
+
+def dsp_of_part(part: str) -> Dsp:
+    """The DSP slice of an AMD part by its name: xc7* 7 series, xcvu*/xcku*/xczu*/xck*/xcu* UltraScale(+),
+    other xcv* Versal."""
+    p = part.lower()
+    if p.startswith("xc7"):
+        return DSP48E1
+    if p.startswith(("xcvu", "xcku", "xczu", "xck", "xcu", "xcau")):
+        return DSP48E2
+    if p.startswith("xcv"):
+        return DSP58
+    raise HlsfuseError(f"part '{part}': not an AMD 7-series, UltraScale(+) or Versal part name (xc7..., xczu..., ...)")
+
+
+def _signed_bits(t: DType) -> int:
+    return t.bits + (0 if t.signed else 1)
+
+
+def dsp_per_product(x: DType, w: DType, dsp: Dsp) -> int:
+    """DSP slices of one product of an ``x`` and a ``w`` value: 0 when the narrower operand has at most
+    LUT_PRODUCT_BITS signed bits (built from LUTs); else the tiles of the DSP's a x b signed multiplier
+    the product needs, ceil(p / a) x ceil(q / b) in the better orientation; float32: FLOAT_MAC_DSP."""
+    if x.is_float or w.is_float:
+        return FLOAT_MAC_DSP
+    p, q = _signed_bits(x), _signed_bits(w)
+    if min(p, q) <= LUT_PRODUCT_BITS:
+        return 0
+    return min(math.ceil(p / dsp.a) * math.ceil(q / dsp.b), math.ceil(q / dsp.a) * math.ceil(p / dsp.b))
+
+
+def lut_multiplier(x: DType, w: DType) -> int:
+    """LUTs of a product built from LUTs (FINN's estimate for its LUT multipliers: (2 ceil(n/6) - 1) n, n
+    the sum of the operand widths); 0 for a product in DSPs."""
+    if x.is_float or w.is_float or min(_signed_bits(x), _signed_bits(w)) > LUT_PRODUCT_BITS:
+        return 0
+    n = x.bits + w.bits
+    return (2 * math.ceil(n / 6) - 1) * n
+
+
+def bram18(depth: int, width: int) -> int:
+    """BRAM18s of one memory of ``depth`` x ``width`` bits: the best of the aspect ratios."""
+    return min(math.ceil(depth / d) * math.ceil(width / w) for d, w in BRAM18_SHAPES)
+
+
+@dataclass(frozen=True)
+class Area:
+    multipliers: int = 0
+    dsp: int = 0
+    bram18: int = 0
+    lutram_bits: int = 0
+    lut: int = 0
+    ff: int = 0
+
+    def __add__(self, other: Area) -> Area:
+        return Area(*(a + b for a, b in zip(self.row(), other.row())))
+
+    def row(self) -> tuple[int, ...]:
+        return (self.multipliers, self.dsp, self.bram18, self.lutram_bits, self.lut, self.ff)
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def memory_area(banks: int, depth: int, width: int) -> Area:
+    """``banks`` memories of ``depth`` x ``width`` bits: LUTRAM (64 x 1 bits per LUT) when each holds fewer
+    than LUTRAM_BITS bits, else BRAM18s."""
+    if depth * width < LUTRAM_BITS:
+        return Area(lutram_bits=banks * depth * width, lut=banks * math.ceil(depth / 64) * width)
+    return Area(bram18=banks * bram18(depth, width))
+
+
+def buffer_area(buf: Buffer) -> Area:
+    """Registers: flip-flops; a memory or a ROM (a constant is logic, never flip-flops): ``memory_area``."""
+    if buf.registers and not buf.rom:
+        return Area(ff=buf.elements * buf.width)
+    return memory_area(buf.banks, math.ceil(buf.elements / buf.banks), buf.width)
+
+
+def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
+    """The resources of one stage, by the rules of the module docstring."""
+    schedule = stage.schedule
+    out = Area(lut=CONTROL_LUT, ff=CONTROL_FF)
+    for buf in schedule.buffers:
+        out += buffer_area(buf)
+    for name in stage.nodes:
+        node = graph.node(name)
+        if name == stage.head and schedule.multipliers:
+            continue
+        bits = graph.types[name].dtype.bits
+        out += Area(lut=bits)  # an adder, comparator or multiplexer as wide as the result
+        if node.op == "mul":
+            a, b = (graph.types[i].dtype for i in node.inputs)
+            out += Area(dsp=dsp_per_product(a, b, dsp), lut=lut_multiplier(a, b))
+    if schedule.multipliers:
+        head = graph.node(stage.head)
+        x, w = (graph.types[i].dtype for i in head.inputs[:2])
+        main = schedule.main
+        acc = 64 if main.accumulator is None else main.accumulator.width
+        lanes = schedule.multipliers
+        out += Area(
+            multipliers=lanes,
+            dsp=lanes * dsp_per_product(x, w, dsp),
+            lut=lanes * lut_multiplier(x, w) + (lanes - 1) * acc,  # the adder tree
+            ff=acc if main.folds > 1 else 0,  # the partial sum
+        )
+    return out
+
+
+def fifo_area(plan: DataflowPlan) -> Area:
+    """The channels' FIFOs: SRLs (32 bits of depth per LUT) below LUTRAM_BITS bits, else BRAM18s."""
+    out = Area()
+    for c in plan.channels:
+        width = c.type.dtype.bits
+        if c.depth * width < LUTRAM_BITS:
+            out += Area(lutram_bits=c.depth * width, lut=math.ceil(c.depth / 32) * width)
+        else:
+            out += Area(bram18=bram18(c.depth, width))
+    return out
+
+
+def design_area(graph: Graph, plan: DataflowPlan, dsp: Dsp) -> tuple[dict[str, Area], Area, Area]:
+    """(area per stage, the FIFOs' area, the total)."""
+    stages = {s.name: stage_area(graph, s, dsp) for s in plan.stages}
+    fifos = fifo_area(plan)
+    total = sum(stages.values(), Area()) + fifos
+    return stages, fifos, total

@@ -1,0 +1,246 @@
+"""Folding: how many products per cycle each MAC stage computes, chosen to fit a budget or meet a rate.
+
+A MAC stage (conv2d, dense, matmul) computes SIMD products per iteration, SIMD a divisor of its
+products per output (``schedule.Folded``); every other stage has one schedule. A folding is a SIMD
+per MAC stage, and the solver picks it:
+
+    budget (DSPs, BRAM18s)  minimise the cycles per frame, max over stages of their iterations
+                            (and the ports' tokens), then give every stage the fewest DSPs (then
+                            BRAM18s) that still meet that rate
+    target cycles per frame minimise DSPs (then BRAM18s) among the foldings that meet it
+
+Both are exact over the divisor choices. For a rate T, each stage independently may take any of
+its choices with at most T iterations; the cheapest feasible folding is the cheapest choice of each
+stage (DSPs and BRAM18s add up over stages), unless both budgets bind, where a knapsack over the
+DSP budget (``_knapsack``, minimum BRAM18 per DSP count) decides exactly. Feasibility is monotone in
+T, so a binary search over the stages' distinct iteration counts finds the smallest feasible rate.
+The FIFOs (their depths follow the timing of the folded plan) are counted from the plan being
+folded; ``fit`` lowers the result and, if its FIFOs moved it over a budget, solves again with the
+difference taken off.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..errors import HlsfuseError
+from ..fusion import FusionPlan
+from ..ir import Graph
+from . import MAC_OPS, DataflowPlan, LowerOptions, lower, refold
+from .area import Area, Dsp, design_area, stage_area
+
+__all__ = ["Budget", "Choice", "choices", "solve", "fit", "fold_json", "read_fold"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits for the solver; None: no limit. ``cycles``: the target cycles per frame."""
+
+    dsp: int | None = None
+    bram18: int | None = None
+    cycles: int | None = None
+
+    def __post_init__(self):
+        for name in ("dsp", "bram18", "cycles"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise HlsfuseError(f"budget '{name}' must be a non-negative integer, not {value!r}")
+
+    @property
+    def empty(self) -> bool:
+        return self.dsp is None and self.bram18 is None and self.cycles is None
+
+    def text(self) -> str:
+        parts = [f"--dsp {self.dsp}" if self.dsp is not None else "",
+                 f"--bram {self.bram18}" if self.bram18 is not None else "",
+                 f"--target-cycles {self.cycles}" if self.cycles is not None else ""]
+        return " ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Choice:
+    simd: int
+    cycles: int
+    dsp: int
+    bram18: int
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def is_mac(graph: Graph, stage) -> bool:
+    return stage.head is not None and graph.node(stage.head).op in MAC_OPS
+
+
+def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Dsp) -> list[Choice]:
+    """Every SIMD of a MAC stage with its iterations and resources, the dominated ones dropped, fastest last."""
+    out = []
+    for simd in _divisors(stage.schedule.main.products):
+        folded = refold(graph, fusion, plan, stage, simd)
+        area = stage_area(graph, folded, dsp)
+        out.append(Choice(simd, folded.cycles, area.dsp, area.bram18))
+    out.sort(key=lambda c: (-c.cycles, c.dsp, c.bram18))
+    kept: list[Choice] = []
+    for c in out:  # slower first: keep a choice only if no slower-or-equal one is as cheap in both
+        kept = [k for k in kept if not (c.cycles <= k.cycles and c.dsp <= k.dsp and c.bram18 <= k.bram18)]
+        kept.append(c)
+    return kept
+
+
+def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | None:
+    """The choice per stage with the fewest BRAM18s in total and at most ``dsp_budget`` DSPs (None: none)."""
+    inf = np.iinfo(np.int64).max // 4
+    best = np.full(dsp_budget + 1, inf, dtype=np.int64)
+    best[0] = 0
+    picks = []
+    for opts in options:
+        new = np.full_like(best, inf)
+        arg = np.full(best.shape, -1, dtype=np.int64)
+        for k, c in enumerate(opts):
+            if c.dsp > dsp_budget:
+                continue
+            cand = np.full_like(best, inf)
+            cand[c.dsp:] = best[: dsp_budget + 1 - c.dsp] + c.bram18
+            better = cand < new
+            new[better], arg[better] = cand[better], k
+        picks.append(arg)
+        best = new
+    if best.min() >= inf:
+        return None
+    d = int(best.argmin())
+    out = []
+    for opts, arg in zip(reversed(options), reversed(picks)):
+        c = opts[int(arg[d])]
+        out.append(c)
+        d -= c.dsp
+    return out[::-1]
+
+
+def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budget) -> list[Choice] | None:
+    """The cheapest choice per stage meeting ``rate`` within the budget, or None."""
+    allowed = [[c for c in opts if c.cycles <= rate] for opts in options]
+    if any(not a for a in allowed):
+        return None
+    pick = [min(a, key=lambda c: (c.dsp, c.bram18)) for a in allowed]
+    dsp = fixed.dsp + sum(c.dsp for c in pick)
+    bram = fixed.bram18 + sum(c.bram18 for c in pick)
+    if budget.dsp is not None and dsp > budget.dsp:
+        return None
+    if budget.bram18 is None or bram <= budget.bram18:
+        return pick
+    if budget.dsp is None:
+        pick = [min(a, key=lambda c: (c.bram18, c.dsp)) for a in allowed]
+        return pick if fixed.bram18 + sum(c.bram18 for c in pick) <= budget.bram18 else None
+    pick = _knapsack(allowed, budget.dsp - fixed.dsp)
+    if pick is None or fixed.bram18 + sum(c.bram18 for c in pick) > budget.bram18:
+        return None
+    return pick
+
+
+def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget) -> dict[str, int]:
+    """The SIMD of every MAC stage of ``plan`` (stage name -> simd) for ``budget``."""
+    macs = [s for s in plan.stages if is_mac(graph, s)]
+    areas, fifos, _ = design_area(graph, plan, dsp)
+    fixed = sum((areas[s.name] for s in plan.stages if not is_mac(graph, s)), fifos)
+    floor = max([p.type.size for p in (*plan.inputs, *plan.outputs)]
+                + [s.cycles for s in plan.stages if not is_mac(graph, s)])
+    options = [choices(graph, fusion, plan, s, dsp) for s in macs]
+    where = f"budget {budget.text()}"
+    if budget.dsp is not None and fixed.dsp > budget.dsp:
+        raise HlsfuseError(f"{where}: the stages without MACs already need {fixed.dsp} DSPs")
+    if budget.bram18 is not None and fixed.bram18 > budget.bram18:
+        worst = max(plan.stages, key=lambda s: areas[s.name].bram18)
+        raise HlsfuseError(f"{where}: the design needs {fixed.bram18} BRAM18s before any MAC stage "
+                           f"(FIFOs {fifos.bram18}, stage {worst.name} {areas[worst.name].bram18})")
+    if budget.cycles is not None:
+        for s, opts in zip(macs, options):
+            if opts[-1].cycles > budget.cycles:
+                raise HlsfuseError(f"{where}: stage {s.name} needs at least {opts[-1].cycles} cycles per frame "
+                                   f"(with all {opts[-1].simd} products of an output per cycle)")
+        if floor > budget.cycles:
+            slow = max((s for s in plan.stages if not is_mac(graph, s)), key=lambda s: s.cycles, default=None)
+            name = f"stage {slow.name}" if slow is not None and slow.cycles == floor else "a port"
+            raise HlsfuseError(f"{where}: {name} takes {floor} cycles per frame")
+        pick = _cheapest(options, budget.cycles, fixed, budget)
+        if pick is None:
+            raise HlsfuseError(f"{where}: no folding meets {budget.cycles} cycles per frame within the budget")
+        return {s.name: c.simd for s, c in zip(macs, pick)}
+    rates = sorted({c.cycles for opts in options for c in opts if c.cycles >= floor} | {floor})
+    if _cheapest(options, rates[-1], fixed, budget) is None:
+        field, unit = ("dsp", "DSPs") if budget.dsp is not None and fixed.dsp + sum(
+            min(c.dsp for c in opts) for opts in options) > budget.dsp else ("bram18", "BRAM18s")
+        need = [(min(getattr(c, field) for c in opts), s) for s, opts in zip(macs, options)]
+        total = getattr(fixed, field) + sum(d for d, _ in need)
+        worst_need, worst = max(need, key=lambda p: p[0])
+        raise HlsfuseError(f"{where}: does not fit: folded as far as it goes the design needs {total} {unit}; "
+                           f"stage {worst.name} alone needs {worst_need}")
+    lo, hi = 0, len(rates) - 1  # binary search for the first feasible rate
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _cheapest(options, rates[mid], fixed, budget) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    pick = _cheapest(options, rates[lo], fixed, budget)
+    return {s.name: c.simd for s, c in zip(macs, pick)}
+
+
+def fit(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, budget: Budget) -> DataflowPlan:
+    """The plan folded by ``solve`` for ``budget`` (starting from ``options``' folding)."""
+    plan = lower(graph, fusion, options)
+    margin = Budget(budget.dsp, budget.bram18, budget.cycles)
+    for _ in range(4):
+        simd = solve(graph, fusion, plan, dsp, margin)
+        folded = lower(graph, fusion, _with_fold(options, simd))
+        total = design_area(graph, folded, dsp)[2]
+        over = total.bram18 - budget.bram18 if budget.bram18 is not None else 0
+        if over <= 0:
+            return folded
+        margin = Budget(budget.dsp, max(0, margin.bram18 - over), budget.cycles)
+        plan = folded
+    raise HlsfuseError(f"budget {budget.text()}: the folded design's FIFOs keep it over {budget.bram18} BRAM18s")
+
+
+def _with_fold(options: LowerOptions, simd: Mapping[str, int]) -> LowerOptions:
+    return replace(options, fold=tuple(simd.items()))
+
+
+def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
+    """OUT/fold.json: the folding of every MAC stage, by head node (editable, and read back by --fold)."""
+    stages = {}
+    for s in plan.stages:
+        if is_mac(graph, s):
+            main = s.schedule.main
+            stages[s.head] = {"stage": s.name, "simd": main.simd, "products": main.products, "cycles": s.cycles}
+    return {"graph": graph.name, "fold": stages}
+
+
+def read_fold(path: str) -> tuple[tuple[str, int], ...]:
+    """The (node or stage name, simd) pairs of a fold.json file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise HlsfuseError(f"{path}: cannot read the folding: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise HlsfuseError(f"{path}: not a JSON folding ({type(e).__name__}: {e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("fold"), dict):
+        raise HlsfuseError(f"{path}: a folding is an object with a 'fold' object (node name -> {{\"simd\": N}})")
+    out = []
+    for key, entry in data["fold"].items():
+        if not isinstance(entry, dict) or "simd" not in entry:
+            raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd'")
+        simd, pe = entry["simd"], entry.get("pe", 1)
+        if isinstance(simd, bool) or not isinstance(simd, int) or simd < 1:
+            raise HlsfuseError(f"{path}: fold entry '{key}': simd must be a positive integer, not {simd!r}")
+        if pe != 1:
+            raise HlsfuseError(f"{path}: fold entry '{key}': pe must be 1 (several outputs per cycle need wide "
+                               "stream tokens, which hlsfuse does not generate yet)")
+        out.append((key, simd))
+    return tuple(out)

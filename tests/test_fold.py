@@ -1,0 +1,358 @@
+"""Folding: SIMD per MAC stage in the schedule, the resource model's rules, the solver, fold.json and the CLI.
+
+The solver's answers are checked against brute force over every combination of divisors on small
+graphs; folded designs run bit-exact and cycle-exact in C simulation and Verilator.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from rtl_design import lint, plan_of, simulate
+
+import hlsfuse
+from hlsfuse import GraphBuilder, HlsfuseError
+from hlsfuse.boards import BOARDS
+from hlsfuse.cli import main
+from hlsfuse.compile import CompileOptions, compile
+from hlsfuse.fusion import fuse
+from hlsfuse.lower import LowerOptions, lower
+from hlsfuse.lower.area import (
+    DSP48E1,
+    DSP48E2,
+    LUTRAM_BITS,
+    bram18,
+    design_area,
+    dsp_of_part,
+    dsp_per_product,
+    memory_area,
+)
+from hlsfuse.lower.fold import Budget, Choice, _knapsack, choices, fit, read_fold, solve
+from hlsfuse.outdir import write_tree
+from hlsfuse.sim import csim
+from hlsfuse.types import parse_dtype
+
+F = "fixed<16,6>"
+W = "fixed<8,1>"
+
+
+def small_net(name: str = "net"):
+    """conv (grouped, strided, padded) -> relu -> conv 1x1 -> reshape -> dense -> matmul: four MAC stages."""
+    rng = np.random.default_rng(7)
+    b = GraphBuilder(name, dtype=F)
+    x = b.input("x", [1, 6, 6, 4])
+    w1 = b.constant("w1", rng.normal(size=(3, 3, 2, 6)) * 0.3, dtype=W)
+    y = b.relu(b.conv2d(x, w1, padding=[1, 1, 1, 1], groups=2, strides=[1, 2], name="conv"))
+    w2 = b.constant("w2", rng.normal(size=(1, 1, 6, 4)) * 0.3, dtype=W)
+    y = b.conv2d(y, w2, name="pw")
+    y = b.reshape(y, [6, 12], name="flat")
+    w3 = b.constant("w3", rng.normal(size=(5, 12)) * 0.3, dtype=W)
+    d = b.dense(y, w3, name="fc")
+    w4 = b.constant("w4", rng.normal(size=(5, 4)) * 0.3, dtype=W)
+    b.output(b.matmul(d, w4, name="mm"))
+    return b.build()
+
+
+def attention_like():
+    """A matmul whose b is computed (held), after two dense projections."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("att", dtype="fixed<16,6,RND,SAT>")
+    x = b.input("x", [6, 8])
+    q = b.dense(x, b.constant("wq", rng.normal(size=(4, 8)) * 0.3, dtype=W), name="q")
+    k = b.dense(x, b.constant("wk", rng.normal(size=(4, 8)) * 0.3, dtype=W), name="k")
+    b.output(b.matmul(q, b.transpose(k, name="kt"), name="scores"))
+    return b.build()
+
+
+def dscnn():
+    """A keyword-spotting DS-CNN like MLPerf Tiny's: a 10x4 stride-2 conv, four depthwise 3x3 + pointwise 1x1
+    blocks of 64 channels, global average pool, dense to 12 classes."""
+    rng = np.random.default_rng(0)
+    b = GraphBuilder("dscnn", dtype="fixed<16,6,RND,SAT>")
+    wt = "fixed<8,1,RND,SAT>"
+    c = 64
+    h = b.input("x", [1, 49, 10, 1])
+    h = b.relu(b.conv2d(h, b.constant("w0", rng.normal(size=(10, 4, 1, c)) * 0.2, dtype=wt), strides=[2, 2],
+                        padding=[4, 1, 5, 2], name="conv0"))
+    for i in range(4):
+        h = b.relu(b.conv2d(h, b.constant(f"wd{i}", rng.normal(size=(3, 3, 1, c)) * 0.3, dtype=wt),
+                            padding=[1, 1, 1, 1], groups=c, name=f"dw{i}"))
+        h = b.relu(b.conv2d(h, b.constant(f"wp{i}", rng.normal(size=(1, 1, c, c)) * 0.1, dtype=wt), name=f"pw{i}"))
+    h = b.flatten(b.global_avg_pool(h))
+    b.output(b.dense(h, b.constant("wfc", rng.normal(size=(12, c)) * 0.2, dtype=wt), name="fc"))
+    return b.build()
+
+
+def _plan(graph, fold=()):
+    return lower(graph, hlsfuse.fuse(graph), LowerOptions(fold=fold))
+
+
+# --------------------------------------------------------------------------
+# The schedule
+# --------------------------------------------------------------------------
+
+
+def test_a_folded_stage_takes_folds_iterations_per_output():
+    graph = small_net()
+    full, folded = _plan(graph), _plan(graph, (("conv", 2), ("fc", 3)))
+    conv = next(s for s in folded.stages if s.head == "conv")
+    main = conv.schedule.main
+    assert (main.products, main.simd, main.folds) == (18, 2, 9) and conv.schedule.multipliers == 2
+    outputs = 6 * 3 * 6  # OH x OW x Cout
+    writes = conv.schedule.io[conv.outputs[0]]
+    assert len(writes) == outputs and np.all(np.diff(writes) >= 9)  # one output per 9 iterations at most
+    assert conv.cycles >= outputs * 9 > next(s for s in full.stages if s.head == "conv").cycles
+    fc = next(s for s in folded.stages if s.head == "fc")
+    assert (fc.schedule.main.folds, fc.schedule.multipliers, fc.schedule.macs) == (4, 3, 6 * 5 * 12)
+    # the lanes of a fold read different banks: conv2d and matmul stride, dense runs consecutively
+    assert [main.product(1, s) for s in range(2)] == [1, 10]
+    assert [fc.schedule.main.product(1, s) for s in range(3)] == [3, 4, 5]
+    rom = conv.schedule.buffer("w1")
+    assert (rom.banks, rom.banking, rom.rom) == (2, "block", True)
+    assert fc.schedule.buffer("w3").banking == "cyclic"
+
+
+def test_folding_names_a_divisor_of_a_mac_stage():
+    graph = small_net()
+    with pytest.raises(HlsfuseError, match=r"node 'conv' \(conv2d\).*simd must be a divisor of its 18 products"):
+        _plan(graph, (("conv", 4),))
+    with pytest.raises(HlsfuseError, match="fold: 'nope' is neither a stage nor a node of graph 'net'"):
+        _plan(graph, (("nope", 1),))
+    with pytest.raises(HlsfuseError, match="has no conv2d, dense or matmul to fold"):
+        _plan(graph, (("flat", 1),))
+    stage = next(s.name for s in _plan(graph).stages if s.head == "fc")
+    with pytest.raises(HlsfuseError, match=f"stage '{stage}' is given simd 2 and 3"):
+        _plan(graph, (("fc", 2), (stage, 3)))
+
+
+# --------------------------------------------------------------------------
+# The resource model
+# --------------------------------------------------------------------------
+
+
+def test_dsp_rules_by_operand_widths():
+    t = parse_dtype
+    assert dsp_per_product(t("fixed<16,6>"), t("fixed<8,1>"), DSP48E1) == 1
+    assert dsp_per_product(t("fixed<25,6>"), t("fixed<18,1>"), DSP48E1) == 1
+    assert dsp_per_product(t("ufixed<25,6>"), t("fixed<18,1>"), DSP48E1) == 2  # 26 signed bits > 25
+    assert dsp_per_product(t("ufixed<25,6>"), t("fixed<18,1>"), DSP48E2) == 1
+    assert dsp_per_product(t("fixed<32,16>"), t("fixed<32,16>"), DSP48E2) == 4  # 2 x 2 tiles
+    assert dsp_per_product(t("fixed<16,6>"), t("fixed<4,1>"), DSP48E2) == 0  # narrow: LUTs
+    assert dsp_per_product(t("float32"), t("float32"), DSP48E2) == 14
+    assert dsp_of_part("xc7z020clg400-1") is DSP48E1 and dsp_of_part("xcu250-figd2104-2L-e") is DSP48E2
+    with pytest.raises(HlsfuseError, match="part 'ep4ce22'"):
+        dsp_of_part("ep4ce22")
+
+
+def test_memory_rules():
+    assert bram18(1024, 18) == 1 and bram18(2048, 8) == 1 and bram18(4096, 8) == 2 and bram18(512, 72) == 2
+    assert bram18(100, 16) == 1 and bram18(20000, 1) == 2
+    small = memory_area(4, 32, 16)  # 512 bits per bank: LUTRAM
+    assert (small.bram18, small.lutram_bits, small.lut) == (0, 4 * 512, 4 * 16)
+    assert LUTRAM_BITS == 1024 and memory_area(2, 64, 16).bram18 == 2
+
+
+def test_design_area_counts_every_stage_and_fifo():
+    graph = small_net()
+    plan = _plan(graph, (("conv", 2),))
+    areas, fifos, total = design_area(graph, plan, DSP48E2)
+    conv = next(s for s in plan.stages if s.head == "conv")
+    assert areas[conv.name].multipliers == areas[conv.name].dsp == 2
+    assert total.multipliers == sum(s.schedule.multipliers for s in plan.stages) == 2 + 6 + 12 + 5
+    assert total.bram18 == sum(a.bram18 for a in areas.values()) + fifos.bram18
+
+
+# --------------------------------------------------------------------------
+# The solver, against brute force
+# --------------------------------------------------------------------------
+
+
+def _brute(graph, fusion, plan, budget: Budget):
+    """(cycles, dsp, bram18) of the best folding by exhaustive search over the MAC stages' divisors."""
+    macs = [s for s in plan.stages if s.schedule.multipliers]
+    areas, fifos, _ = design_area(graph, plan, DSP48E2)
+    fixed = sum((areas[s.name] for s in plan.stages if not s.schedule.multipliers), fifos)
+    floor = max([p.type.size for p in (*plan.inputs, *plan.outputs)]
+                + [s.cycles for s in plan.stages if not s.schedule.multipliers])
+    options = [choices(graph, fusion, plan, s, DSP48E2) for s in macs]
+    best = None
+    for combo in itertools.product(*options):
+        cycles = max([floor] + [c.cycles for c in combo])
+        dsp = fixed.dsp + sum(c.dsp for c in combo)
+        bram = fixed.bram18 + sum(c.bram18 for c in combo)
+        if budget.dsp is not None and dsp > budget.dsp or budget.bram18 is not None and bram > budget.bram18:
+            continue
+        if budget.cycles is not None and cycles > budget.cycles:
+            continue
+        key = (dsp, bram) if budget.cycles is not None else (cycles, dsp, bram)
+        best = key if best is None or key < best else best
+    return best
+
+
+@pytest.mark.parametrize("budget", [Budget(dsp=4), Budget(dsp=9), Budget(dsp=20), Budget(cycles=300),
+                                    Budget(cycles=600, dsp=30), Budget(dsp=12, bram18=2)])
+def test_the_solver_is_optimal(budget):
+    graph = small_net()
+    fusion = fuse(graph, mode="fpga")
+    plan = lower(graph, fusion)
+    best = _brute(graph, fusion, plan, budget)
+    simd = solve(graph, fusion, plan, DSP48E2, budget)
+    folded = lower(graph, fusion, LowerOptions(fold=tuple(simd.items())))
+    area = design_area(graph, folded, DSP48E2)[2]
+    macs = max(s.cycles for s in folded.stages if s.schedule.multipliers)
+    if budget.cycles is not None:
+        assert (area.dsp, area.bram18) == best
+    else:
+        assert max(macs, best[0]) == best[0] and folded.cycles == best[0]
+        assert area.dsp == best[1]  # every other stage shrunk to the slowest one's rate
+
+
+def test_the_knapsack_is_exact_when_both_budgets_bind():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        options = [[Choice(1, 0, int(rng.integers(0, 6)), int(rng.integers(0, 6))) for _ in range(rng.integers(1, 4))]
+                   for _ in range(rng.integers(1, 5))]
+        dsp = int(rng.integers(0, 12))
+        combos = [c for c in itertools.product(*options) if sum(x.dsp for x in c) <= dsp]
+        pick = _knapsack(options, dsp)
+        if not combos:
+            assert pick is None
+            continue
+        assert sum(x.dsp for x in pick) <= dsp
+        assert sum(x.bram18 for x in pick) == min(sum(x.bram18 for x in c) for c in combos)
+
+
+def test_budgets_that_cannot_be_met_name_the_stage():
+    graph = small_net()
+    fusion = fuse(graph, mode="fpga")
+    plan = lower(graph, fusion)
+    fits = r"budget --dsp 3: does not fit: folded as far as it goes the design needs 4 DSPs; stage \S+ alone"
+    with pytest.raises(HlsfuseError, match=fits):
+        solve(graph, fusion, plan, DSP48E2, Budget(dsp=3))
+    with pytest.raises(HlsfuseError, match=r"--target-cycles 50: stage \S+_conv2d\S* needs at least \d+ cycles"):
+        solve(graph, fusion, plan, DSP48E2, Budget(cycles=50))
+
+
+def test_the_residual_example_fits_two_boards():
+    graph = hlsfuse.load_graph("examples/residual.json")
+    fusion = fuse(graph, mode="fpga")
+    for name in ("pynq-z2", "zcu104"):
+        b = BOARDS[name]
+        plan = fit(graph, fusion, LowerOptions(), dsp_of_part(b.part), Budget(dsp=b.dsp, bram18=b.bram18))
+        area = design_area(graph, plan, dsp_of_part(b.part))[2]
+        assert area.dsp <= b.dsp and area.bram18 <= b.bram18
+    tight = fit(graph, fusion, LowerOptions(), DSP48E1, Budget(dsp=40))
+    assert design_area(graph, tight, DSP48E1)[2].dsp <= 40 and _utilization(graph, tight, DSP48E1) >= 0.8
+
+
+def _utilization(graph, plan, dsp) -> float:
+    area = design_area(graph, plan, dsp)[2]
+    return sum(s.schedule.macs for s in plan.stages) / (area.multipliers * plan.cycles)
+
+
+@pytest.mark.parametrize("dsp", [100, 220])
+def test_a_ds_cnn_keeps_its_multipliers_busy_at_two_budgets(dsp):
+    graph = dscnn()
+    plan = fit(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1, Budget(dsp=dsp))
+    assert design_area(graph, plan, DSP48E1)[2].dsp <= dsp
+    assert _utilization(graph, plan, DSP48E1) >= 0.8
+    depthwise = [s for s in plan.stages if s.head and s.head.startswith("dw")]
+    assert {s.schedule.main.products for s in depthwise} == {9}
+
+
+# --------------------------------------------------------------------------
+# Folded designs in simulation
+# --------------------------------------------------------------------------
+
+FOLDS = [(("conv", 2), ("pw", 3), ("fc", 4), ("mm", 1)), (("conv", 9), ("pw", 1), ("fc", 12), ("mm", 5))]
+
+
+@pytest.mark.gxx
+@pytest.mark.parametrize("fold", FOLDS, ids=["a", "b"])
+def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
+    graph = small_net()
+    design = compile(graph, CompileOptions(fold=fold))
+    text = design.files["hls/net.cpp"]
+    simd = dict(fold)
+    assert f"hlsf::conv_mac<acc_t, 9, 6, 2, {simd['conv']}>" in text
+    assert f"hlsf::dense_mac<acc_t, {simd['fc']}>" in text
+    assert f"variable=w_rom_w3 type=cyclic factor={simd['fc']}" in text
+    result = csim(write_tree(tmp_path / "out", design.files), graph=graph)
+    assert result.passed, result.report()
+
+
+@pytest.mark.verilator
+def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
+    from rtl_design import union
+
+    graph = union([small_net(), small_net(), attention_like()], name="folded")
+    fold = tuple((f"g{k}_{n}", s) for k, f in enumerate(FOLDS) for n, s in f) + (("g2_q", 2), ("g2_scores", 2))
+    plan = plan_of(graph, fold=fold)
+    result = simulate(graph, tmp_path, frames=3, plan=plan)  # cycles and busy counts checked against the model
+    assert result.passed, result.report()
+    assert lint(tmp_path) == ""
+
+
+# --------------------------------------------------------------------------
+# fold.json, report.json and the CLI
+# --------------------------------------------------------------------------
+
+
+def test_fold_json_round_trips_and_report_json_has_every_figure(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["compile", "examples/residual.json", "-o", str(out), "--dsp", "40"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["budget"]["dsp"] == 40 and report["total"]["dsp"] <= 40
+    keys = {"cycles_per_frame", "latency", "multipliers", "dsp", "bram18", "lutram_bits", "lut", "ff"}
+    assert keys <= set(report["total"]) and all(keys <= set(s) for s in report["stages"])
+    assert report["total"]["dsp"] == sum(s["dsp"] for s in report["stages"]) + report["fifos"]["dsp"]
+    macs = report["macs_per_frame"]
+    assert math.isclose(report["mac_utilization"], macs / (report["total"]["multipliers"] * report["cycles_per_frame"]),
+                        abs_tol=1e-4)
+    again = tmp_path / "b"
+    assert main(["compile", "examples/residual.json", "-o", str(again), "--fold", str(out / "fold.json")]) == 0
+    assert json.loads((again / "report.json").read_text())["cycles_per_frame"] == report["cycles_per_frame"]
+    assert (again / "fold.json").read_text() == (out / "fold.json").read_text()
+    assert "MAC utilization" in capsys.readouterr().out
+
+
+def test_board_presets_set_part_clock_and_budget(tmp_path):
+    out = tmp_path / "o"
+    assert main(["compile", "examples/cnn.json", "-o", str(out), "--board", "pynq-z2"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert (report["board"], report["part"], report["dsp_slice"], report["clock_ns"]) == (
+        "pynq-z2", "xc7z020clg400-1", "DSP48E1", 10.0)
+    assert report["total"]["dsp"] <= 220 and report["budget"] == {"dsp": 220, "bram18": 280, "cycles_per_frame": None}
+    assert "xc7z020clg400-1" in (out / "hls" / "hls_config.cfg").read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dsp", "1"], "budget --dsp 1: does not fit"),
+    (["--dsp", "-1"], "--dsp must be a non-negative integer, not -1"),
+    (["--fold", "MISSING.json"], "MISSING.json: cannot read the folding"),
+    (["--fold", "BAD.json"], "BAD.json: fold entry 'c1': simd must be a positive integer, not 0"),
+    (["--fold", "PE.json"], "pe must be 1"),
+    (["--fold", "GOOD.json", "--dsp", "9"], "give a folding (--fold) or budgets"),
+    (["--target-cycles", "10"], "--target-cycles 10: stage"),
+])
+def test_bad_folding_options_are_one_line_errors(args, message, tmp_path, capsys):
+    (tmp_path / "BAD.json").write_text('{"fold": {"c1": {"simd": 0}}}')
+    (tmp_path / "PE.json").write_text('{"fold": {"c1": {"simd": 1, "pe": 2}}}')
+    (tmp_path / "GOOD.json").write_text('{"fold": {"c1": {"simd": 1}}}')
+    args = [a if not a.endswith(".json") else str(tmp_path / a) for a in args]
+    out = tmp_path / "out"
+    assert main(["compile", "examples/residual.json", "-o", str(out), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not out.exists()
+
+
+def test_read_fold_rejects_what_is_not_a_folding(tmp_path):
+    path = tmp_path / "f.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(HlsfuseError, match="a folding is an object with a 'fold' object"):
+        read_fold(str(path))

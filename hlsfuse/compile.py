@@ -26,7 +26,7 @@ from .graph_json import graph_to_dict
 from .ir import Graph
 from .lower import DataflowPlan, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
-from .lower.fold import Budget, fit, fold_json
+from .lower.fold import Budget, fit, fold_json, within
 from .lower.report import report_markdown
 
 __all__ = ["TARGETS", "CompileOptions", "Design", "compile"]
@@ -45,14 +45,12 @@ class CompileOptions:
     max_fuse_depth: int = 256
     hls: HlsOptions = field(default_factory=HlsOptions)
     fold: tuple[tuple[str, int], ...] = ()  # (stage or node name, simd) per folded MAC stage
-    budget: Budget = field(default_factory=Budget)  # when not empty, the solver picks the folding
+    budget: Budget = field(default_factory=Budget)  # the solver picks the folding within it, unless ``fold`` is given
     board: str | None = None  # the preset the part and budget came from, for the report
 
     def __post_init__(self):
         if self.target not in TARGETS:
             raise HlsfuseError(f"option 'target' must be one of {', '.join(TARGETS)}, not {self.target!r}")
-        if self.fold and not self.budget.empty:
-            raise HlsfuseError("give a folding (--fold) or budgets for the solver to choose one, not both")
 
 
 @dataclass(frozen=True)
@@ -72,11 +70,12 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
     fusion = fuse(graph, mode=options.mode, max_fuse_depth=options.max_fuse_depth)
     lower_options = LowerOptions(top=options.top, fold=options.fold)
     dsp = dsp_of_part(options.hls.part)
-    if options.budget.empty:
+    if options.budget.empty or options.fold:  # a folding given is checked against the budget, not solved
         plan = lower(graph, fusion, lower_options)
     else:
         plan = fit(graph, fusion, lower_options, dsp, options.budget)
     areas, fifos, area = design_area(graph, plan, dsp)
+    within(options.budget, plan, areas, area, "the folding given")
     report = report_json(graph, plan, areas, fifos, area, options, dsp)
     files = {
         "graph.json": json.dumps(graph_to_dict(graph), indent=1) + "\n",

@@ -336,19 +336,28 @@ def test_board_presets_set_part_clock_and_budget(tmp_path):
     (["--fold", "MISSING.json"], "MISSING.json: cannot read the folding"),
     (["--fold", "BAD.json"], "BAD.json: fold entry 'c1': simd must be a positive integer, not 0"),
     (["--fold", "PE.json"], "pe must be 1"),
-    (["--fold", "GOOD.json", "--dsp", "9"], "give a folding (--fold) or budgets"),
+    (["--fold", "GOOD.json", "--dsp", "9"], "budget --dsp 9: the folding given needs 73 DSPs, more than 9; stage"),
     (["--target-cycles", "10"], "--target-cycles 10: stage"),
 ])
 def test_bad_folding_options_are_one_line_errors(args, message, tmp_path, capsys):
     (tmp_path / "BAD.json").write_text('{"fold": {"c1": {"simd": 0}}}')
     (tmp_path / "PE.json").write_text('{"fold": {"c1": {"simd": 1, "pe": 2}}}')
-    (tmp_path / "GOOD.json").write_text('{"fold": {"c1": {"simd": 1}}}')
+    (tmp_path / "GOOD.json").write_text('{"fold": {"conv1": {"simd": 1}}}')
     args = [a if not a.endswith(".json") else str(tmp_path / a) for a in args]
     out = tmp_path / "out"
     assert main(["compile", "examples/residual.json", "-o", str(out), *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
     assert not out.exists()
+
+
+def test_a_folding_given_with_a_board_is_checked_against_it(tmp_path):
+    (tmp_path / "f.json").write_text('{"fold": {"conv1": {"simd": 18}, "conv2": {"simd": 9}}}')
+    out = tmp_path / "o"
+    assert main(["compile", "examples/residual.json", "-o", str(out), "--board", "pynq-z2",
+                 "--fold", str(tmp_path / "f.json")]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert [s["simd"] for s in report["stages"] if s["simd"]] == [18, 9] and report["total"]["dsp"] == 27
 
 
 def test_read_fold_rejects_what_is_not_a_folding(tmp_path):

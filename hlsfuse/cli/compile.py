@@ -48,7 +48,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     fold.add_argument("--target-cycles", type=int, metavar="N",
                       help="cycles per frame to meet with the fewest DSPs (within any budget)")
     fold.add_argument("--fold", metavar="FOLD.json",
-                      help="the folding to use, as OUT/fold.json writes it (node or stage name -> simd)")
+                      help="the folding to use, as OUT/fold.json writes it (node or stage name -> simd); "
+                      "budgets are then checked, not solved")
     parser.add_argument("--control", choices=CONTROLS, default="none", help="block-level control (default none)")
     parser.add_argument("--mode", choices=tuple(MODES), default="fpga", help="fusion rules (default fpga)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the testbench's random inputs (default 0)")

@@ -33,7 +33,7 @@ from ..ir import Graph
 from . import MAC_OPS, DataflowPlan, LowerOptions, lower, refold
 from .area import Area, Dsp, design_area, stage_area
 
-__all__ = ["Budget", "Choice", "choices", "solve", "fit", "fold_json", "read_fold"]
+__all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
 
 
 @dataclass(frozen=True)
@@ -205,6 +205,20 @@ def fit(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, budge
         margin = Budget(budget.dsp, max(0, margin.bram18 - over), budget.cycles)
         plan = folded
     raise HlsfuseError(f"budget {budget.text()}: the folded design's FIFOs keep it over {budget.bram18} BRAM18s")
+
+
+def within(budget: Budget, plan: DataflowPlan, areas: Mapping[str, Area], total: Area, what: str) -> None:
+    """Refuse a plan over ``budget``, naming the stage that needs the most of what is exceeded."""
+    for field, limit, unit in (("dsp", budget.dsp, "DSPs"), ("bram18", budget.bram18, "BRAM18s")):
+        need = getattr(total, field)
+        if limit is not None and need > limit:
+            worst = max(plan.stages, key=lambda s: getattr(areas[s.name], field))
+            raise HlsfuseError(f"budget {budget.text()}: {what} needs {need} {unit}, more than {limit}; stage "
+                               f"{worst.name} needs {getattr(areas[worst.name], field)}")
+    if budget.cycles is not None and plan.cycles > budget.cycles:
+        slow = max(plan.stages, key=lambda s: s.cycles)
+        raise HlsfuseError(f"budget {budget.text()}: {what} takes {plan.cycles} cycles per frame, more than "
+                           f"{budget.cycles}; stage {slow.name} takes {slow.cycles}")
 
 
 def _with_fold(options: LowerOptions, simd: Mapping[str, int]) -> LowerOptions:

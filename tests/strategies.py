@@ -195,11 +195,17 @@ def _window(draw, b: GraphBuilder, rng, x: str) -> str | None:
 def _nn_step(draw, b: GraphBuilder, rng, tensors: list[str]) -> str | None:
     x = _pick(draw, tensors)
     shape = b.type_of(x).shape
-    kind = draw(st.sampled_from(["window", "window", "dense", "attention", "reduce", "argmax", "slice", "join"]))
+    kind = draw(st.sampled_from(["window", "window", "dense", "classifier", "attention", "reduce", "argmax", "slice",
+                                 "join"]))
     if kind == "window":
         return _window(draw, b, rng, x)
     if kind == "dense":
         return b.op("dense", x, b.constant(None, rng.normal(size=(draw(st.integers(1, 9)), shape[-1])) * 0.3))
+    if kind == "classifier":  # the whole tensor as one row of a dense (a stage of one row per frame)
+        row = b.op("reshape", x, newshape=[1, -1])
+        units = draw(st.integers(1, 9))
+        out = b.op("dense", row, b.constant(None, rng.normal(size=(units, b.type_of(row).shape[-1])) * 0.3))
+        return b.op("reshape", out, newshape=[1, 1, 1, units])
     if kind == "attention":  # two projections of x, the matmul of the two, a softmax, a third projection
         rows = b.op("reshape", x, newshape=[-1, shape[-1]])
         d = draw(st.integers(1, 4))

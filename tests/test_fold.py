@@ -57,6 +57,16 @@ def small_net(name: str = "net"):
     return b.build()
 
 
+def mlp(name: str = "mlp"):
+    """Two dense layers of one row per frame (their folded schedule streams the row, ``Streamed``)."""
+    rng = np.random.default_rng(5)
+    b = GraphBuilder(name, dtype=F)
+    x = b.input("x", [1, 12])
+    h = b.relu(b.dense(x, b.constant("w1", rng.normal(size=(10, 12)) * 0.3, dtype=W), name="l1"))
+    b.output(b.dense(h, b.constant("w2", rng.normal(size=(3, 10)) * 0.3, dtype=W), name="l2"))
+    return b.build()
+
+
 def attention_like():
     """A matmul whose b is computed (held), after two dense projections."""
     rng = np.random.default_rng(3)
@@ -114,6 +124,20 @@ def test_a_folded_stage_takes_folds_iterations_per_output():
     rom = conv.schedule.buffer("w1")
     assert (rom.banks, rom.banking, rom.rom) == (2, "block", True)
     assert fc.schedule.buffer("w3").banking == "cyclic"
+
+
+def test_a_folded_row_of_its_own_is_emitted_while_it_is_read():
+    plan = _plan(mlp(), (("l1", 3), ("l2", 5)))
+    l1, l2 = (next(s for s in plan.stages if s.head == h) for h in ("l1", "l2"))
+    assert l1.schedule.main.streamed and l2.schedule.main.streamed
+    # l1: fold f of its 10 outputs needs 3(f+1) elements pushed; 10 >= 3, so only the first fold waits: 3 + 40
+    assert l1.cycles == 3 + 10 * 4
+    # l2: 3 outputs per fold < 5 elements per fold, so each fold waits for its elements: fold 1 for element 9
+    push, emit, total = l2.schedule.main.engine.timing
+    assert list(emit) == [5, 6, 7, 10, 11, 12] and total == 13
+    assert list(l2.schedule.io[l2.outputs[0]]) == [10, 11, 12]  # written in the last fold
+    assert l1.schedule.buffer("accumulators").elements == 10
+    assert not _plan(mlp(), (("l1", 12),)).stages[0].schedule.main.streamed  # unfolded: from a snapshot
 
 
 def test_folding_names_a_divisor_of_a_mac_stage():
@@ -269,6 +293,7 @@ def test_a_ds_cnn_keeps_its_multipliers_busy_at_two_budgets(dsp):
 # --------------------------------------------------------------------------
 
 FOLDS = [(("conv", 2), ("pw", 3), ("fc", 4), ("mm", 1)), (("conv", 9), ("pw", 1), ("fc", 12), ("mm", 5))]
+MLP_FOLD = (("l1", 4), ("l2", 1))
 
 
 @pytest.mark.gxx
@@ -285,12 +310,22 @@ def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
     assert result.passed, result.report()
 
 
+@pytest.mark.gxx
+def test_a_streamed_row_is_bit_exact_in_csim(tmp_path):
+    graph = mlp()
+    design = compile(graph, CompileOptions(fold=MLP_FOLD))
+    assert "the frame's row, emitted from while it is read" in design.files["hls/mlp.cpp"]
+    result = csim(write_tree(tmp_path / "out", design.files), graph=graph)
+    assert result.passed, result.report()
+
+
 @pytest.mark.verilator
 def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
     from rtl_design import union
 
-    graph = union([small_net(), small_net(), attention_like()], name="folded")
+    graph = union([small_net(), small_net(), attention_like(), mlp()], name="folded")
     fold = tuple((f"g{k}_{n}", s) for k, f in enumerate(FOLDS) for n, s in f) + (("g2_q", 2), ("g2_scores", 2))
+    fold += tuple((f"g3_{n}", s) for n, s in MLP_FOLD)
     plan = plan_of(graph, fold=fold)
     result = simulate(graph, tmp_path, frames=3, plan=plan)  # cycles and busy counts checked against the model
     assert result.passed, result.report()

@@ -38,14 +38,18 @@ def _plan(graph):
 
 def check_timing(plan, extra: int = 3) -> None:
     """Simulate the plan cycle by cycle for more frames than the replay saw: no deadlock, every frame no later
-    than the replay's, the steady state at the plan's cycles per frame, the first output at its latency."""
+    than the replay's, no frame slower than the plan's cycles per frame, the first output at its latency.
+
+    A frame may come sooner: a FIFO holding a whole frame lets one branch run ahead of the slowest stage
+    for the first frames (tests/repro/warmup-1.json), until the FIFO is full and the slowest stage sets
+    the rate (test_a_branch_may_run_ahead_until_its_fifo_is_full)."""
     acts = actors(plan.stages, plan.inputs, plan.outputs)
     frames = len(plan.frame_end) + extra
     sim = simulate(acts, links(plan.channels), {c.name: c.depth for c in plan.channels}, frames)
     assert not sim.deadlock, f"deadlock; stalled {sim.stalled}, full {sim.full}"
     ends = [max(int(sim.times[p.name][(f + 1) * p.type.size - 1]) for p in plan.outputs) for f in range(frames)]
     assert all(e <= p for e, p in zip(ends, plan.frame_end)), (ends, plan.frame_end)
-    assert ends[-1] - ends[-2] == plan.cycles, (ends, plan.cycles)
+    assert all(b - a <= plan.cycles for a, b in zip(ends, ends[1:])), (ends, plan.cycles)
     assert min(int(sim.times[p.name][0]) for p in plan.outputs) == plan.latency
     for stage in plan.stages:  # every stage ran exactly its schedule's iterations, frame after frame
         assert len(sim.times[stage.name]) == frames * stage.cycles
@@ -159,6 +163,18 @@ def test_examples_run_at_their_predicted_rate(name):
 @pytest.mark.parametrize("name", REPRODUCERS)
 def test_reproducers_do_not_deadlock(name):
     check_timing(_plan(load_graph(REPRO / f"{name}.json")))
+
+
+def test_a_branch_may_run_ahead_until_its_fifo_is_full():
+    # fork_x gives the 26-cycle conv2d stage a FIFO of a whole frame (6) and feeds a 24-cycle branch too: the
+    # branch runs 2 cycles per frame ahead, so frames end 24 apart until the FIFO is full, then 26 apart
+    plan = _plan(load_graph(REPRO / "warmup-1.json"))
+    assert plan.cycles == 26
+    acts = actors(plan.stages, plan.inputs, plan.outputs)
+    sim = simulate(acts, links(plan.channels), {c.name: c.depth for c in plan.channels}, 30)
+    ends = [max(int(sim.times[p.name][(f + 1) * p.type.size - 1]) for p in plan.outputs) for f in range(30)]
+    deltas = np.diff(ends)
+    assert 24 in deltas[:8] and set(deltas[-10:]) == {26}
 
 
 def test_a_skip_connection_needs_its_depth():

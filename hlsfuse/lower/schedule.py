@@ -187,6 +187,39 @@ def check_simd(where: str, simd: int, products: int) -> None:
         raise HlsfuseError(f"{where}: simd must be a divisor of its {products} products per output, not {simd!r}")
 
 
+@dataclass(frozen=True)
+class Streamed:
+    """A folded dense stage of one row per frame: its ``k`` pushes, one per iteration from iteration 0, and
+    its ``outputs`` x ``folds`` emits in fold-major order (fold f of every output, then fold f + 1), each
+    adding ``simd`` products to its output's accumulator. Fold f needs row elements up to (f+1) x simd - 1,
+    so its first emit waits until they are pushed (in an earlier iteration); the outputs are written in
+    the last fold. Emitting while the row is read hides the row's k pushes that a snapshot would wait for."""
+
+    k: int
+    outputs: int
+    folds: int
+    simd: int
+
+    @cached_property
+    def timing(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """(iteration of each push, iteration of each emit, iterations per frame): emit e of fold f goes
+        out at e + max over f' <= f of ((f' + 1) x simd - f' x outputs), one per iteration."""
+        f = np.arange(self.folds, dtype=np.int64)
+        lead = np.maximum.accumulate((f + 1) * self.simd - f * self.outputs)
+        e = np.arange(self.outputs * self.folds, dtype=np.int64)
+        emit = e + lead[e // self.outputs]
+        push = np.arange(self.k, dtype=np.int64)
+        return push, emit, int(max(self.k, emit[-1] + 1))
+
+    @property
+    def iterations(self) -> int:
+        return self.timing[2]
+
+    @property
+    def writes(self) -> np.ndarray:
+        return self.timing[1][(self.folds - 1) * self.outputs:]
+
+
 # --------------------------------------------------------------------------
 # map, fork
 # --------------------------------------------------------------------------
@@ -399,8 +432,15 @@ class RowsMain(Folded):
     def strided(self) -> bool:
         return self.op == "matmul"
 
+    @property
+    def streamed(self) -> bool:
+        """One folded dense row per frame: emitted while it is read (``Streamed``), not from a snapshot."""
+        return self.op == "dense" and self.batches * self.rows == 1 and self.folds > 1
+
     @cached_property
-    def engine(self) -> Engine:
+    def engine(self) -> Engine | Streamed:
+        if self.streamed:
+            return Streamed(self.k, self.n, self.folds, self.simd)
         units = self.batches * self.rows
         return Engine(units * self.k, tuple(range(self.k - 1, units * self.k, self.k)), self.n * self.folds,
                       self.folds)

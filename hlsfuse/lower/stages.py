@@ -189,6 +189,8 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         else:
             main = rows_main(graph, head, heads[0][0], epilogue, outs, simd)
             own = [Buffer("row", main.k, x_bits, registers=True), Buffer("snapshot", main.k, x_bits, registers=True)]
+            if main.streamed:  # the row is emitted from while it is read; each output keeps its partial sum
+                own[1] = memory("accumulators", main.n, main.accumulator.width if main.accumulator else 64, main.n)
             macs = main.batches * main.rows * main.n * main.k
         banks, weight_buffers = {}, []
         if weights is not None:
@@ -201,9 +203,13 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
                                          banks=banks[weights][0], banking=banks[weights][1], tensor=weights, rom=True)]
         multipliers = main.simd if macs else 0
         buffers = (*own, *weight_buffers, *held_buffers(graph, held, banks), *phase_buffers(graph, [epilogue]))
-        state = [_COUNTERS, State(own[0].name, "overwritten"), State("snapshot", "overwritten")]
-        if main.folds > 1:
-            state.append(State("partial sum", "first"))
+        state = [_COUNTERS, State(own[0].name, "overwritten")]
+        if lay.kind == "rows" and main.streamed:
+            state.append(State("accumulators", "first"))
+        else:
+            state.append(State("snapshot", "overwritten"))
+            if main.folds > 1:
+                state.append(State("partial sum", "first"))
         return Schedule(lay.kind, held, main, buffers, tuple(state), macs, multipliers)
     if lay.kind == "reduce":
         streamed = by_use["head"] + by_use["pre"]

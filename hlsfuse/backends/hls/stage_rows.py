@@ -9,7 +9,10 @@ One loop, the schedule's push/emit loop over rows (``lower.schedule.RowsMain``):
     push  the next input element into the row register; the push completing a row copies it into the
           snapshot, and waits while the snapshot still has outputs to emit, but for the last one
 
-so reading row r+1 overlaps emitting row r. dense reads w[n * K + k] (hlsf::dense_mac). matmul reads
+so reading row r+1 overlaps emitting row r. A folded dense stage of one row per frame (``Streamed``)
+has no snapshot: it emits fold f of every output, then fold f + 1, as soon as the row elements that
+fold needs are pushed, adding to each output's accumulator, and writes the outputs in the last fold.
+dense reads w[n * K + k] (hlsf::dense_mac). matmul reads
 b[base + k * N + n] (hlsf::matmul_mac), where base is the offset of the batch of b that numpy
 broadcasting pairs with the current output batch (a table when b's batch dims broadcast).
 """
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 from ...lower.plan import Stage
 from .context import Context
-from .phase import Phase, Rom, Setup, Write, accumulator, local_roms, phase, setup, weights, writes
+from .phase import Array, Phase, Rom, Setup, Write, accumulator, array, local_roms, phase, setup, weights, writes
 from .view import StageView, make_view
 
 __all__ = ["RowsBody", "view"]
@@ -46,6 +49,7 @@ class Loop:
     offsets: str
     fold: str
     partial: str
+    need: str
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class RowsBody:
     n: int
     simd: int  # products per iteration; an output takes ``folds`` iterations
     folds: int
+    accumulators: Array | None  # a streamed row (schedule.Streamed): each output's partial sum
     in_channel: str
     in_type: str
     head_type: str
@@ -79,7 +84,7 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
     local = ctx.names.local
     loop = Loop(*(local(n) for n in (
         "t", "acc_t", "xrow", "snap", "k", "n", "bt", "m", "pushing", "rows_in", "emitting", "completes", "push",
-        "px", "acc", "b_base", "f", "part")))
+        "px", "acc", "b_base", "f", "part", "need")))
     w = weights(ctx, schedule, main.weights)
     head_var = ctx.value(stage.head)
     e = phase(ctx, main.epilogue, {stage.head: head_var}, local("o"))
@@ -96,6 +101,8 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
         n=main.n,
         simd=main.simd,
         folds=main.folds,
+        accumulators=array(local("accs"), accumulator(main.accumulator), schedule.buffer("accumulators"))
+        if main.streamed else None,
         in_channel=main.read,
         in_type=ctx.ctype(x),
         head_type=ctx.ctype(stage.head),

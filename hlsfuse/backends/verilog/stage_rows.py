@@ -19,7 +19,7 @@ from .expr import rom
 from .mem import mem_lines
 from .module import ModuleBuilder, StageModule, Update
 from .phase import emit_epilogue, fold_sum, push_emit, setup, setup_loops
-from .vlog import assign_params, bits_for, sext64, ulit, zext
+from .vlog import XW, assign_params, bits_for, sext64, ulit, zext
 
 __all__ = ["build"]
 
@@ -34,6 +34,10 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     node = b.graph.node(stage.head)
     x_type, w_type = (b.dtype(t) for t in node.inputs)
     head_type = b.dtype(stage.head)
+    if main.streamed:
+        out = _streamed(b, stage, arrays, here, fire, seq.loops[-1].last, x_type, w_type, head_type)
+        return b.build(f"{main.op} '{stage.head}' (streamed row), nodes {', '.join(stage.nodes)}",
+                       dict.fromkeys(main.writes, out), state)
 
     units = main.batches * main.rows
     loop = push_emit(b, fire, seq.loops[-1].last, main.n, [units, main.k],
@@ -88,3 +92,56 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     out = emit_epilogue(b, main, stage.head, result, arrays, here, fire, writes)
     return b.build(f"{main.op} '{stage.head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out),
                    state)
+
+
+def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, frame_end: str, x_type, w_type,
+              head_type) -> str:
+    """A folded dense stage of one row per frame (``lower.schedule.Streamed``): pushes fill the row register
+    while fold f of column n emits once the row's first (f + 1) x SIMD elements are in (``need``), adding to
+    accumulator n; the last fold writes. Returns the signal the output channels carry."""
+    main = stage.schedule.main
+    k_w = bits_for(main.k + 1)
+    pushed = b.reg("pushed", k_w, ulit(0, k_w))  # row elements pushed so far in this frame
+    push = b.wire("push", 1, f"{pushed} != {ulit(main.k, k_w)}")
+    b.move(main.read, f"{here} && {push}")
+    xrow = b.array("xrow", main.k, x_type.width)
+    kb = b.index(xrow)
+    b.stores.append(Update(f"{fire} && {push}", f"{xrow}[{zext(pushed, k_w, kb)}]", f"{main.read}_tdata"))
+
+    f_w = bits_for(main.folds + 1)
+    need_w = bits_for(main.k + main.simd + 1)
+    fold = b.reg("fold", f_w, ulit(0, f_w))
+    need = b.reg("need", need_w, ulit(main.simd, need_w))
+    emit = b.wire("emit", 1, f"{fold} != {ulit(main.folds, f_w)} && {zext(pushed, k_w, need_w)} >= {need}")
+    n, nw = b.counter("n", main.n, f"{fire} && {emit}")
+    n_last = f"{n} == {ulit(main.n - 1, nw)}"
+    b.updates += [
+        Update(f"{fire} && {push}", pushed, f"{pushed} + {ulit(1, k_w)}"),
+        Update(f"{fire} && {emit} && {n_last}", fold, f"{fold} + {ulit(1, f_w)}"),
+        Update(f"{fire} && {emit} && {n_last}", need, f"{need} + {ulit(main.simd, need_w)}"),
+        Update(f"{fire} && {frame_end}", pushed, ulit(0, k_w)),
+        Update(f"{fire} && {frame_end}", fold, ulit(0, f_w)),
+        Update(f"{fire} && {frame_end}", need, ulit(main.simd, need_w)),
+    ]
+
+    weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
+    iw = b.index(weights)
+    base = b.wire("wbase", iw, f"{zext(n, nw, iw)} * {ulit(main.k % (1 << iw), iw)}")
+    fb = zext(fold, f_w, kb)
+    terms = []
+    for s in range(main.simd):  # lane s: row element j = fold x SIMD + s, weight n x K + j
+        jx = b.wire(f"j{s}", kb, f"{fb} * {ulit(main.simd % (1 << kb), kb)} + {ulit(s, kb)}")
+        wj = b.wire(f"w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
+        terms.append(f"{sext64(f'{xrow}[{jx}]', x_type)} * {sext64(wj, w_type)}")
+    accs = b.array("accs", main.n, XW)
+    ab = b.index(accs)
+    start = b.wire("start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({accs}[{zext(n, nw, ab)}])",
+                   signed=True)
+    b.comment(f"dense '{stage.head}': fold f of column n's dot product, added to its accumulator")
+    total = b.wire("dot", XW, " + ".join([start, *terms]), signed=True)
+    b.stores.append(Update(f"{fire} && {emit}", f"{accs}[{zext(n, nw, ab)}]", total))
+    result = b.net("v_head", head_type.width)
+    b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), "u_head",
+               (("in_data", total), ("in_sticky", "1'b0"), ("out_data", result)))
+    writes = b.wire("writes", 1, f"{emit} && {fold} == {ulit(main.folds - 1, f_w)}")
+    return emit_epilogue(b, main, stage.head, result, arrays, here, fire, writes)

@@ -278,7 +278,16 @@ def _utilization(graph, plan, dsp) -> float:
     return sum(s.schedule.macs for s in plan.stages) / (area.multipliers * plan.cycles)
 
 
-@pytest.mark.parametrize("dsp", [100, 220])
+@pytest.mark.parametrize("dsp", [16, 32])
+def test_the_mlp_example_keeps_its_multipliers_busy_at_two_budgets(dsp):
+    graph = hlsfuse.load_graph("examples/mlp.json")
+    plan = fit(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1, Budget(dsp=dsp))
+    assert design_area(graph, plan, DSP48E1)[2].dsp <= dsp
+    assert _utilization(graph, plan, DSP48E1) >= 0.8
+    assert all(s.schedule.main.streamed for s in plan.stages if s.schedule.multipliers)
+
+
+@pytest.mark.parametrize("dsp", [40, 100])
 def test_a_ds_cnn_keeps_its_multipliers_busy_at_two_budgets(dsp):
     graph = dscnn()
     plan = fit(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1, Budget(dsp=dsp))

@@ -38,18 +38,20 @@ def _plan(graph):
 
 def check_timing(plan, extra: int = 3) -> None:
     """Simulate the plan cycle by cycle for more frames than the replay saw: no deadlock, every frame no later
-    than the replay's, no frame slower than the plan's cycles per frame, the first output at its latency.
+    than the replay's, the last frame no slower than the plan's cycles per frame, the first output at its
+    latency.
 
-    A frame may come sooner: a FIFO holding a whole frame lets one branch run ahead of the slowest stage
-    for the first frames (tests/repro/warmup-1.json), until the FIFO is full and the slowest stage sets
-    the rate (test_a_branch_may_run_ahead_until_its_fifo_is_full)."""
+    The first frames may come sooner or later than that rate, as the replay's do: a FIFO holding a whole
+    frame lets one branch run ahead of the slowest stage until it is full (tests/repro/warmup-1.json,
+    test_a_branch_may_run_ahead_until_its_fifo_is_full), and FIFOs filling up slow frames 2-3 down
+    (tests/repro/warmup-2.json)."""
     acts = actors(plan.stages, plan.inputs, plan.outputs)
     frames = len(plan.frame_end) + extra
     sim = simulate(acts, links(plan.channels), {c.name: c.depth for c in plan.channels}, frames)
     assert not sim.deadlock, f"deadlock; stalled {sim.stalled}, full {sim.full}"
     ends = [max(int(sim.times[p.name][(f + 1) * p.type.size - 1]) for p in plan.outputs) for f in range(frames)]
     assert all(e <= p for e, p in zip(ends, plan.frame_end)), (ends, plan.frame_end)
-    assert all(b - a <= plan.cycles for a, b in zip(ends, ends[1:])), (ends, plan.cycles)
+    assert ends[-1] - ends[-2] <= plan.cycles, (ends, plan.cycles)
     assert min(int(sim.times[p.name][0]) for p in plan.outputs) == plan.latency
     for stage in plan.stages:  # every stage ran exactly its schedule's iterations, frame after frame
         assert len(sim.times[stage.name]) == frames * stage.cycles

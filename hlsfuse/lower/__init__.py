@@ -38,7 +38,6 @@ __all__ = [
     "actors",
     "links",
     "refold",
-    "MAC_OPS",
 ]
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
-from . import MAC_OPS, DataflowPlan, LowerOptions, lower, refold
+from . import DataflowPlan, LowerOptions, lower, refold
 from .area import Area, Dsp, design_area, stage_area
 
 __all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
@@ -74,8 +74,9 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def is_mac(graph: Graph, stage) -> bool:
-    return stage.head is not None and graph.node(stage.head).op in MAC_OPS
+def is_mac(stage) -> bool:
+    """A conv2d, dense or matmul stage: the schedule has multipliers."""
+    return stage.schedule.multipliers > 0
 
 
 def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Dsp) -> list[Choice]:
@@ -145,11 +146,11 @@ def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budge
 
 def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget) -> dict[str, int]:
     """The SIMD of every MAC stage of ``plan`` (stage name -> simd) for ``budget``."""
-    macs = [s for s in plan.stages if is_mac(graph, s)]
+    macs = [s for s in plan.stages if is_mac(s)]
     areas, fifos, _ = design_area(graph, plan, dsp)
-    fixed = sum((areas[s.name] for s in plan.stages if not is_mac(graph, s)), fifos)
+    fixed = sum((areas[s.name] for s in plan.stages if not is_mac(s)), fifos)
     floor = max([p.type.size for p in (*plan.inputs, *plan.outputs)]
-                + [s.cycles for s in plan.stages if not is_mac(graph, s)])
+                + [s.cycles for s in plan.stages if not is_mac(s)])
     options = [choices(graph, fusion, plan, s, dsp) for s in macs]
     where = f"budget {budget.text()}"
     if budget.dsp is not None and fixed.dsp > budget.dsp:
@@ -164,7 +165,7 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
                 raise HlsfuseError(f"{where}: stage {s.name} needs at least {opts[-1].cycles} cycles per frame "
                                    f"(with all {opts[-1].simd} products of an output per cycle)")
         if floor > budget.cycles:
-            slow = max((s for s in plan.stages if not is_mac(graph, s)), key=lambda s: s.cycles, default=None)
+            slow = max((s for s in plan.stages if not is_mac(s)), key=lambda s: s.cycles, default=None)
             name = f"stage {slow.name}" if slow is not None and slow.cycles == floor else "a port"
             raise HlsfuseError(f"{where}: {name} takes {floor} cycles per frame")
         pick = _cheapest(options, budget.cycles, fixed, budget)
@@ -194,7 +195,7 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
 def fit(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, budget: Budget) -> DataflowPlan:
     """The plan folded by ``solve`` for ``budget`` (starting from ``options``' folding)."""
     plan = lower(graph, fusion, options)
-    margin = Budget(budget.dsp, budget.bram18, budget.cycles)
+    margin = budget
     for _ in range(4):
         simd = solve(graph, fusion, plan, dsp, margin)
         folded = lower(graph, fusion, _with_fold(options, simd))
@@ -229,7 +230,7 @@ def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
     """OUT/fold.json: the folding of every MAC stage, by head node (editable, and read back by --fold)."""
     stages = {}
     for s in plan.stages:
-        if is_mac(graph, s):
+        if is_mac(s):
             main = s.schedule.main
             stages[s.head] = {"stage": s.name, "simd": main.simd, "products": main.products, "cycles": s.cycles}
     return {"graph": graph.name, "fold": stages}

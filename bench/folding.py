@@ -27,7 +27,7 @@ from hlsfuse import GraphBuilder
 from hlsfuse.boards import BOARDS
 from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import load_graph
-from hlsfuse.lower import LowerOptions, lower
+from hlsfuse.lower import Folding, LowerOptions, lower
 from hlsfuse.lower.area import design_area, dsp_of_part
 from hlsfuse.lower.fold import Budget, solve
 
@@ -43,7 +43,7 @@ def _row(graph, fusion, budget: Budget, part: str):
     start = time.perf_counter()
     simd = solve(graph, fusion, plan, dsp, budget)
     solved = time.perf_counter() - start
-    folded = lower(graph, fusion, LowerOptions(fold=tuple(simd.items())))
+    folded = lower(graph, fusion, LowerOptions(fold=Folding(simd=tuple(simd.items()))))
     area = design_area(graph, folded, dsp)[2]
     macs = sum(s.schedule.macs for s in folded.stages)
     util = macs / (area.multipliers * folded.cycles) if area.multipliers else 0.0

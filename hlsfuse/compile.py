@@ -14,6 +14,7 @@ The files (DESIGN.md section 6):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from .fusion import FusionPlan, fuse
 from .fusion.report import to_dot, to_json
 from .graph_json import graph_to_dict
 from .ir import Graph
-from .lower import DataflowPlan, LowerOptions, lower
+from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
 from .lower.fold import Budget, fit, fold_json, within
 from .lower.report import report_markdown
@@ -44,7 +45,8 @@ class CompileOptions:
     mode: str = "fpga"
     max_fuse_depth: int = 256
     hls: HlsOptions = field(default_factory=HlsOptions)
-    fold: tuple[tuple[str, int], ...] = ()  # (stage or node name, simd) per folded MAC stage
+    fold: Folding | None = None  # the folding to use (checked against ``budget``); None: the solver's, or none
+    port_lanes: int | None = None  # elements per transfer of every port (over the folding's)
     budget: Budget = field(default_factory=Budget)  # the solver picks the folding within it, unless ``fold`` is given
     board: str | None = None  # the preset the part and budget came from, for the report
 
@@ -68,9 +70,12 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
     """Fuse, lower and emit ``graph``; returns the plans and the output files (nothing is written)."""
     options = options or CompileOptions()
     fusion = fuse(graph, mode=options.mode, max_fuse_depth=options.max_fuse_depth)
-    lower_options = LowerOptions(top=options.top, fold=options.fold)
+    fold = options.fold or Folding()
+    if options.port_lanes is not None:
+        fold = dataclasses.replace(fold, port_lanes=options.port_lanes, ports=())
+    lower_options = LowerOptions(top=options.top, fold=fold)
     dsp = dsp_of_part(options.hls.part)
-    if options.budget.empty or options.fold:  # a folding given is checked against the budget, not solved
+    if options.budget.empty or options.fold is not None:  # a folding given is checked against the budget, not solved
         plan = lower(graph, fusion, lower_options)
     else:
         plan = fit(graph, fusion, lower_options, dsp, options.budget)
@@ -103,7 +108,7 @@ def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos:
         stages.append({
             "name": s.name, "kind": s.kind, "nodes": list(s.nodes), "cycles_per_frame": s.cycles,
             "latency": s.latency, "macs_per_frame": s.schedule.macs,
-            "simd": main.simd if s.schedule.multipliers else None, **areas[s.name].to_json(),
+            "simd": main.simd if s.schedule.multipliers else None, "lanes": s.schedule.lanes, **areas[s.name].to_json(),
         })
     return {
         "graph": graph.name,

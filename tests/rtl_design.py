@@ -1,6 +1,7 @@
 """Compile graphs to Verilog designs and simulate them, for the tests of the Verilog backend.
 
-    random_fold(graph, rng)        a random legal folding of the graph's MAC stages
+    random_fold(graph, rng)        a random legal folding of the graph's MAC stages, map stages and ports
+    saved_fold(graph, fold)        the folding as fold.json text
     design(graph, folder)          write OUT/graph.json and OUT/verilog/ for ``graph`` (fpga fusion)
     simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult. A run that passes
                                    must be the timing model's, cycle for cycle (``assert_model``)
@@ -11,34 +12,54 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import subprocess
 from pathlib import Path
 
 from hlsfuse.backends.verilog import emit_verilog
 from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import graph_to_dict
-from hlsfuse.lower import LowerOptions, actors, links, lower
+from hlsfuse.lower import PORT_BITS, Folding, LowerOptions, actors, links, lower
+from hlsfuse.lower.fold import fold_json
 from hlsfuse.lower.timing import simulate as model_simulate
 from hlsfuse.sim.rtlsim import read_manifest, rtlsim
 
 
-def random_fold(graph, rng, max_folds: int = 8) -> tuple[tuple[str, int], ...]:
-    """A random legal folding of ``graph``'s MAC stages: per head, a SIMD whose folds are at most ``max_folds``
-    (so that random designs stay quick to simulate), drawn from ``rng`` (a random.Random)."""
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def random_fold(graph, rng, max_folds: int = 8) -> Folding:
+    """A random legal folding of ``graph``, drawn from ``rng`` (a random.Random): per MAC stage a SIMD whose folds
+    are at most ``max_folds`` (so that random designs stay quick to simulate); half the map stages and a third of
+    the ports get lanes dividing their innermost dimensions (the lowering adds the width converters)."""
     plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions())
-    out = []
+    simd, lanes = [], []
     for s in plan.stages:
         if s.schedule.multipliers:
             products = s.schedule.main.products
-            simds = [d for d in range(1, products + 1) if products % d == 0 and products // d <= max_folds]
-            out.append((s.head, rng.choice(simds)))
-    return tuple(out)
+            simd.append((s.head, rng.choice([d for d in _divisors(products) if products // d <= max_folds])))
+        elif s.kind == "map" and rng.random() < 0.5:
+            tensors = [*s.nodes, *(plan.channel(c).tensor for c, use in zip(s.inputs, s.uses) if use == "post")]
+            inner = math.gcd(*(graph.types[t].shape[-1] if graph.types[t].shape else 1 for t in tensors))
+            lanes.append((s.sink, rng.choice(_divisors(inner))))
+    ports = []
+    for p in (*plan.inputs, *plan.outputs):
+        fits = [d for d in _divisors(p.type.shape[-1] if p.type.shape else 1) if d * p.type.dtype.bits <= PORT_BITS]
+        if rng.random() < 1 / 3 and not p.type.dtype.is_float:
+            ports.append((p.tensor, rng.choice(fits)))
+    return Folding(tuple(simd), tuple(lanes), tuple(ports))
 
 
-def plan_of(graph, depth=None, fold=()):
+def saved_fold(graph, fold: Folding) -> str:
+    """The text of ``fold`` as fold.json (``hlsfuse compile --fold`` reads it back)."""
+    return json.dumps(fold_json(graph, plan_of(graph, fold=fold)), indent=1)
+
+
+def plan_of(graph, depth=None, fold: Folding | None = None):
     """The dataflow plan of ``graph`` folded as ``fold``; ``depth`` (when given) replaces every channel's FIFO
     depth."""
-    plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions(fold=fold))
+    plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions(fold=fold or Folding()))
     if depth is not None:
         plan = dataclasses.replace(plan, channels=tuple(dataclasses.replace(c, depth=depth) for c in plan.channels))
     return plan

@@ -4,7 +4,8 @@ Each hypothesis example is a batch of graphs built and simulated two at a time (
 cost), so that one test run checks 200 random graphs mixing elementwise, broadcast, injective,
 reduction, conv2d, dense, pool and opaque ops with fan-out and residual joins, and the strided,
 dilated, grouped and attention-like graphs of ``strategies.nn_graphs``, each on two frames, every MAC
-stage folded at random (``rtl_design.random_fold``).
+stage folded at random, and map stages and ports given random lanes with the width converters they
+need (``rtl_design.random_fold``).
 
 A failing graph does not shrink (minutes of g++ builds): the run's hypothesis seed is printed at the
 end of the test session, and the graph is saved under tests/failed/ (``hlsfuse compile`` and
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from rtl_design import random_fold
+from rtl_design import random_fold, saved_fold
 from strategies import nn_graphs, op_graphs
 
 from hlsfuse.compile import CompileOptions, compile
@@ -53,7 +54,7 @@ def _saved(graph, index: int, fold) -> Path:
     FAILED.mkdir(exist_ok=True)
     path = FAILED / f"csim-{index}.json"
     path.write_text(json.dumps(graph_to_dict(graph), indent=1))
-    (FAILED / f"csim-{index}.fold.json").write_text(json.dumps({"fold": {k: {"simd": v} for k, v in fold}}))
+    (FAILED / f"csim-{index}.fold.json").write_text(saved_fold(graph, fold))
     return path
 
 

@@ -20,7 +20,7 @@ from hlsfuse.boards import BOARDS
 from hlsfuse.cli import main
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.fusion import fuse
-from hlsfuse.lower import LowerOptions, lower
+from hlsfuse.lower import Folding, LowerOptions, lower
 from hlsfuse.lower.area import (
     DSP48E1,
     DSP48E2,
@@ -98,7 +98,7 @@ def dscnn():
 
 
 def _plan(graph, fold=()):
-    return lower(graph, hlsfuse.fuse(graph), LowerOptions(fold=fold))
+    return lower(graph, hlsfuse.fuse(graph), LowerOptions(fold=Folding(simd=fold)))
 
 
 # --------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def test_folding_names_a_divisor_of_a_mac_stage():
         _plan(graph, (("conv", 4),))
     with pytest.raises(HlsfuseError, match="fold: 'nope' is neither a stage nor a node of graph 'net'"):
         _plan(graph, (("nope", 1),))
-    with pytest.raises(HlsfuseError, match="has no conv2d, dense or matmul to fold"):
+    with pytest.raises(HlsfuseError, match="simd is for conv2d, dense or matmul stages"):
         _plan(graph, (("flat", 1),))
     stage = next(s.name for s in _plan(graph).stages if s.head == "fc")
     with pytest.raises(HlsfuseError, match=f"stage '{stage}' is given simd 2 and 3"):
@@ -225,7 +225,7 @@ def test_the_solver_is_optimal(budget):
     plan = lower(graph, fusion)
     best = _brute(graph, fusion, plan, budget)
     simd = solve(graph, fusion, plan, DSP48E2, budget)
-    folded = lower(graph, fusion, LowerOptions(fold=tuple(simd.items())))
+    folded = lower(graph, fusion, LowerOptions(fold=Folding(simd=tuple(simd.items()))))
     area = design_area(graph, folded, DSP48E2)[2]
     macs = max(s.cycles for s in folded.stages if s.schedule.multipliers)
     if budget.cycles is not None:
@@ -309,7 +309,7 @@ MLP_FOLD = (("l1", 4), ("l2", 1))
 @pytest.mark.parametrize("fold", FOLDS, ids=["a", "b"])
 def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
     graph = small_net()
-    design = compile(graph, CompileOptions(fold=fold))
+    design = compile(graph, CompileOptions(fold=Folding(simd=fold)))
     text = design.files["hls/net.cpp"]
     simd = dict(fold)
     assert f"hlsf::conv_mac<acc_t, 9, 6, 2, {simd['conv']}>" in text
@@ -322,7 +322,7 @@ def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
 @pytest.mark.gxx
 def test_a_streamed_row_is_bit_exact_in_csim(tmp_path):
     graph = mlp()
-    design = compile(graph, CompileOptions(fold=MLP_FOLD))
+    design = compile(graph, CompileOptions(fold=Folding(simd=MLP_FOLD)))
     assert "the frame's row, emitted from while it is read" in design.files["hls/mlp.cpp"]
     result = csim(write_tree(tmp_path / "out", design.files), graph=graph)
     assert result.passed, result.report()
@@ -335,7 +335,7 @@ def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
     graph = union([small_net(), small_net(), attention_like(), mlp()], name="folded")
     fold = tuple((f"g{k}_{n}", s) for k, f in enumerate(FOLDS) for n, s in f) + (("g2_q", 2), ("g2_scores", 2))
     fold += tuple((f"g3_{n}", s) for n, s in MLP_FOLD)
-    plan = plan_of(graph, fold=fold)
+    plan = plan_of(graph, fold=Folding(simd=fold))
     result = simulate(graph, tmp_path, frames=3, plan=plan)  # cycles and busy counts checked against the model
     assert result.passed, result.report()
     assert lint(tmp_path) == ""

@@ -4,8 +4,9 @@ A Verilator build costs tens of seconds, so each hypothesis example puts a batch
 side by side in one design (``rtl_design.union``): one build checks them all. Five examples of 20
 graphs give 100 random graphs per run, mixing elementwise, broadcast, injective, reduction,
 conv2d, dense, pool and opaque ops with fan-out and residual joins, and the strided, dilated,
-grouped and attention-like graphs of ``strategies.nn_graphs``, every MAC stage folded at random
-(``rtl_design.random_fold``). Every run must be bit-exact and the
+grouped and attention-like graphs of ``strategies.nn_graphs``, every MAC stage folded at random,
+half the map stages and a third of the ports given random lanes, with the width converters the
+lowering inserts (``rtl_design.random_fold``). Every run must be bit-exact and the
 plan's timing model cycle for cycle (``rtl_design.simulate``), so no random graph may deadlock with
 the planned FIFO depths. They run on the pyverilator driver, whose -O1 builds are the quickest;
 tests/test_rtlsim_native.py and the examples check that the native driver observes exactly the
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from rtl_design import design, lint, plan_of, random_fold, simulate, union
+from rtl_design import design, lint, plan_of, random_fold, saved_fold, simulate, union
 from strategies import nn_graphs, op_graphs
 
 from hlsfuse.graph_json import graph_to_dict
@@ -47,7 +48,7 @@ def _saved(graph, fold) -> Path:
     FAILED.mkdir(exist_ok=True)
     path = FAILED / f"{graph.name}.json"
     path.write_text(json.dumps(graph_to_dict(graph), indent=1))
-    (FAILED / f"{graph.name}.fold.json").write_text(json.dumps({"fold": {k: {"simd": v} for k, v in fold}}))
+    (FAILED / f"{graph.name}.fold.json").write_text(saved_fold(graph, fold))
     return path
 
 

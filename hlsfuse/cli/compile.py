@@ -38,8 +38,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--part", help=f"FPGA part (default: the board's, else {DEFAULT_PART})")
     parser.add_argument("--clock", type=float, metavar="NS", help="clock period in ns (default: the board's, else 5)")
     fold = parser.add_argument_group(
-        "folding", "how many products per cycle each conv2d, dense and matmul computes (docs/folding.md); "
-        "without any of these every output is computed in one cycle")
+        "folding", "how many products per cycle each conv2d, dense and matmul computes and how many elements "
+        "each map stage and port moves per cycle (docs/folding.md); without any of these every output is "
+        "computed in one cycle, one element per transfer")
     fold.add_argument("--board", choices=tuple(BOARDS),
                       help="set the part, clock and DSP/BRAM budgets from a board; the solver picks the fastest "
                       "folding that fits")
@@ -48,8 +49,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     fold.add_argument("--target-cycles", type=int, metavar="N",
                       help="cycles per frame to meet with the fewest DSPs (within any budget)")
     fold.add_argument("--fold", metavar="FOLD.json",
-                      help="the folding to use, as OUT/fold.json writes it (node or stage name -> simd); "
-                      "budgets are then checked, not solved")
+                      help="the folding to use, as OUT/fold.json writes it (node or stage name -> simd or lanes, "
+                      "port -> lanes); budgets are then checked, not solved")
+    fold.add_argument("--port-lanes", type=int, metavar="N",
+                      help="elements per AXI4-Stream transfer of every graph input and output (element 0 in the "
+                      "low bits of TDATA); N must divide each port tensor's innermost dimension")
     parser.add_argument("--control", choices=CONTROLS, default="none", help="block-level control (default none)")
     parser.add_argument("--mode", choices=tuple(MODES), default="fpga", help="fusion rules (default fpga)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the testbench's random inputs (default 0)")
@@ -69,13 +73,13 @@ def run(args: argparse.Namespace) -> int:
         bram18=args.bram if args.bram is not None else (preset.bram18 if preset else None),
         cycles=args.target_cycles,
     )
-    fold = read_fold(args.fold) if args.fold else ()
+    fold = read_fold(args.fold) if args.fold else None
     graph = load_graph_arg(args.graph, args)
     part = args.part or (preset.part if preset else DEFAULT_PART)
     clock = args.clock if args.clock is not None else (preset.clock if preset else 5.0)
     hls = HlsOptions(part=part, clock=clock, control=args.control, seed=args.seed)
     options = CompileOptions(target=args.target, top=args.top, mode=args.mode, hls=hls, fold=fold, budget=budget,
-                             board=args.board)
+                             board=args.board, port_lanes=args.port_lanes)
     design = compile(graph, options)
     write_tree(args.output, design.files, force=args.force)
     print(summary(design.plan), end="")

@@ -11,6 +11,7 @@ the same plan into code.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,11 +22,13 @@ from ..ir import Graph
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
 from .schedule import Schedule
-from .stages import fork_schedule, layout, phases, schedule_of
+from .stages import check_lanes, convert_schedule, fork_schedule, layout, phases, schedule_of
 from .timing import Actor, Link, replay
 
 __all__ = [
     "LowerOptions",
+    "Folding",
+    "PORT_BITS",
     "lower",
     "phases",
     "DataflowPlan",
@@ -42,30 +45,63 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class Folding:
+    """The parallelism of each stage and port (docs/folding.md); a stage or port not named runs unfolded."""
+
+    simd: tuple[tuple[str, int], ...] = ()  # (stage or node name, products per iteration) of MAC stages
+    lanes: tuple[tuple[str, int], ...] = ()  # (stage or node name, elements per token) of map stages
+    ports: tuple[tuple[str, int], ...] = ()  # (graph input or output tensor, elements per transfer)
+    port_lanes: int = 1  # elements per transfer of every port not in ``ports``
+
+
+@dataclass(frozen=True)
 class LowerOptions:
     top: str | None = None  # name of the top function / module (default: the graph's name)
     min_fifo_depth: int = 2
-    fold: tuple[tuple[str, int], ...] = ()  # (stage or node name, simd) of MAC stages; others unfolded
+    fold: Folding = Folding()
 
 MAC_OPS = ("conv2d", "dense", "matmul")
 
+PORT_BITS = 64
+"""A wide port's elements fill at most this many bits of TDATA."""
 
-def _simd_of(graph: Graph, fold: tuple[tuple[str, int], ...], drafts) -> dict[str, int]:
-    """Stage name -> simd, for the stages ``fold`` names (by stage name or by any of its nodes)."""
+
+def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, int]:
+    """Stage name -> value, for the (stage or node name, value) ``entries``; ``allowed(layout)``: the stage
+    may take ``what`` (else the error says which stages can)."""
     stage_of = {}
     for name, lay, group in drafts:
         for key in (name, *group.nodes):
             stage_of[key] = (name, lay)
     out: dict[str, int] = {}
-    for key, simd in fold:
+    for key, value in entries:
         if key not in stage_of:
             raise HlsfuseError(f"fold: '{key}' is neither a stage nor a node of graph '{graph.name}'")
         name, lay = stage_of[key]
-        if lay.head is None or graph.node(lay.head).op not in MAC_OPS:
-            raise HlsfuseError(f"fold: stage '{name}' (of '{key}') has no conv2d, dense or matmul to fold")
-        if out.get(name, simd) != simd:
-            raise HlsfuseError(f"fold: stage '{name}' is given simd {out[name]} and {simd}")
-        out[name] = simd
+        if not allowed(lay):
+            kinds = "conv2d, dense or matmul stages" if what == "simd" else "map stages"
+            raise HlsfuseError(f"fold: stage '{name}' (of '{key}') is a {lay.kind} stage; {what} is for {kinds}")
+        if out.get(name, value) != value:
+            raise HlsfuseError(f"fold: stage '{name}' is given {what} {out[name]} and {value}")
+        out[name] = value
+    return out
+
+
+def _port_lanes(graph: Graph, options: LowerOptions) -> dict[str, int]:
+    """Graph input or output tensor -> lanes of its port."""
+    ports = [i.name for i in graph.inputs] + list(graph.outputs)
+    out = dict.fromkeys(ports, options.fold.port_lanes)
+    for tensor, lanes in options.fold.ports:
+        if tensor not in out:
+            raise HlsfuseError(f"port lanes: '{tensor}' is not a graph input or output of '{graph.name}'")
+        out[tensor] = lanes
+    for tensor, lanes in out.items():
+        t = graph.types[tensor]
+        check_lanes(f"port '{tensor}'", lanes, [t])
+        if lanes > 1 and (t.dtype.is_float or lanes * t.dtype.bits > PORT_BITS):
+            raise HlsfuseError(f"port '{tensor}': {lanes} lanes of {t.dtype} do not fit a TDATA of at most "
+                               f"{PORT_BITS} bits of fixed-point elements (the C simulation's ap_uint and the "
+                               "native rtlsim driver hold 64)")
     return out
 
 
@@ -93,9 +129,20 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         lay = layout(graph, group)
         ops = "_".join(dict.fromkeys(graph.node(n).op for n in group.nodes))
         drafts.append((namer(f"s{group.id}_{sanitize(ops, 24)}"), lay, group))
+    simd = _by_stage(graph, options.fold.simd, drafts, "simd",
+                     lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
+    stage_lanes = _by_stage(graph, options.fold.lanes, drafts, "lanes", lambda lay: lay.kind == "map")
+    for name, lay, group in drafts:  # before any converter is sized by them
+        if name in stage_lanes:
+            streamed = [*group.nodes, *(t for t, use in lay.uses if use == "post")]
+            check_lanes(f"stage '{name}'", stage_lanes[name], [graph.types[t] for t in streamed])
+    port_lanes = _port_lanes(graph, options)
 
     producer = {i.name: in_ports[i.name] for i in graph.inputs}
     producer.update({group.nodes[-1]: name for name, _, group in drafts})
+    # elements per token each stage, port, fork and converter writes
+    lanes_out = {in_ports[t]: port_lanes[t] for t in in_ports}
+    lanes_out.update({name: stage_lanes.get(name, 1) for name, _, _ in drafts})
     readers: dict[str, list[tuple[str, str, int]]] = {}  # tensor -> (reader, use, input slot)
     for name, lay, _ in drafts:
         for slot, (tensor, use) in enumerate(lay.uses):
@@ -103,15 +150,36 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
     for tensor in graph.outputs:
         readers.setdefault(tensor, []).append((out_names[tensor], "port", 0))
 
+    def lanes_in(reader: str, use: str, tensor: str) -> int:
+        if use == "port":
+            return port_lanes[tensor]
+        if use == "copy":  # a fork reads what its producer writes
+            return lanes_out[reader]
+        return stage_lanes.get(reader, 1) if use == "post" else 1
+
     channels: list[dict] = []
-    forks: dict[str, dict] = {}  # producer stage name -> fork drafts placed after it
+    after: dict[str, list[dict]] = {}  # stage, port, fork or converter -> forks and converters placed after it
     # each stage's input channels in the order of its layout's uses
     stage_inputs: dict[str, list[tuple[str, str]]] = {name: [None] * len(lay.uses) for name, lay, _ in drafts}
     port_channel: dict[str, str] = {}
 
-    def connect(tensor: str, src: str, dst: str, use: str, slot: int) -> str:
+    def channel(tensor: str, src: str, dst: str, lanes: int) -> str:
         ch = namer(f"ch_{tensor}")
-        channels.append({"name": ch, "tensor": tensor, "producer": src, "consumer": dst})
+        channels.append({"name": ch, "tensor": tensor, "producer": src, "consumer": dst, "lanes": lanes})
+        return ch
+
+    def connect(tensor: str, src: str, dst: str, use: str, slot: int) -> str:
+        a, b = lanes_out[src], lanes_in(dst, use, tensor)
+        # a width converter per step, through gcd(a, b) when neither divides the other
+        steps = list(dict.fromkeys((a, math.gcd(a, b), b)))
+        for x, y in zip(steps, steps[1:]):
+            conv = namer(f"cv_{tensor}")
+            ch_in = channel(tensor, src, conv, x)
+            stage_inputs[conv] = [(ch_in, "copy")]
+            lanes_out[conv] = y
+            after.setdefault(src, []).append({"kind": "convert", "name": conv, "tensor": tensor, "lanes": (x, y)})
+            src = conv
+        ch = channel(tensor, src, dst, b)
         if use == "port":
             port_channel[dst] = ch
         else:
@@ -125,9 +193,11 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
             continue
         fork = namer(f"fork_{tensor}")
         stage_inputs[fork] = [None]
+        lanes_out[fork] = lanes_out[src]
         connect(tensor, src, fork, "copy", 0)
-        outs = [connect(tensor, fork, *user) for user in users]
-        forks.setdefault(src, []).append({"name": fork, "tensor": tensor, "outputs": outs})
+        after.setdefault(src, []).append({"kind": "fork", "name": fork, "tensor": tensor})
+        for user in users:
+            connect(tensor, fork, *user)
 
     outputs_of = {}
     for ch in channels:
@@ -136,22 +206,27 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
     stages: list[Stage] = []
     tensor_of = {ch["name"]: ch["tensor"] for ch in channels}
 
-    def add_forks(after: str) -> None:
-        for f in forks.get(after, ()):
-            ((ch, _),) = stage_inputs[f["name"]]
-            schedule = fork_schedule(graph.types[f["tensor"]].size, ch, tuple(f["outputs"]))
-            stages.append(Stage(f["name"], "fork", -1, (), None, f["tensor"], (ch,), ("copy",), tuple(f["outputs"]),
-                                (), (), schedule))
+    def add_after(name: str) -> None:
+        """The forks and converters reading what ``name`` writes, each followed by its own."""
+        for d in after.get(name, ()):
+            ((ch, _),) = stage_inputs[d["name"]]
+            outs = tuple(outputs_of[d["name"]])
+            size, kind = graph.types[d["tensor"]].size, d["kind"]
+            if kind == "fork":
+                schedule = fork_schedule(size, ch, outs, lanes_out[d["name"]])
+            else:
+                schedule = convert_schedule(size, graph.types[d["tensor"]].dtype.bits, *d["lanes"], ch, outs[0])
+            stages.append(Stage(d["name"], kind, -1, (), None, d["tensor"], (ch,), ("copy",), outs, (), (), schedule))
+            add_after(d["name"])
 
-    simd = _simd_of(graph, options.fold, drafts)
     for port in in_ports.values():
-        add_forks(port)
+        add_after(port)
     for name, lay, group in drafts:
         ins = stage_inputs[name]
         outs = tuple(outputs_of.get(name, ()))
         held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
         schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs,
-                               simd.get(name))
+                               simd.get(name), stage_lanes.get(name, 1))
         stages.append(
             Stage(
                 name=name,
@@ -168,13 +243,15 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
                 schedule=schedule,
             )
         )
-        add_forks(name)
+        add_after(name)
 
     first_channel = {ch["producer"]: ch["name"] for ch in channels}
-    inputs = tuple(Port(in_ports[i.name], i.name, i.type, "in", first_channel[in_ports[i.name]]) for i in graph.inputs)
-    outputs = tuple(Port(out_names[t], t, graph.types[t], "out", port_channel[out_names[t]]) for t in graph.outputs)
+    inputs = tuple(Port(in_ports[i.name], i.name, i.type, "in", first_channel[in_ports[i.name]], port_lanes[i.name])
+                   for i in graph.inputs)
+    outputs = tuple(Port(out_names[t], t, graph.types[t], "out", port_channel[out_names[t]], port_lanes[t])
+                    for t in graph.outputs)
     draft = tuple(
-        Channel(ch["name"], ch["tensor"], graph.types[ch["tensor"]], ch["producer"], ch["consumer"], 0)
+        Channel(ch["name"], ch["tensor"], graph.types[ch["tensor"]], ch["producer"], ch["consumer"], 0, ch["lanes"])
         for ch in channels
     )
     timing = replay(actors(stages, inputs, outputs), links(draft), [p.name for p in outputs])
@@ -208,12 +285,12 @@ def actors(stages, inputs, outputs) -> list[Actor]:
     """The plan's stages and ports as actors of the timing replay, in topological order."""
     out = []
     for port in inputs:
-        out.append(Actor(port.name, port.type.size, {port.channel: np.arange(port.type.size, dtype=np.int64)}))
+        out.append(Actor(port.name, port.tokens, {port.channel: np.arange(port.tokens, dtype=np.int64)}))
     out += [Actor(s.name, s.cycles, s.schedule.io) for s in stages]
     for port in outputs:
-        out.append(Actor(port.name, port.type.size, {port.channel: np.arange(port.type.size, dtype=np.int64)}))
+        out.append(Actor(port.name, port.tokens, {port.channel: np.arange(port.tokens, dtype=np.int64)}))
     return out
 
 
 def links(channels) -> list[Link]:
-    return [Link(c.name, c.producer, c.consumer, c.type.size) for c in channels]
+    return [Link(c.name, c.producer, c.consumer, c.tokens) for c in channels]

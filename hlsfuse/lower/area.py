@@ -5,6 +5,8 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
 
     multipliers  a MAC stage's SIMD (products per iteration); every other stage 0
     dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node
+    lanes        a map stage's elementwise logic (below) once per lane; a narrowing converter: a ratio:1
+                 multiplexer per output bit (4:1 per LUT)
     memories     each Buffer that is a memory or a ROM, bank by bank: a bank of depth ceil(elements / banks)
                  and ``width`` bits holds fewer than LUTRAM_BITS bits -> LUTRAM, else BRAM18s (the best
                  of the BRAM18 aspect ratios); FIFOs (channels) by the same rule, SRLs below it
@@ -160,35 +162,40 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
     out = Area(lut=CONTROL_LUT, ff=CONTROL_FF)
     for buf in schedule.buffers:
         out += buffer_area(buf)
+    lanes = schedule.lanes
     for name in stage.nodes:
         node = graph.node(name)
         if name == stage.head and schedule.multipliers:
             continue
         bits = graph.types[name].dtype.bits
-        out += Area(lut=bits)  # an adder, comparator or multiplexer as wide as the result
+        out += Area(lut=lanes * bits)  # per lane, an adder, comparator or multiplexer as wide as the result
         if node.op == "mul":
             a, b = (graph.types[i].dtype for i in node.inputs)
-            out += Area(dsp=dsp_per_product(a, b, dsp), lut=lut_multiplier(a, b))
+            out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
+    if stage.kind == "convert" and not schedule.main.widens:  # per output bit, a ratio:1 multiplexer (4:1 per LUT)
+        main = schedule.main
+        out += Area(lut=main.lanes_out * graph.types[stage.sink].dtype.bits * math.ceil(main.ratio / 4))
     if schedule.multipliers:
         head = graph.node(stage.head)
         x, w = (graph.types[i].dtype for i in head.inputs[:2])
         main = schedule.main
         acc = 64 if main.accumulator is None else main.accumulator.width
-        lanes = schedule.multipliers
+        products = schedule.multipliers
         out += Area(
-            multipliers=lanes,
-            dsp=lanes * dsp_per_product(x, w, dsp),
-            lut=lanes * lut_multiplier(x, w) + (lanes - 1) * acc,  # the adder tree
+            multipliers=products,
+            dsp=products * dsp_per_product(x, w, dsp),
+            lut=products * lut_multiplier(x, w) + (products - 1) * acc,  # the adder tree
             ff=acc if main.folds > 1 else 0,  # the partial sum
         )
     return out
 
 
 def fifo_area(plan: DataflowPlan) -> Area:
-    """The channels' FIFOs: SRLs (32 bits of depth per LUT) below LUTRAM_BITS bits, else BRAM18s."""
+    """The channels' FIFOs (``width`` = lanes x element bits): SRLs (32 bits of depth per LUT) below LUTRAM_BITS
+    bits, else BRAM18s."""
     out = Area()
     for c in plan.channels:
-        width = c.type.dtype.bits
+        width = c.width
         if c.depth * width < LUTRAM_BITS:
             out += Area(lutram_bits=c.depth * width, lut=math.ceil(c.depth / 32) * width)
         else:

@@ -22,10 +22,19 @@ division happens in hardware; the digit (1, count) is the loop index itself.
 
     node [2, 3, 4], bias [4]       ->  digits ((1, 4, 1),)            bias[i % 4]
     node [2, 3, 4], x [2, 1, 4]    ->  digits ((1, 4, 1), (12, 2, 4))  x[i % 4 + ((i / 12) % 2) * 4]
+
+A loop over wide tokens (``lanes`` L elements each, L dividing the innermost dimension of every
+node) runs the program once per lane of token t, element i = t * L + l. ``tokens(program, L)``
+rewrites it over the tokens: a digit (1, size, stride) becomes (1, size / L, stride * L) plus
+``l * stride`` (the operand's ``lane`` offset), any other (inner, size, stride) becomes
+(inner / L, size, stride), since L divides inner and l < L cannot carry into it:
+
+    node [2, 3, 4], bias [4], L = 2  ->  digits ((1, 2, 2),), lane 1   bias[(t % 2) * 2 + l]
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +43,8 @@ from ..errors import HlsfuseError
 from ..ir import Graph
 from ..ops import get_op
 
-__all__ = ["Digit", "Operand", "Step", "Program", "PreLoop", "Read", "ElementPhase", "broadcast_digits", "phase"]
+__all__ = ["Digit", "Operand", "Step", "Program", "PreLoop", "Read", "ElementPhase", "broadcast_digits", "phase",
+           "tokens"]
 
 Digit = tuple[int, int, int]
 """(inner, size, stride): the term ((i / inner) % size) * stride of an index."""
@@ -45,6 +55,7 @@ class Operand:
     tensor: str
     source: str  # "value" | "array" (held input or pre-loop result) | "rom" (graph constant)
     digits: tuple[Digit, ...] = ()  # the index of an array or ROM element
+    lane: int = 0  # in a loop over wide tokens: the index's offset per lane (``tokens``)
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,40 @@ class ElementPhase:
     @property
     def nodes(self) -> tuple[str, ...]:
         return tuple(s.node for s in self.program.steps)
+
+    def widen(self, lanes: int, where: str) -> ElementPhase:
+        """The phase over tokens of ``lanes`` elements: ``count`` tokens, each read from every streamed input
+        once and computed lane by lane (``tokens``)."""
+        if lanes == 1:
+            return self
+        return dataclasses.replace(self, count=self.count // lanes, program=tokens(self.program, lanes, where))
+
+
+def tokens(prog: Program, lanes: int, where: str) -> Program:
+    """``prog`` over tokens of ``lanes`` elements (the module docstring); ``where`` names the stage."""
+    if lanes == 1:
+        return prog
+    if prog.count % lanes:
+        raise HlsfuseError(f"{where}: lanes {lanes} does not divide its {prog.count} elements")
+
+    def widen(o: Operand) -> Operand:
+        digits, lane = [], 0
+        for inner, size, stride in o.digits:
+            if inner == 1:
+                if size % lanes:
+                    raise HlsfuseError(f"{where}: lanes {lanes} does not divide the innermost run of {size} "
+                                       f"elements of '{o.tensor}' it reads")
+                digits.append((1, size // lanes, stride * lanes))
+                lane = stride
+            else:
+                if inner % lanes:
+                    raise HlsfuseError(f"{where}: lanes {lanes} does not divide the {inner} elements of the "
+                                       f"innermost axes '{o.tensor}' is broadcast along")
+                digits.append((inner // lanes, size, stride))
+        return Operand(o.tensor, o.source, tuple(digits), lane)
+
+    steps = tuple(Step(s.node, tuple(widen(o) for o in s.operands)) for s in prog.steps)
+    return Program(prog.count // lanes, steps)
 
 
 def broadcast_digits(out_shape: Sequence[int], in_shape: Sequence[int]) -> tuple[Digit, ...]:

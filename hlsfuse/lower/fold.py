@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
-from . import DataflowPlan, LowerOptions, lower, refold
+from . import DataflowPlan, Folding, LowerOptions, lower, refold
 from .area import Area, Dsp, design_area, stage_area
 
 __all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
@@ -149,7 +149,7 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
     macs = [s for s in plan.stages if is_mac(s)]
     areas, fifos, _ = design_area(graph, plan, dsp)
     fixed = sum((areas[s.name] for s in plan.stages if not is_mac(s)), fifos)
-    floor = max([p.type.size for p in (*plan.inputs, *plan.outputs)]
+    floor = max([p.tokens for p in (*plan.inputs, *plan.outputs)]
                 + [s.cycles for s in plan.stages if not is_mac(s)])
     options = [choices(graph, fusion, plan, s, dsp) for s in macs]
     where = f"budget {budget.text()}"
@@ -223,21 +223,32 @@ def within(budget: Budget, plan: DataflowPlan, areas: Mapping[str, Area], total:
 
 
 def _with_fold(options: LowerOptions, simd: Mapping[str, int]) -> LowerOptions:
-    return replace(options, fold=tuple(simd.items()))
+    return replace(options, fold=replace(options.fold, simd=tuple(simd.items())))
 
 
 def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
-    """OUT/fold.json: the folding of every MAC stage, by head node (editable, and read back by --fold)."""
+    """OUT/fold.json: the folding of every MAC stage (by head node) and map stage (by its last node), and the
+    lanes of every port (by tensor); editable, and read back by --fold."""
     stages = {}
     for s in plan.stages:
         if is_mac(s):
             main = s.schedule.main
             stages[s.head] = {"stage": s.name, "simd": main.simd, "products": main.products, "cycles": s.cycles}
-    return {"graph": graph.name, "fold": stages}
+        elif s.kind == "map":
+            stages[s.sink] = {"stage": s.name, "lanes": s.schedule.lanes, "innermost": graph.types[s.sink].shape[-1],
+                              "cycles": s.cycles}
+    ports = {p.tensor: p.lanes for p in (*plan.inputs, *plan.outputs)}
+    return {"graph": graph.name, "fold": stages, "ports": ports}
 
 
-def read_fold(path: str) -> tuple[tuple[str, int], ...]:
-    """The (node or stage name, simd) pairs of a fold.json file."""
+def _positive(path: str, where: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HlsfuseError(f"{path}: {where} must be a positive integer, not {value!r}")
+    return value
+
+
+def read_fold(path: str) -> Folding:
+    """The folding in a fold.json file (``fold_json``'s format; the figures beside the factors are ignored)."""
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -246,16 +257,20 @@ def read_fold(path: str) -> tuple[tuple[str, int], ...]:
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise HlsfuseError(f"{path}: not a JSON folding ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("fold"), dict):
-        raise HlsfuseError(f"{path}: a folding is an object with a 'fold' object (node name -> {{\"simd\": N}})")
-    out = []
+        raise HlsfuseError(f"{path}: a folding is an object with a 'fold' object (node name -> {{\"simd\": N}} "
+                           f"or {{\"lanes\": N}})")
+    simd, lanes = [], []
     for key, entry in data["fold"].items():
-        if not isinstance(entry, dict) or "simd" not in entry:
-            raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd'")
-        simd, pe = entry["simd"], entry.get("pe", 1)
-        if isinstance(simd, bool) or not isinstance(simd, int) or simd < 1:
-            raise HlsfuseError(f"{path}: fold entry '{key}': simd must be a positive integer, not {simd!r}")
-        if pe != 1:
+        factors = [f for f in ("simd", "lanes") if isinstance(entry, dict) and f in entry]
+        if len(factors) != 1:
+            raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd' (a conv2d, dense or "
+                               "matmul) or 'lanes' (a map stage)")
+        value = _positive(path, f"fold entry '{key}': {factors[0]}", entry[factors[0]])
+        if entry.get("pe", 1) != 1:
             raise HlsfuseError(f"{path}: fold entry '{key}': pe must be 1 (several outputs per cycle need wide "
-                               "stream tokens, which hlsfuse does not generate yet)")
-        out.append((key, simd))
-    return tuple(out)
+                               "tokens out of MAC stages, which hlsfuse does not generate yet)")
+        (simd if factors[0] == "simd" else lanes).append((key, value))
+    ports = data.get("ports", {})
+    if not isinstance(ports, dict):
+        raise HlsfuseError(f"{path}: 'ports' must be an object (graph input or output -> lanes)")
+    return Folding(tuple(simd), tuple(lanes), tuple((k, _positive(path, f"port '{k}'", v)) for k, v in ports.items()))

@@ -18,6 +18,7 @@ group follows (the stream kind of its head op, see ``OpDef.stream``):
     rows    dense / matmul: one input row of K elements, then N outputs
     reduce  an elementwise prologue feeding a reduction (sum, mean, max), or a
             global_avg_pool followed by its epilogue; emits when done
+    convert one channel's tokens re-packed to another number of lanes (width converter)
     own     one op that changes the stream's length or order (slice, pad, concat,
             transpose, softmax, argmax, topk): a kernel of its own
     fork    one input channel copied to every output channel
@@ -29,9 +30,11 @@ head, over the head's input elements; reduce stages only), the head, and the
 different orders (e.g. a conv's input that is also added after the conv) comes
 in on two channels, one per use.
 
-Each *channel* is a FIFO carrying one tensor, one element per transfer, in
-row-major order, with the depth the lowering computed. Every number here is
-printed by ``hlsfuse compile`` in its stage table.
+Each *channel* is a FIFO carrying one tensor in row-major order, ``lanes`` consecutive
+elements (along the innermost axis) per transfer, with the depth (in transfers) the
+lowering computed. A stage reads and writes tokens of its own lanes; where a channel's
+producer and consumer differ, the lowering puts a *convert* stage between them. Every
+number here is printed by ``hlsfuse compile`` in its stage table.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from .schedule import Schedule
 
 __all__ = ["STAGE_KINDS", "Channel", "Port", "Rom", "Stage", "DataflowPlan"]
 
-STAGE_KINDS = ("map", "window", "rows", "reduce", "own", "fork")
+STAGE_KINDS = ("map", "window", "rows", "reduce", "own", "fork", "convert")
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,18 @@ class Channel:
     type: TensorType
     producer: str  # stage name, or the port name for a graph input
     consumer: str  # stage name, or the port name for a graph output
-    depth: int  # FIFO depth in elements (>= 2)
+    depth: int  # FIFO depth in tokens (>= 2)
+    lanes: int = 1  # elements per token
+
+    @property
+    def tokens(self) -> int:
+        """Transfers per frame."""
+        return self.type.size // self.lanes
+
+    @property
+    def width(self) -> int:
+        """Bits per transfer."""
+        return self.lanes * self.type.dtype.bits
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,11 @@ class Port:
     type: TensorType
     direction: str  # "in" | "out"
     channel: str  # the channel it feeds (in) or drains (out)
+    lanes: int = 1  # elements per AXI4-Stream transfer (element 0 in the low bits of TDATA)
+
+    @property
+    def tokens(self) -> int:
+        return self.type.size // self.lanes
 
 
 @dataclass(frozen=True)

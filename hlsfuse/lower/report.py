@@ -25,10 +25,11 @@ def _grid(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int])
 
 def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> str:
     """Every stage with its kind, ops, channels and its schedule's numbers; with ``areas`` (the resource
-    model's figures per stage) also its SIMD, DSPs, BRAM18s and LUTs."""
+    model's figures per stage) also its SIMD (MAC stages) or lanes (map, fork and convert stages), DSPs,
+    BRAM18s and LUTs."""
     header = ("stage", "kind", "nodes", "in", "out", "storage", "latency", "cycles/frame", "bound")
     if areas is not None:
-        header += ("simd", "dsp", "bram18", "lut")
+        header += ("fold", "dsp", "bram18", "lut")
     rows = []
     for s in plan.stages:
         nodes = " ".join(s.nodes) if s.nodes else s.sink
@@ -50,20 +51,31 @@ def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> 
         )
         if areas is not None:
             a = areas[s.name]
-            simd = f"{s.schedule.main.simd}/{s.schedule.main.products}" if s.schedule.multipliers else "-"
-            rows[-1] += (simd, str(a.dsp), str(a.bram18), str(a.lut))
+            rows[-1] += (_factor(s), str(a.dsp), str(a.bram18), str(a.lut))
     lines = _grid(header, rows, set(range(5, len(header))))
     return "\n".join(lines) + "\n"
 
 
+def _factor(s) -> str:
+    """A stage's parallelism: "simd 3/9" (products per iteration of an output's 9), "lanes 4", "4->2" (a
+    converter) or "-"."""
+    main = s.schedule.main
+    if s.schedule.multipliers:
+        return f"simd {main.simd}/{main.products}"
+    if s.kind == "convert":
+        return f"{main.lanes_in}->{main.lanes_out}"
+    return f"lanes {s.schedule.lanes}" if s.schedule.lanes > 1 else "-"
+
+
 def channel_table(plan: DataflowPlan) -> str:
-    header = ("channel", "tensor", "type", "from", "to", "depth")
-    rows = [(c.name, c.tensor, str(c.type), c.producer, c.consumer, str(c.depth)) for c in plan.channels]
-    return "\n".join(_grid(header, rows, {5})) + "\n"
+    header = ("channel", "tensor", "type", "from", "to", "lanes", "depth")
+    rows = [(c.name, c.tensor, str(c.type), c.producer, c.consumer, str(c.lanes), str(c.depth)) for c in plan.channels]
+    return "\n".join(_grid(header, rows, {5, 6})) + "\n"
 
 
 def summary(plan: DataflowPlan) -> str:
-    ports = ", ".join(f"{p.direction} {p.name}: {p.type}" for p in (*plan.inputs, *plan.outputs))
+    ports = ", ".join(f"{p.direction} {p.name}: {p.type}" + (f" ({p.lanes} lanes)" if p.lanes > 1 else "")
+                      for p in (*plan.inputs, *plan.outputs))
     bound = max(s.schedule.bound for s in plan.stages)
     lines = [
         f"design '{plan.top}': {len(plan.stages)} stages, {len(plan.channels)} channels, {len(plan.roms)} ROMs; "
@@ -71,9 +83,9 @@ def summary(plan: DataflowPlan) -> str:
         f"ports: {ports}",
     ]
     for c in plan.channels:  # paths that meet again after one of them held a whole frame or more
-        if c.depth > c.type.size:
+        if c.depth > c.tokens:
             lines.append(
-                f"note: channel {c.name} needs {c.depth} elements, more than a frame of '{c.tensor}' ({c.type.size}): "
+                f"note: channel {c.name} needs {c.depth} tokens, more than a frame of '{c.tensor}' ({c.tokens}): "
                 f"the paths from {c.producer} to {c.consumer} differ by more than a frame"
             )
     return "\n".join(lines) + "\n"

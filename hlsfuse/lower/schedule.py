@@ -9,8 +9,12 @@ fully described by its iteration count and, per channel, the iteration of each t
 facts here; the backends only spell them.
 
     kind    main part, per frame
-    map     N iterations: read every streamed input, compute, write the sink
-    fork    N iterations: read the input, write it to every output
+    map     N / L iterations (L lanes): read a token of every streamed input, compute its L elements,
+            write a token of the sink
+    fork    N / L iterations: read a token, write it to every output
+    convert N / min(A, B) iterations re-packing tokens of A lanes into tokens of B lanes (one of A, B
+            divides the other): narrowing reads every (A / B)-th iteration and writes every one,
+            widening reads every one and writes every (B / A)-th
     window  push/emit loop: each iteration may push one padded input position's channel into the
             line buffer (reading the input, or a zero for padding) and emit one output channel of
             the last completed window, from a snapshot of that window
@@ -54,6 +58,7 @@ __all__ = [
     "Engine",
     "MapMain",
     "ForkMain",
+    "ConvertMain",
     "WindowGeometry",
     "WindowMain",
     "RowsMain",
@@ -227,9 +232,10 @@ class Streamed:
 
 @dataclass(frozen=True)
 class MapMain:
-    count: int
-    phase: ElementPhase  # over the sink's elements
+    count: int  # tokens per frame
+    phase: ElementPhase  # over the sink's tokens (``ElementPhase.widen``)
     writes: tuple[str, ...]
+    lanes: int = 1  # elements per token of the streamed inputs and the outputs
 
     @property
     def iterations(self) -> int:
@@ -242,9 +248,10 @@ class MapMain:
 
 @dataclass(frozen=True)
 class ForkMain:
-    count: int
+    count: int  # tokens per frame
     read: str
     writes: tuple[str, ...]
+    lanes: int = 1
 
     @property
     def iterations(self) -> int:
@@ -253,6 +260,41 @@ class ForkMain:
     def io(self) -> dict[str, np.ndarray]:
         every = np.arange(self.count, dtype=np.int64)
         return dict.fromkeys((self.read, *self.writes), every)
+
+
+@dataclass(frozen=True)
+class ConvertMain:
+    """Tokens of ``lanes_in`` elements re-packed into tokens of ``lanes_out`` (one divides the other), element 0
+    of a token in lane 0: one iteration per token of the narrower side, ``ratio`` of them per wide token."""
+
+    elements: int  # per frame
+    lanes_in: int
+    lanes_out: int
+    read: str
+    write: str
+
+    def __post_init__(self):
+        wide, narrow = max(self.lanes_in, self.lanes_out), min(self.lanes_in, self.lanes_out)
+        if wide % narrow or self.elements % wide:
+            raise HlsfuseError(f"a width converter from {self.lanes_in} to {self.lanes_out} lanes over "
+                               f"{self.elements} elements: one must divide the other, and both the elements")
+
+    @property
+    def ratio(self) -> int:
+        return max(self.lanes_in, self.lanes_out) // min(self.lanes_in, self.lanes_out)
+
+    @property
+    def widens(self) -> bool:
+        return self.lanes_out > self.lanes_in
+
+    @property
+    def iterations(self) -> int:
+        return self.elements // min(self.lanes_in, self.lanes_out)
+
+    def io(self) -> dict[str, np.ndarray]:
+        every = np.arange(self.iterations, dtype=np.int64)
+        wide = every[::self.ratio] if not self.widens else every[self.ratio - 1::self.ratio]
+        return {self.read: every if self.widens else wide, self.write: wide if self.widens else every}
 
 
 # --------------------------------------------------------------------------
@@ -519,6 +561,11 @@ class Schedule:
     multipliers: int = 0  # products computed per iteration
 
     @property
+    def lanes(self) -> int:
+        """Elements per token of the streamed channels of a map or fork stage (1 for every other kind)."""
+        return getattr(self.main, "lanes", 1)
+
+    @property
     def phases(self) -> tuple[ElementPhase, ...]:
         return tuple(getattr(self.main, name) for name in ("phase", "prologue", "epilogue") if hasattr(self.main, name))
 
@@ -593,17 +640,22 @@ def held_buffers(graph: Graph, held: tuple[Held, ...], banks: dict[str, tuple[in
     return out
 
 
-def phase_buffers(graph: Graph, phases) -> list[Buffer]:
-    """The arrays of the phases' pre-loop results, then the ROMs of the constants their programs read."""
+def phase_buffers(graph: Graph, phases, banks: dict[str, tuple[int, str]] | None = None) -> list[Buffer]:
+    """The arrays of the phases' pre-loop results, then the ROMs of the constants their programs read;
+    ``banks``: tensor -> (banks, banking) of those read in parallel."""
     # a pre-loop result is read by the main loop only, after every setup loop
-    out = [memory(f"pre {n}", p.program.count, graph.types[n].dtype.bits, distance=p.program.count, tensor=n)
-           for ph in phases for p in ph.pre for n in p.kept]
+    banks = banks or {}
+    out = []
+    for n, count in ((n, p.program.count) for ph in phases for p in ph.pre for n in p.kept):
+        parts, banking = banks.get(n, (1, "block"))
+        out.append(memory(f"pre {n}", count, graph.types[n].dtype.bits, count, parts, tensor=n, banking=banking))
     programs = [ph.program for ph in phases] + [p.program for ph in phases for p in ph.pre]
     constants = dict.fromkeys(o.tensor for program in programs for step in program.steps for o in step.operands
                               if o.source == "rom")
     for c in constants:
         t = graph.types[c]
-        out.append(memory(f"rom {c}", t.size, t.dtype.bits, tensor=c, rom=True))
+        count, banking = banks.get(c, (1, "block"))
+        out.append(memory(f"rom {c}", t.size, t.dtype.bits, tensor=c, rom=True, banks=count, banking=banking))
     return out
 
 

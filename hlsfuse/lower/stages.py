@@ -24,6 +24,7 @@ from . import elements
 from .own import own_main
 from .schedule import (
     Buffer,
+    ConvertMain,
     ForkMain,
     MapMain,
     Schedule,
@@ -33,11 +34,12 @@ from .schedule import (
     memory,
     phase_buffers,
     reduce_main,
+    registers,
     rows_main,
     window_main,
 )
 
-__all__ = ["Layout", "layout", "phases", "schedule_of", "fork_schedule"]
+__all__ = ["Layout", "layout", "phases", "schedule_of", "fork_schedule", "convert_schedule", "check_lanes"]
 
 
 @dataclass(frozen=True)
@@ -146,11 +148,22 @@ def _used(graph: Graph, phases) -> set[str]:
     return {src for n in names for src in graph.node(n).inputs}
 
 
+def check_lanes(where: str, lanes: int, types) -> int:
+    """``lanes``, if it is a positive integer dividing the innermost dimension of every tensor type in ``types``."""
+    if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
+        raise HlsfuseError(f"{where}: lanes must be a positive integer, not {lanes!r}")
+    for t in types:
+        inner = t.shape[-1] if t.shape else 1
+        if inner % lanes:
+            raise HlsfuseError(f"{where}: lanes {lanes} does not divide the innermost dimension of {t} ({inner})")
+    return lanes
+
+
 def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...],
-                simd: int | None = None) -> Schedule:
+                simd: int | None = None, lanes: int = 1) -> Schedule:
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
     per input channel in order, ``outs``: its output channels; ``simd``: a MAC stage's products per
-    iteration (None: all of an output's)."""
+    iteration (None: all of an output's); ``lanes``: a map stage's elements per token."""
     by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
         by_use[use].append((channel, tensor))
@@ -162,9 +175,14 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         count = graph.types[sink].size
         phase = elements.phase(graph, _needed(graph, nodes, sink), count, (), by_use["post"], held_names, sink)
         held = held_inputs(graph, held_pairs, _used(graph, [phase]))
+        phase = phase.widen(lanes, f"stage '{name}'")  # lanes checked by the lowering (``check_lanes``)
+        # an array or ROM read at consecutive elements by the lanes: one bank per lane
+        banks = {o.tensor: (lanes, "cyclic") for step in phase.program.steps for o in step.operands if o.lane}
         state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
-        buffers = (*held_buffers(graph, held), *phase_buffers(graph, [phase]))
-        return Schedule("map", held, MapMain(count, phase, outs), buffers, state)
+        buffers = (*held_buffers(graph, held, banks), *phase_buffers(graph, [phase], banks))
+        return Schedule("map", held, MapMain(phase.count, phase, outs, lanes), buffers, state)
+    if lanes != 1:
+        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map stages have lanes yet, not {lanes}")
     node = graph.node(head)
     if lay.kind == "own":
         main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name)
@@ -231,5 +249,14 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
     raise HlsfuseError(f"stage '{name}': unknown stage kind '{lay.kind}'")
 
 
-def fork_schedule(size: int, source: str, outputs: tuple[str, ...]) -> Schedule:
-    return Schedule("fork", (), ForkMain(size, source, outputs), (), (_COUNTERS,))
+def fork_schedule(size: int, source: str, outputs: tuple[str, ...], lanes: int = 1) -> Schedule:
+    return Schedule("fork", (), ForkMain(size // lanes, source, outputs, lanes), (), (_COUNTERS,))
+
+
+def convert_schedule(elements: int, bits: int, lanes_in: int, lanes_out: int, read: str, write: str) -> Schedule:
+    """A width converter: the wide token being split (narrowing) or gathered (widening) is kept in registers,
+    but for the part that passes straight through in the iteration that reads (or writes) it."""
+    main = ConvertMain(elements, lanes_in, lanes_out, read, write)
+    kept = (main.ratio - 1) * min(lanes_in, lanes_out)
+    return Schedule("convert", (), main, (registers("wide token", kept, bits),),
+                    (_COUNTERS, State("wide token", "overwritten")))

@@ -272,6 +272,24 @@ def _signed(values: np.ndarray, width: int, signed: bool) -> np.ndarray:
     return values
 
 
+def pack(values: np.ndarray, width: int, lanes: int) -> list[int]:
+    """TDATA words of ``lanes`` consecutive ``width``-bit elements each, element 0 in the low bits."""
+    bits = np.asarray(values, dtype=np.int64).view(np.uint64) & np.uint64((1 << width) - 1)
+    if lanes == 1:
+        return [int(v) for v in bits]
+    shifts = np.arange(lanes, dtype=np.uint64) * np.uint64(width)
+    return [int(v) for v in np.bitwise_or.reduce(bits.reshape(-1, lanes) << shifts, axis=1)]
+
+
+def unpack(words, width: int, lanes: int) -> np.ndarray:
+    """The elements of TDATA words (``pack``'s inverse), as int64 bit patterns (sign not yet extended)."""
+    w = np.array(words, dtype=np.uint64)  # TDATA arrives as bits: it may exceed int64 until reinterpreted
+    if lanes > 1:
+        shifts = np.arange(lanes, dtype=np.uint64) * np.uint64(width)
+        w = ((w[:, None] >> shifts) & np.uint64((1 << width) - 1)).reshape(-1)
+    return w.view(np.int64)
+
+
 def drive_pyverilator(
     vdir: Path, manifest: dict, inputs: Mapping[str, np.ndarray], expect: Mapping[str, int], timeout: int,
     vcd: str | None = None,
@@ -281,13 +299,12 @@ def drive_pyverilator(
     io = sim.io
     ins = [p for p in manifest["ports"] if p["direction"] == "in"]
     outs = [p for p in manifest["ports"] if p["direction"] == "out"]
-    data = {
-        p["name"]: [int(v) & ((1 << p["width"]) - 1) for v in np.asarray(inputs[p["name"]]).reshape(-1)] for p in ins
-    }
+    lanes = {p["name"]: p.get("lanes", 1) for p in manifest["ports"]}
+    data = {p["name"]: pack(np.asarray(inputs[p["name"]]).reshape(-1), p["width"], lanes[p["name"]]) for p in ins}
     sent = {p["name"]: 0 for p in ins}
-    got: dict[str, list[int]] = {p["name"]: [] for p in outs}
+    got: dict[str, list[int]] = {p["name"]: [] for p in outs}  # transfers
     when: dict[str, list[int]] = {p["name"]: [] for p in outs}
-    size = {p["name"]: int(np.prod(p["shape"], dtype=np.int64)) for p in ins}
+    size = {p["name"]: int(np.prod(p["shape"], dtype=np.int64)) // lanes[p["name"]] for p in ins}  # transfers
     first_input = -1
     trace = str(Path(vcd).resolve()) if vcd is not None else None
     with working_dir(vdir):
@@ -305,7 +322,7 @@ def drive_pyverilator(
             io.ap_clk = 0
         io.ap_rst_n = 1
         cycle, deadlock = 0, False
-        while any(len(got[p["name"]]) < expect[p["name"]] for p in outs):
+        while any(len(got[p["name"]]) * lanes[p["name"]] < expect[p["name"]] for p in outs):
             if cycle >= timeout:
                 break
             moved = []
@@ -349,15 +366,13 @@ def drive_pyverilator(
         if trace is not None:
             sim.stop_vcd_trace()
     outputs = {
-        # TDATA arrives as bits: a 64-bit element may exceed int64 until it is reinterpreted
-        p["name"]: _signed(
-            np.array(got[p["name"]], dtype=np.uint64).view(np.int64), p["width"], parse_dtype(p["dtype"]).signed
-        )
+        p["name"]: _signed(unpack(got[p["name"]], p["width"], lanes[p["name"]]), p["width"],
+                           parse_dtype(p["dtype"]).signed)
         for p in outs
     }
     run = Run(
         outputs=outputs,
-        out_cycles={k: np.array(v, dtype=np.int64) for k, v in when.items()},
+        out_cycles={k: np.repeat(np.array(v, dtype=np.int64), lanes[k]) for k, v in when.items()},
         first_input=max(first_input, 0),
         cycles=cycle,
         busy=tuple(busy),
@@ -365,7 +380,7 @@ def drive_pyverilator(
         stalled=tuple(stalled) if deadlock else (),
         full=tuple(full) if deadlock else (),
         deadlock=deadlock,
-        timed_out=not deadlock and any(len(got[p["name"]]) < expect[p["name"]] for p in outs),
+        timed_out=not deadlock and any(len(got[p["name"]]) * lanes[p["name"]] < expect[p["name"]] for p in outs),
     )
     return run, built
 

@@ -51,6 +51,8 @@ class PortView:
     index: int  # position among the inputs (or the outputs) in manifest order
     name: str
     size: int  # elements per frame
+    lanes: int  # elements per transfer, element 0 in the low bits of TDATA
+    width: int  # bits per element
     mask: str  # the element's bits, as a C++ hexadecimal literal
     shift: int  # 64 - the element's bits: an output is sign-extended by shifting left and back (0: none)
     tdata: str  # the model's C++ member names of the port's signals
@@ -77,6 +79,8 @@ def _views(manifest: dict, direction: str) -> list[PortView]:
                 index=k,
                 name=p["name"],
                 size=int(np.prod(p["shape"], dtype=np.int64)),
+                lanes=p.get("lanes", 1),
+                width=p["width"],
                 mask=hex((1 << p["width"]) - 1),
                 shift=64 - p["width"] if parse_dtype(p["dtype"]).signed else 0,
                 tdata=_member(f"{p['name']}_TDATA"),

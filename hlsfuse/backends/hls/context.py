@@ -68,6 +68,11 @@ class Context:
         """The typedef of ``tensor``'s elements (types.h)."""
         return self.names.types[tensor]
 
+    def token(self, channel: str) -> str:
+        """The C++ type of one transfer of ``channel``: an element, or ``hlsf::lanes`` of its lanes."""
+        c = self.channel(channel)
+        return self.ctype(c.tensor) if c.lanes == 1 else f"hlsf::lanes<{self.ctype(c.tensor)}, {c.lanes}>"
+
     def value(self, tensor: str) -> str:
         return self.names.values[tensor]
 

@@ -53,10 +53,15 @@ class PortView:
     tensor: str
     direction: str
     type: str  # element typedef
+    token: str  # the channel's token type (``type`` for one lane)
+    lanes: int  # elements per transfer, element 0 in the low bits of TDATA
+    width: int  # bits per element
+    data: str  # the packet's data type: the element's, or ap_uint of lanes x width bits
     packet: str  # AXI4-Stream packet typedef
     adapter: str  # function between the AXI port and the channel
     channel: str
     count: int  # elements per frame
+    tokens: int  # transfers per frame
     is_float: bool
     file: str  # data file, relative to the data folder's parent
     note: str
@@ -111,10 +116,15 @@ def _ports(ctx: Context) -> tuple[PortView, ...]:
                 tensor=p.tensor,
                 direction=p.direction,
                 type=ctx.ctype(p.tensor),
+                token=ctx.token(p.channel),
+                lanes=p.lanes,
+                width=dtype.bits,
+                data=ctx.ctype(p.tensor) if p.lanes == 1 else f"ap_uint<{p.lanes * dtype.bits}>",
                 packet=ctx.names.packets[p.name],
                 adapter=ctx.names.adapters[p.name],
                 channel=p.channel,
                 count=ctx.type_of(p.tensor).size,
+                tokens=p.tokens,
                 is_float=dtype.is_float,
                 file=data_path(p),
                 note=f"{p.direction}put '{p.tensor}' {ctx.type_of(p.tensor)}",
@@ -215,7 +225,8 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "inputs": tuple(p for p in ports if p.direction == "in"),
         "outputs": tuple(p for p in ports if p.direction == "out"),
         "channels": tuple(
-            ChannelView(c.name, ctx.ctype(c.tensor), c.depth, f"'{c.tensor}': {c.producer} -> {c.consumer}")
+            ChannelView(c.name, ctx.token(c.name), c.depth, f"'{c.tensor}': {c.producer} -> {c.consumer}"
+                        + (f", {c.lanes} lanes" if c.lanes > 1 else ""))
             for c in plan.channels
         ),
         "typedefs": _typedefs(ctx),
@@ -230,6 +241,8 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "guard": top.upper(),
         "index": ctx.names.local("i"),
         "packet": ctx.names.local("packet"),
+        "token": ctx.names.local("token"),
+        "lane": ctx.names.local("l"),
     }
     files = {
         f"{top}.cpp": render("hls/top.cpp.j2", **view),

@@ -186,8 +186,9 @@ class _Counters:
         return tuple(wheels)
 
 
-def body(ctx: Context, program: Program, values: Mapping[str, str], index: str) -> Body:
-    """The statements of ``program`` for element ``index`` of its loop.
+def body(ctx: Context, program: Program, values: Mapping[str, str], index: str, lane: str | None = None) -> Body:
+    """The statements of ``program`` for element ``index`` of its loop (over wide tokens: for lane ``lane``
+    of token ``index``, ``lower.elements.tokens``).
 
     ``values``: the variable holding each per-element tensor (streamed inputs, the head's result);
     held inputs and pre-loop results are read from their arrays, constants from their ROMs."""
@@ -203,7 +204,12 @@ def body(ctx: Context, program: Program, values: Mapping[str, str], index: str) 
                 args.append(Operand(scalars[o.tensor]))
                 continue
             array = ctx.array(o.tensor) if o.source == "array" else ctx.rom(o.tensor)
-            args.append(Operand(array, tuple(counters.term(*d) for d in o.digits)))
+            terms = tuple(counters.term(*d) for d in o.digits)
+            if o.lane:
+                if lane is None:
+                    raise HlsfuseError(f"{ctx.graph.node(step.node).where()}: a lane offset outside a loop over lanes")
+                terms += (Term(lane, o.lane),)
+            args.append(Operand(array, terms))
         stmts.append(statement(ctx, step.node, args))
         scalars[step.node] = ctx.value(step.node)
     return Body(tuple(stmts), counters.wheels())

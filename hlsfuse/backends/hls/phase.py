@@ -26,7 +26,7 @@ from .expr import Body, Digit, Term, Wheel, body
 
 __all__ = [
     "Array", "Held", "Read", "Store", "Pre", "Setup", "Write", "Phase", "Rom",
-    "array", "setup", "phase", "writes", "wheels", "accumulator", "local_roms", "Weights", "weights",
+    "partition", "array", "setup", "phase", "writes", "wheels", "accumulator", "local_roms", "Weights", "weights",
 ]
 
 
@@ -123,8 +123,14 @@ class Rom:
     doubles: bool  # its values are exact doubles (weights.h has them as doubles for C simulation)
 
 
-def array(name: str, type_: str, buf: Buffer, partition: str = "") -> Array:
-    return Array(name, type_, buf.elements, buf.registers, buf.distance, partition)
+def partition(buf: Buffer) -> str:
+    """The ARRAY_PARTITION arguments of a buffer read ``banks`` times per iteration, or ""."""
+    return f"type={buf.banking} factor={buf.banks}" if buf.banks > 1 else ""
+
+
+def array(name: str, type_: str, buf: Buffer, parts: str | None = None) -> Array:
+    """A local array as ``buf`` stores it (``parts``: its partition, else the buffer's banks)."""
+    return Array(name, type_, buf.elements, buf.registers, buf.distance, partition(buf) if parts is None else parts)
 
 
 def setup(ctx: Context, schedule: Schedule, partitions: Mapping[str, str] | None = None) -> Setup:
@@ -136,7 +142,7 @@ def setup(ctx: Context, schedule: Schedule, partitions: Mapping[str, str] | None
     loops: list[Held | Pre] = []
     for h in schedule.held:
         buf = schedule.buffer(h.tensor) if h.kept else None
-        arr = array(ctx.array(h.tensor), ctx.ctype(h.tensor), buf, partitions.get(h.tensor, "")) if h.kept else None
+        arr = array(ctx.array(h.tensor), ctx.ctype(h.tensor), buf, partitions.get(h.tensor)) if h.kept else None
         loops.append(Held(h.channel, ctx.ctype(h.tensor), arr, h.size))
     for ph in schedule.phases:
         for p in ph.pre:
@@ -145,11 +151,12 @@ def setup(ctx: Context, schedule: Schedule, partitions: Mapping[str, str] | None
     return Setup(local("step"), index, tuple(loops))
 
 
-def phase(ctx: Context, ph: ElementPhase, values: Mapping[str, str], index: str) -> Phase:
-    """The C++ of ``ph``: ``values`` names the per-element tensors the loop already has (the head's result)."""
+def phase(ctx: Context, ph: ElementPhase, values: Mapping[str, str], index: str, lane: str | None = None) -> Phase:
+    """The C++ of ``ph``: ``values`` names the per-element tensors the loop already has (the head's result);
+    ``lane``: the lane variable of a phase over wide tokens."""
     scalars = dict(values)
     scalars.update({r.tensor: ctx.value(r.tensor) for r in ph.reads})
-    b = body(ctx, ph.program, scalars, index)
+    b = body(ctx, ph.program, scalars, index, lane)
     return Phase(
         index=index,
         counts_index=ph.program.reads_index,
@@ -167,12 +174,13 @@ def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, tuple[str
     """The ROMs a stage reads: ``weights`` (constant -> local name, partition) read in parallel, and
     every constant an element phase reads, under its ROM's name."""
     out = []
-    for constant, (name, partition) in weights.items():
-        out.append(Rom(name, ctx.rom(constant), ctx.ctype(constant), ctx.type_of(constant).size, partition,
+    for constant, (name, parts) in weights.items():
+        out.append(Rom(name, ctx.rom(constant), ctx.ctype(constant), ctx.type_of(constant).size, parts,
                        ctx.rom_doubles[constant]))
-    for constant in (buf.tensor for buf in schedule.buffers if buf.rom and buf.tensor not in weights):
-        size = ctx.type_of(constant).size
-        out.append(Rom(ctx.rom(constant), ctx.rom(constant), ctx.ctype(constant), size, "", ctx.rom_doubles[constant]))
+    for buf in (b for b in schedule.buffers if b.rom and b.tensor not in weights):
+        constant = buf.tensor
+        out.append(Rom(ctx.rom(constant), ctx.rom(constant), ctx.ctype(constant), ctx.type_of(constant).size,
+                       partition(buf), ctx.rom_doubles[constant]))
     return tuple(out)
 
 

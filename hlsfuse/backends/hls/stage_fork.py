@@ -1,7 +1,8 @@
 """Fork stages: one input channel copied to every output channel, element by element.
 
 An ``hls::stream`` has a single reader, so a tensor read by several stages (or by a stage and an
-output port) is duplicated by a fork; the lowering sizes each branch's FIFO.
+output port) is duplicated by a fork, token by token (its lanes are its producer's); the lowering
+sizes each branch's FIFO.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ __all__ = ["ForkBody", "view"]
 @dataclass(frozen=True)
 class ForkBody:
     index: str
-    count: int
-    var: str  # the element being copied
+    count: int  # tokens per frame
+    var: str  # the token being copied
     type: str
 
 
@@ -34,6 +35,6 @@ def view(ctx: Context, stage: Stage) -> StageView:
     for name in stage.outputs:
         if ctx.channel(name).tensor != tensor:
             raise HlsfuseError(f"fork stage '{stage.name}': channel '{name}' does not carry '{tensor}'")
-    body = ForkBody(ctx.names.local("i"), ctx.type_of(tensor).size, ctx.value(tensor), ctx.ctype(tensor))
+    body = ForkBody(ctx.names.local("i"), stage.schedule.main.count, ctx.value(tensor), ctx.token(stage.inputs[0]))
     note = f"copies '{tensor}' to {len(stage.outputs)} readers"
     return make_view(ctx, stage, "hls/stage_fork.j2", body, note=note)

@@ -10,7 +10,10 @@ A map stage is a phase without a head, over the sink's elements (``lower.schedul
 
 all in one loop, one iteration per cycle. Every node of the main part has as many elements as the
 sink, in the same row-major order (reshape and friends keep the order); smaller operands are
-indexed through the counters of ``expr.body``.
+indexed through the counters of ``expr.body``. A stage of L > 1 lanes reads one ``hlsf::lanes``
+token per streamed input and iteration, computes its L elements in an unrolled loop over the lanes
+(an array or ROM read at a different element per lane is partitioned cyclically, one bank per
+lane) and writes one token.
 """
 
 from __future__ import annotations
@@ -26,6 +29,18 @@ __all__ = ["MapBody", "view"]
 
 
 @dataclass(frozen=True)
+class Token:
+    """A wide token: read from (or written to) ``channel`` as ``var`` of type ``type``; ``element``: the
+    per-lane variable it is unpacked to (None: a read dropped) or packed from."""
+
+    channel: str
+    type: str
+    var: str
+    element: str | None
+    element_type: str
+
+
+@dataclass(frozen=True)
 class MapBody:
     iterations: int
     loop: str  # the loop's counter
@@ -33,14 +48,24 @@ class MapBody:
     roms: tuple[Rom, ...]
     phase: Phase
     writes: tuple[Write, ...]
+    lanes: int
+    lane: str  # the lane loop's counter (lanes > 1)
+    reads: tuple[Token, ...]  # lanes > 1: the tokens read
+    out: Token | None  # lanes > 1: the token written to every output
 
 
 def body(ctx: Context, stage: Stage) -> MapBody:
     schedule = stage.schedule
     main = schedule.main
-    p = phase(ctx, main.phase, {}, ctx.names.local("i"))
+    lane = ctx.names.local("l")
+    p = phase(ctx, main.phase, {}, ctx.names.local("i"), lane if main.lanes > 1 else None)
+    reads, out = (), None
+    if main.lanes > 1:
+        reads = tuple(Token(r.channel, ctx.token(r.channel), ctx.names.local(f"tok_{r.channel}"), r.var, r.type)
+                      for r in p.reads)
+        out = Token("", ctx.token(main.writes[0]), ctx.names.local("tok_out"), p.result, "")
     return MapBody(schedule.iterations, ctx.names.local("t"), setup(ctx, schedule), local_roms(ctx, schedule, {}),
-                   p, writes(main.writes, p.result))
+                   p, writes(main.writes, p.result if out is None else out.var), main.lanes, lane, reads, out)
 
 
 def view(ctx: Context, stage: Stage) -> StageView:

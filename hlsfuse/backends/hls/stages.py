@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from ...errors import HlsfuseError
 from ...lower.plan import Stage
-from . import stage_fork, stage_map, stage_own, stage_reduce, stage_rows, stage_window
+from . import stage_convert, stage_fork, stage_map, stage_own, stage_reduce, stage_rows, stage_window
 from .context import Context
 from .view import StageView
 
@@ -31,6 +31,7 @@ ViewBuilder = Callable[[Context, Stage], StageView]
 STAGE_VIEWS: dict[str, ViewBuilder] = {
     "map": stage_map.view,
     "fork": stage_fork.view,
+    "convert": stage_convert.view,
     "own": stage_own.view,
     "window": stage_window.view,
     "rows": stage_rows.view,

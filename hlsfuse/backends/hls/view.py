@@ -53,8 +53,8 @@ _RESETS = {
 
 
 def stream_params(ctx: Context, channels: Sequence[str]) -> tuple[Param, ...]:
-    """Parameters for the named channels, typed by the tensors they carry."""
-    return tuple(Param(ctx.ctype(ctx.channel(c).tensor), c) for c in channels)
+    """Parameters for the named channels, typed by their tokens."""
+    return tuple(Param(ctx.token(c), c) for c in channels)
 
 
 def make_view(ctx: Context, stage: Stage, template: str, body: Any, **extra: Any) -> StageView:

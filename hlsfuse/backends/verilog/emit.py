@@ -34,6 +34,7 @@ Builder = Callable[[ModuleBuilder, Stage, tuple[str, ...]], StageModule]
 STAGE_BUILDERS: dict[str, Builder] = {
     "map": stage_map.build_map,
     "fork": stage_map.build_fork,
+    "convert": stage_map.build_convert,
     "rows": stage_rows.build,
     "reduce": stage_reduce.build,
     "window": stage_window.build,
@@ -56,9 +57,19 @@ class PortView:
     type: str
     channel: str
     width: int  # element bits
-    bus: int  # TDATA bits: the element's, rounded up to whole bytes as AXI4-Stream requires
-    count: int
+    bus: int  # TDATA bits: the token's, rounded up to whole bytes as AXI4-Stream requires
+    count: int  # elements per frame
     beat_width: int
+    lanes: int = 1  # elements per transfer, element 0 in the low bits
+
+    @property
+    def data(self) -> int:
+        """TDATA bits that carry elements."""
+        return self.lanes * self.width
+
+    @property
+    def tokens(self) -> int:
+        return self.count // self.lanes
 
 
 @dataclass(frozen=True)
@@ -96,14 +107,12 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> dict[str, str]:
     for p in plan.inputs + plan.outputs:
         t = graph.types[p.tensor]
         width = fixed_type(graph, p.tensor).width
-        ports.append(
-            PortView(
-                p.name, p.tensor, p.direction, str(t), p.channel, width, -(-width // 8) * 8, t.size, bits_for(t.size)
-            )
-        )
+        bus = -(-p.lanes * width // 8) * 8
+        ports.append(PortView(p.name, p.tensor, p.direction, str(t), p.channel, width, bus, t.size,
+                              bits_for(p.tokens), p.lanes))
     channels = tuple(
         ChannelView(
-            c.name, c.tensor, c.producer, c.consumer, fixed_type(graph, c.tensor).width, c.depth,
+            c.name, c.tensor, c.producer, c.consumer, c.lanes * fixed_type(graph, c.tensor).width, c.depth,
             max(1, c.depth.bit_length()),
         )
         for c in plan.channels
@@ -149,6 +158,7 @@ def _manifest(graph, plan, ports, channels, sources) -> str:
                 "dtype": str(graph.types[p.tensor].dtype),
                 "shape": list(graph.types[p.tensor].shape),
                 "width": p.width,
+                "lanes": p.lanes,
                 "bus": p.bus,
             }
             for p in ports

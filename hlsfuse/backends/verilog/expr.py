@@ -75,24 +75,28 @@ def rom(b: ModuleBuilder, constant: str) -> str:
 
 
 def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Mapping[str, str], scope: Scope,
-             tag: str) -> str:
+             tag: str, lane: int) -> str:
     if o.source == "value":
         if o.tensor not in values:
             raise HlsfuseError(f"stage '{b.stage.name}': '{o.tensor}' has no value here")
         return values[o.tensor]
     array = arrays[o.tensor] if o.source == "array" else rom(b, o.tensor)
-    ix = b.wire(f"ix_{tag}", b.index(array), index_sum(b, o.digits, scope, array))
+    index = index_sum(b, o.digits, scope, array)
+    if lane * o.lane:
+        index += f" + {ulit(lane * o.lane, b.index(array))}"
+    ix = b.wire(f"ix_{tag}", b.index(array), index)
     return b.wire(f"rd_{tag}", b.arrays[array][1], f"{array}[{ix}]")
 
 
 def program(b: ModuleBuilder, prog: Program, values: dict[str, str], arrays: Mapping[str, str], scope: Scope,
-            prefix: str = "") -> dict[str, str]:
-    """Declare the logic of every step; returns ``values`` with each node's result signal added."""
+            prefix: str = "", lane: int = 0) -> dict[str, str]:
+    """Declare the logic of every step (of lane ``lane`` of a program over wide tokens); returns ``values``
+    with each node's result signal added."""
     values = dict(values)
     for step in prog.steps:
         node = b.graph.node(step.node)
         tag = f"{prefix}{step.node}"
-        raws = [_operand(b, o, values, arrays, scope, f"{tag}_{k}") for k, o in enumerate(step.operands)]
+        raws = [_operand(b, o, values, arrays, scope, f"{tag}_{k}", lane) for k, o in enumerate(step.operands)]
         b.comment(f"{node.op} '{node.name}'")
         values[step.node] = _statement(b, node, raws, tag)
     return values

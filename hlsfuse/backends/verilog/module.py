@@ -258,6 +258,11 @@ class ModuleBuilder:
     def channel(self, name: str) -> Channel:
         return self.plan.channel(name)
 
+    def bus(self, channel: str) -> int:
+        """Bits of a transfer of ``channel``: lanes x element bits, lane l in bits [l W, (l + 1) W)."""
+        c = self.channel(channel)
+        return c.lanes * self.width(c.tensor)
+
     def rom_of(self, constant: str) -> str:
         for rom in self.plan.roms:
             if rom.constant == constant:
@@ -379,8 +384,8 @@ class ModuleBuilder:
             moves = self.fresh(f"{'rd' if read else 'wr'}_{c}")
             space = "" if read else self.fresh(f"space_{c}")
             handshakes.append(Handshake(c, read, moves, when, space))
-        ins = tuple(StreamPort(c, self.width(self.channel(c).tensor)) for c in self.stage.inputs)
-        outs = tuple(StreamPort(c, self.width(self.channel(c).tensor), outputs[c]) for c in self.stage.outputs)
+        ins = tuple(StreamPort(c, self.bus(c)) for c in self.stage.inputs)
+        outs = tuple(StreamPort(c, self.bus(c), outputs[c]) for c in self.stage.outputs)
         return StageModule(
             name=self.module,
             stage=self.stage.name,

@@ -58,12 +58,13 @@ def setup(b: ModuleBuilder, schedule: Schedule, seq: Sequencer) -> dict[str, str
 
 
 def reads(b: ModuleBuilder, ph: ElementPhase, when: str) -> dict[str, str]:
-    """The phase's streamed inputs, read in the iterations where ``when`` holds: tensor -> its value wire."""
+    """The phase's streamed inputs, read in the iterations where ``when`` holds: tensor -> its value wire (a
+    token's lanes side by side, over wide tokens)."""
     values = {}
     for r in ph.reads:
         b.move(r.channel, when)
         if r.used:
-            values[r.tensor] = b.wire(f"v_{r.channel}", b.width(r.tensor), f"{r.channel}_tdata")
+            values[r.tensor] = b.wire(f"v_{r.channel}", b.bus(r.channel), f"{r.channel}_tdata")
         else:
             b.unused(f"{r.channel}_tdata")
     return values

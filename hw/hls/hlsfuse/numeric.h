@@ -19,6 +19,7 @@
 //   assign_quotient<T_OUT>(acc, n)   the exact quotient acc / n assigned to T_OUT (means, average pools)
 //   lut_index<W, SIGNED, SHIFT>(x)   table index (X - X_min) >> SHIFT of hlsfuse/lut.py
 //   lut_lookup(x, table)      table[lut_index(x)] with W, SIGNED from x's type and SHIFT from the table size
+//   lanes<T, L>               a token of L elements of T (element 0 first): what a channel of L lanes carries
 #ifndef HLSFUSE_KERNELS_NUMERIC_H
 #define HLSFUSE_KERNELS_NUMERIC_H
 
@@ -267,6 +268,17 @@ E lut_lookup(const T& x, const E (&table)[N]) {
   static_assert(ceil_log2(N) <= format<T>::width, "lut_lookup: the table has more entries than x has values");
   return table[lut_index<format<T>::width, format<T>::is_signed, format<T>::width - ceil_log2(N)>(x)];
 }
+
+// --------------------------------------------------------------------------------------------------------
+// Wide tokens
+// --------------------------------------------------------------------------------------------------------
+
+// L consecutive elements of a tensor moved in one transfer of a channel. A plain aggregate (no member
+// functions, as UG1399 asks of a stream's element type), so an hls::stream of it is one FIFO of L x W bits.
+template <class T, int L>
+struct lanes {
+  T v[L];
+};
 
 }  // namespace hlsf
 

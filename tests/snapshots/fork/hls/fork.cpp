@@ -55,7 +55,7 @@ static void s1_neg(hls::stream<t_x>& ch_x_3, hls::stream<t_neg0>& ch_neg0) {
     }
 }
 
-// write_relu0: output 'relu0' fixed<12,4,RND,SAT>[1,2,3]; TLAST on the frame's last element
+// write_relu0: output 'relu0' fixed<12,4,RND,SAT>[1,2,3]; TLAST on the frame's last transfer
 static void write_relu0(hls::stream<t_relu0>& ch_relu0, hls::stream<axis_relu0>& relu0) {
     for (int i = 0; i < 6; i++) {
 #pragma HLS PIPELINE II=1
@@ -68,7 +68,7 @@ static void write_relu0(hls::stream<t_relu0>& ch_relu0, hls::stream<axis_relu0>&
     }
 }
 
-// write_neg0: output 'neg0' fixed<12,4,RND,SAT>[1,2,3]; TLAST on the frame's last element
+// write_neg0: output 'neg0' fixed<12,4,RND,SAT>[1,2,3]; TLAST on the frame's last transfer
 static void write_neg0(hls::stream<t_neg0>& ch_neg0, hls::stream<axis_neg0>& neg0) {
     for (int i = 0; i < 6; i++) {
 #pragma HLS PIPELINE II=1

@@ -81,7 +81,7 @@ static void s0_sigmoid_mul_add_relu(hls::stream<t_s>& ch_s, hls::stream<t_x>& ch
         }    }
 }
 
-// write_relu0: output 'relu0' fixed<12,4,RND,SAT>[1,2,2,3]; TLAST on the frame's last element
+// write_relu0: output 'relu0' fixed<12,4,RND,SAT>[1,2,2,3]; TLAST on the frame's last transfer
 static void write_relu0(hls::stream<t_relu0>& ch_relu0, hls::stream<axis_relu0>& relu0) {
     for (int i = 0; i < 12; i++) {
 #pragma HLS PIPELINE II=1

@@ -120,7 +120,7 @@ static void s7_topk(hls::stream<t_x>& ch_x_9, hls::stream<t_topk0>& ch_topk0) {
                      false>(ch_x_9, ch_topk0);
 }
 
-// write_slice0: output 'slice0' fixed<12,4,RND,SAT>[2,2,4]; TLAST on the frame's last element
+// write_slice0: output 'slice0' fixed<12,4,RND,SAT>[2,2,4]; TLAST on the frame's last transfer
 static void write_slice0(hls::stream<t_slice0>& ch_slice0, hls::stream<axis_slice0>& slice0) {
     for (int i = 0; i < 16; i++) {
 #pragma HLS PIPELINE II=1
@@ -133,7 +133,7 @@ static void write_slice0(hls::stream<t_slice0>& ch_slice0, hls::stream<axis_slic
     }
 }
 
-// write_slice1: output 'slice1' fixed<12,4,RND,SAT>[2,2,4]; TLAST on the frame's last element
+// write_slice1: output 'slice1' fixed<12,4,RND,SAT>[2,2,4]; TLAST on the frame's last transfer
 static void write_slice1(hls::stream<t_slice1>& ch_slice1, hls::stream<axis_slice1>& slice1) {
     for (int i = 0; i < 16; i++) {
 #pragma HLS PIPELINE II=1
@@ -146,7 +146,7 @@ static void write_slice1(hls::stream<t_slice1>& ch_slice1, hls::stream<axis_slic
     }
 }
 
-// write_pad0: output 'pad0' fixed<12,4,RND,SAT>[2,4,6]; TLAST on the frame's last element
+// write_pad0: output 'pad0' fixed<12,4,RND,SAT>[2,4,6]; TLAST on the frame's last transfer
 static void write_pad0(hls::stream<t_pad0>& ch_pad0, hls::stream<axis_pad0>& pad0) {
     for (int i = 0; i < 48; i++) {
 #pragma HLS PIPELINE II=1
@@ -159,7 +159,7 @@ static void write_pad0(hls::stream<t_pad0>& ch_pad0, hls::stream<axis_pad0>& pad
     }
 }
 
-// write_concat0: output 'concat0' fixed<12,4,RND,SAT>[2,3,5]; TLAST on the frame's last element
+// write_concat0: output 'concat0' fixed<12,4,RND,SAT>[2,3,5]; TLAST on the frame's last transfer
 static void write_concat0(hls::stream<t_concat0>& ch_concat0, hls::stream<axis_concat0>& concat0) {
     for (int i = 0; i < 30; i++) {
 #pragma HLS PIPELINE II=1
@@ -172,7 +172,7 @@ static void write_concat0(hls::stream<t_concat0>& ch_concat0, hls::stream<axis_c
     }
 }
 
-// write_transpose0: output 'transpose0' fixed<12,4,RND,SAT>[2,4,3]; TLAST on the frame's last element
+// write_transpose0: output 'transpose0' fixed<12,4,RND,SAT>[2,4,3]; TLAST on the frame's last transfer
 static void write_transpose0(hls::stream<t_transpose0>& ch_transpose0, hls::stream<axis_transpose0>& transpose0) {
     for (int i = 0; i < 24; i++) {
 #pragma HLS PIPELINE II=1
@@ -185,7 +185,7 @@ static void write_transpose0(hls::stream<t_transpose0>& ch_transpose0, hls::stre
     }
 }
 
-// write_softmax0: output 'softmax0' fixed<12,4,RND,SAT>[2,3,4]; TLAST on the frame's last element
+// write_softmax0: output 'softmax0' fixed<12,4,RND,SAT>[2,3,4]; TLAST on the frame's last transfer
 static void write_softmax0(hls::stream<t_softmax0>& ch_softmax0, hls::stream<axis_softmax0>& softmax0) {
     for (int i = 0; i < 24; i++) {
 #pragma HLS PIPELINE II=1
@@ -198,7 +198,7 @@ static void write_softmax0(hls::stream<t_softmax0>& ch_softmax0, hls::stream<axi
     }
 }
 
-// write_argmax0: output 'argmax0' int16[2,4]; TLAST on the frame's last element
+// write_argmax0: output 'argmax0' int16[2,4]; TLAST on the frame's last transfer
 static void write_argmax0(hls::stream<t_argmax0>& ch_argmax0, hls::stream<axis_argmax0>& argmax0) {
     for (int i = 0; i < 8; i++) {
 #pragma HLS PIPELINE II=1
@@ -211,7 +211,7 @@ static void write_argmax0(hls::stream<t_argmax0>& ch_argmax0, hls::stream<axis_a
     }
 }
 
-// write_topk0: output 'topk0' fixed<12,4,RND,SAT>[2,3,2]; TLAST on the frame's last element
+// write_topk0: output 'topk0' fixed<12,4,RND,SAT>[2,3,2]; TLAST on the frame's last transfer
 static void write_topk0(hls::stream<t_topk0>& ch_topk0, hls::stream<axis_topk0>& topk0) {
     for (int i = 0; i < 12; i++) {
 #pragma HLS PIPELINE II=1

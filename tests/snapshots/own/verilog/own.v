@@ -2,8 +2,9 @@
 //
 // Ports: ap_clk, ap_rst_n (synchronous, active low) and one AXI4-Stream per graph input and output,
 // named as Vitis HLS names the ports of an AXI4-Stream top function. A stream carries one tensor per
-// frame in row-major (NHWC) order, one element per transfer in the low bits of TDATA; TLAST marks
-// the last element of an output frame (input TLAST is not needed: frames have a known length).
+// frame in row-major (NHWC) order, one element per transfer in the low bits of TDATA, or L
+// consecutive elements of a port of L lanes (element 0 in the low bits); TLAST marks the last
+// transfer of an output frame (input TLAST is not needed: frames have a known length).
 //   x: input 'x' fixed<12,4,RND,SAT>[2,3,4], 24 elements per frame
 //   slice0: output 'slice0' fixed<12,4,RND,SAT>[2,2,4], 16 elements per frame
 //   slice1: output 'slice1' fixed<12,4,RND,SAT>[2,2,4], 16 elements per frame

@@ -155,7 +155,7 @@ static void s3_maximum(hls::stream<t_global_avg_pool0>& ch_global_avg_pool0, hls
         }    }
 }
 
-// write_relu0: output 'relu0' fixed<12,4,RND,SAT>[1,1,1,4]; TLAST on the frame's last element
+// write_relu0: output 'relu0' fixed<12,4,RND,SAT>[1,1,1,4]; TLAST on the frame's last transfer
 static void write_relu0(hls::stream<t_relu0>& ch_relu0, hls::stream<axis_relu0>& relu0) {
     for (int i = 0; i < 4; i++) {
 #pragma HLS PIPELINE II=1
@@ -168,7 +168,7 @@ static void write_relu0(hls::stream<t_relu0>& ch_relu0, hls::stream<axis_relu0>&
     }
 }
 
-// write_maximum0: output 'maximum0' fixed<12,4,RND,SAT>[1,2,3,4]; TLAST on the frame's last element
+// write_maximum0: output 'maximum0' fixed<12,4,RND,SAT>[1,2,3,4]; TLAST on the frame's last transfer
 static void write_maximum0(hls::stream<t_maximum0>& ch_maximum0, hls::stream<axis_maximum0>& maximum0) {
     for (int i = 0; i < 24; i++) {
 #pragma HLS PIPELINE II=1

@@ -348,7 +348,7 @@ static void s5_matmul(hls::stream<t_matmul0>& ch_matmul0, hls::stream<t_matmul1>
     }
 }
 
-// write_bias_add0: output 'bias_add0' fixed<12,4,RND,SAT>[4,3]; TLAST on the frame's last element
+// write_bias_add0: output 'bias_add0' fixed<12,4,RND,SAT>[4,3]; TLAST on the frame's last transfer
 static void write_bias_add0(hls::stream<t_bias_add0>& ch_bias_add0, hls::stream<axis_bias_add0>& bias_add0) {
     for (int i = 0; i < 12; i++) {
 #pragma HLS PIPELINE II=1
@@ -361,7 +361,7 @@ static void write_bias_add0(hls::stream<t_bias_add0>& ch_bias_add0, hls::stream<
     }
 }
 
-// write_matmul1: output 'matmul1' fixed<12,4,RND,SAT>[4,5]; TLAST on the frame's last element
+// write_matmul1: output 'matmul1' fixed<12,4,RND,SAT>[4,5]; TLAST on the frame's last transfer
 static void write_matmul1(hls::stream<t_matmul1>& ch_matmul1, hls::stream<axis_matmul1>& matmul1) {
     for (int i = 0; i < 20; i++) {
 #pragma HLS PIPELINE II=1

@@ -79,7 +79,7 @@ static void s1_add_sigmoid(hls::stream<t_relu0>& ch_relu0_2, hls::stream<t_x>& c
     }
 }
 
-// write_sigmoid0: output 'sigmoid0' ufixed<6,0,RND,SAT>[1,2,3]; TLAST on the frame's last element
+// write_sigmoid0: output 'sigmoid0' ufixed<6,0,RND,SAT>[1,2,3]; TLAST on the frame's last transfer
 static void write_sigmoid0(hls::stream<t_sigmoid0>& ch_sigmoid0, hls::stream<axis_sigmoid0>& sigmoid0) {
     for (int i = 0; i < 6; i++) {
 #pragma HLS PIPELINE II=1
@@ -92,7 +92,7 @@ static void write_sigmoid0(hls::stream<t_sigmoid0>& ch_sigmoid0, hls::stream<axi
     }
 }
 
-// write_relu0: output 'relu0' fixed<10,4,RND,SAT>[1,2,3]; TLAST on the frame's last element
+// write_relu0: output 'relu0' fixed<10,4,RND,SAT>[1,2,3]; TLAST on the frame's last transfer
 static void write_relu0(hls::stream<t_relu0>& ch_relu0_3, hls::stream<axis_relu0>& relu0) {
     for (int i = 0; i < 6; i++) {
 #pragma HLS PIPELINE II=1

@@ -7,7 +7,8 @@
 
 #include "types.h"
 
-// AXI4-Stream packets: one element in `data`, `last` (TLAST) high on the last element of each frame
+// AXI4-Stream packets: one element in `data` (or L elements of a port of L lanes, element 0 in the low
+// bits), `last` (TLAST) high on the last transfer of each frame
 typedef hls::axis<t_x, 0, 0, 0> axis_x;  // input 'x' fixed<8,3>[1,2,3], 6 elements per frame
 typedef hls::axis<t_sigmoid0, 0, 0, 0> axis_sigmoid0;  // output 'sigmoid0' ufixed<6,0,RND,SAT>[1,2,3], 6 elements per frame
 typedef hls::axis<t_relu0, 0, 0, 0> axis_relu0;  // output 'relu0' fixed<10,4,RND,SAT>[1,2,3], 6 elements per frame

@@ -2,8 +2,9 @@
 //
 // Ports: ap_clk, ap_rst_n (synchronous, active low) and one AXI4-Stream per graph input and output,
 // named as Vitis HLS names the ports of an AXI4-Stream top function. A stream carries one tensor per
-// frame in row-major (NHWC) order, one element per transfer in the low bits of TDATA; TLAST marks
-// the last element of an output frame (input TLAST is not needed: frames have a known length).
+// frame in row-major (NHWC) order, one element per transfer in the low bits of TDATA, or L
+// consecutive elements of a port of L lanes (element 0 in the low bits); TLAST marks the last
+// transfer of an output frame (input TLAST is not needed: frames have a known length).
 //   x: input 'x' fixed<8,3>[1,2,3], 6 elements per frame
 //   sigmoid0: output 'sigmoid0' ufixed<6,0,RND,SAT>[1,2,3], 6 elements per frame
 //   relu0: output 'relu0' fixed<10,4,RND,SAT>[1,2,3], 6 elements per frame

@@ -254,7 +254,7 @@ static void s2_avg_pool2d(hls::stream<t_max_pool2d0>& ch_max_pool2d0, hls::strea
     }
 }
 
-// write_avg_pool2d0: output 'avg_pool2d0' fixed<12,4,RND,SAT>[1,3,3,3]; TLAST on the frame's last element
+// write_avg_pool2d0: output 'avg_pool2d0' fixed<12,4,RND,SAT>[1,3,3,3]; TLAST on the frame's last transfer
 static void write_avg_pool2d0(hls::stream<t_avg_pool2d0>& ch_avg_pool2d0, hls::stream<axis_avg_pool2d0>& avg_pool2d0) {
     for (int i = 0; i < 27; i++) {
 #pragma HLS PIPELINE II=1

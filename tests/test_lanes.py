@@ -1,0 +1,176 @@
+"""Lanes: wide tokens on map and fork stages, width converters and wide ports (docs/folding.md section 5).
+
+The lowering's facts (tokens, converters, rates, banks, FIFO widths, fold.json) are checked here
+without a compiler; csim and both rtlsim drivers check the same designs bit for bit and cycle for
+cycle, including a map stage of L lanes running at elements / L cycles per frame.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from rtl_design import simulate
+
+from hlsfuse import GraphBuilder
+from hlsfuse.cli import main
+from hlsfuse.compile import CompileOptions, compile
+from hlsfuse.errors import HlsfuseError
+from hlsfuse.fusion import fuse
+from hlsfuse.graph_json import graph_to_dict
+from hlsfuse.lower import Folding, LowerOptions, lower
+from hlsfuse.lower.area import design_area, dsp_of_part
+from hlsfuse.lower.elements import Operand, Program, Step, tokens
+from hlsfuse.lower.fold import read_fold
+from hlsfuse.outdir import write_tree
+from hlsfuse.sim import csim
+
+
+def chain(c: int = 12):
+    """x [1, 4, 4, c] -> bias_add, relu (stage a) -> + a per-row constant, + x (stage b) -> * a (stage c);
+    outputs b and c: forks, a residual join and broadcasts along and across the innermost axis."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("lanes", dtype="fixed<16,6>")
+    x = b.input("x", [1, 4, 4, c])
+    r = b.relu(b.bias_add(x, b.constant("bias", rng.uniform(-1, 1, c), dtype="fixed<8,2>")), name="a")
+    s = b.add(r, b.constant("row", rng.uniform(-1, 1, [4, 1]), dtype="fixed<8,2>"))
+    t = b.add(s, x, name="b")
+    b.output(t)
+    b.output(b.mul(t, r, name="c"))
+    return b.build()
+
+
+def plan(graph, **fold):
+    return lower(graph, fuse(graph), LowerOptions(fold=Folding(**fold)))
+
+
+def test_tokens_rewrite_digits_per_lane():
+    prog = Program(24, (Step("n", (Operand("bias", "rom", ((1, 4, 1),)), Operand("s", "rom", ((4, 6, 1),)))),))
+    (step,) = tokens(prog, 2, "here").steps
+    bias, s = step.operands
+    assert (bias.digits, bias.lane) == (((1, 2, 2),), 1)  # bias[(t % 2) * 2 + l]
+    assert (s.digits, s.lane) == (((2, 6, 1),), 0)  # s[(t / 2) % 6], the same for both lanes
+    for t in range(12):
+        for lane in range(2):
+            i = t * 2 + lane
+            assert (t % 2) * 2 + lane == i % 4 and (t // 2) % 6 == (i // 4) % 6
+    with pytest.raises(HlsfuseError, match="here: lanes 3 does not divide the innermost run of 4 elements of 'bias'"):
+        tokens(prog, 3, "here")
+
+
+def test_map_stage_of_l_lanes_takes_elements_over_l_iterations_and_converters_fill_the_gaps():
+    g = chain()
+    unfolded = plan(g)
+    assert [s.kind for s in unfolded.stages].count("convert") == 0
+    p = plan(g, lanes=(("a", 4), ("b", 6), ("c", 2)))
+    stages = {s.sink: s for s in p.stages if s.kind == "map"}
+    assert [stages[n].cycles for n in "abc"] == [48, 32, 96]  # 192 elements / lanes
+    converts = [(s.schedule.main.lanes_in, s.schedule.main.lanes_out) for s in p.stages if s.kind == "convert"]
+    # x: 1 -> 6 for b (and a is fed 1 -> 4); a: 4 -> 2 -> 6 for b (gcd), 4 -> 2 for c; b: 6 -> 2 for c, 6 -> 1 out
+    assert sorted(converts) == sorted([(1, 4), (1, 6), (4, 2), (2, 6), (4, 2), (6, 2), (6, 1), (2, 1)])
+    for c in p.channels:
+        assert c.tokens * c.lanes == c.type.size
+        producer = next((s for s in p.stages if s.name == c.producer), None)
+        if producer is not None:
+            assert len(producer.schedule.io[c.name]) == c.tokens
+    assert p.cycles == 192  # the 1-lane ports
+    # the bias is read at consecutive elements by the lanes: one bank per lane; the per-row constant once
+    banks = {b.tensor: (b.banks, b.banking) for b in stages["a"].schedule.buffers if b.rom}
+    assert banks == {"bias": (4, "cyclic")}
+    assert {b.tensor: b.banks for b in stages["b"].schedule.buffers if b.rom} == {"row": 1}
+    wide = plan(g, lanes=(("a", 4), ("b", 4), ("c", 4)), port_lanes=4)
+    assert wide.cycles == 48 and not [s for s in wide.stages if s.kind == "convert"]
+    fifo_bits = {c.name: c.width for c in wide.channels}
+    assert set(fifo_bits.values()) == {64}
+    areas, fifos, _ = design_area(g, wide, dsp_of_part("xczu7ev"))
+    narrow_areas, narrow_fifos, _ = design_area(g, unfolded, dsp_of_part("xczu7ev"))
+    assert fifos.lutram_bits == 4 * narrow_fifos.lutram_bits  # same depths, four times as wide
+    mul = next(s.name for s in wide.stages if s.sink == "c")
+    assert areas[mul].lut - narrow_areas[next(s.name for s in unfolded.stages if s.sink == "c")].lut == 3 * 16
+
+
+@pytest.mark.parametrize("fold, message", [
+    ({"lanes": (("a", 5),)}, "stage 's0_bias_add_relu': lanes 5 does not divide the innermost dimension"),
+    ({"lanes": (("a", 0),)}, "lanes must be a positive integer, not 0"),
+    ({"port_lanes": 6}, "port 'x': 6 lanes of fixed<16,6> do not fit a TDATA of at most 64 bits"),
+    ({"ports": (("nope", 2),)}, "port lanes: 'nope' is not a graph input or output"),
+    ({"ports": (("x", 5),)}, "port 'x': lanes 5 does not divide the innermost dimension"),
+])
+def test_bad_lanes_are_one_line_errors(fold, message):
+    with pytest.raises(HlsfuseError, match=message):
+        plan(chain(), **fold)
+
+
+def test_lanes_on_a_stage_that_is_not_a_map_stage_is_refused():
+    b = GraphBuilder("conv", dtype="fixed<8,3>")
+    x = b.input("x", [1, 4, 4, 2])
+    b.output(b.conv2d(x, b.constant("w", np.ones([3, 3, 2, 2]), dtype="fixed<8,3>"), padding=[1, 1, 1, 1], name="conv"))
+    with pytest.raises(HlsfuseError, match="is a window stage; lanes is for map stages"):
+        plan(b.build(), lanes=(("conv", 2),))
+
+
+def test_fold_json_round_trips_lanes_and_ports(tmp_path, capsys):
+    (tmp_path / "g.json").write_text(json.dumps(graph_to_dict(chain())))
+    out = tmp_path / "out"
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(out), "--port-lanes", "2"]) == 0
+    fold = json.loads((out / "fold.json").read_text())
+    assert fold["ports"] == {"x": 2, "b": 2, "c": 2} and fold["fold"]["a"]["lanes"] == 1
+    fold["fold"]["a"]["lanes"] = 4
+    fold["fold"]["c"]["lanes"] = 2
+    (tmp_path / "f.json").write_text(json.dumps(fold))
+    again = tmp_path / "again"
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(again), "--fold", str(tmp_path / "f.json")]) == 0
+    assert read_fold(str(again / "fold.json")) == read_fold(str(tmp_path / "f.json"))
+    report = json.loads((again / "report.json").read_text())
+    assert {s["nodes"][-1]: s["lanes"] for s in report["stages"] if s["kind"] == "map"} == {"a": 4, "b": 1, "c": 2}
+    printed = capsys.readouterr().out
+    assert "lanes 4" in printed and "4->1" in printed and "(2 lanes)" in printed
+    (tmp_path / "bad.json").write_text('{"fold": {"a": {"lanes": 1, "simd": 1}}}')
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "x"), "--fold",
+                 str(tmp_path / "bad.json")]) == 2
+    assert "fold entry 'a' must be an object with 'simd'" in capsys.readouterr().err
+
+
+FOLDS = [
+    Folding(lanes=(("a", 4), ("b", 6), ("c", 2))),  # converters through gcd, 1-lane ports
+    Folding(lanes=(("a", 4), ("b", 6), ("c", 2)), port_lanes=4),
+    Folding(lanes=(("a", 3),), ports=(("x", 2), ("c", 4))),
+]
+
+
+@pytest.mark.gxx
+@pytest.mark.parametrize("fold", FOLDS, ids=["gcd", "ports4", "mixed"])
+def test_wide_designs_are_bit_exact_in_csim(fold, tmp_path):
+    g = chain()
+    design = compile(g, CompileOptions(fold=fold))
+    cpp = design.files["hls/lanes.cpp"]
+    assert "hls::stream<hlsf::lanes<t_a, 4>>" in cpp or "hls::stream<hlsf::lanes<t_a, 3>>" in cpp
+    assert "#pragma HLS UNROLL" in cpp
+    result = csim(write_tree(tmp_path / "out", design.files), graph=g)
+    assert result.passed, result.report()
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("lanes", [1, 2, 4, 12])
+def test_a_map_stage_of_l_lanes_runs_at_elements_over_l_cycles_in_rtlsim(lanes, tmp_path):
+    g = chain()
+    fold = Folding(lanes=(("a", lanes), ("b", lanes), ("c", lanes)), port_lanes=min(lanes, 4))
+    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=fold))
+    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)
+    assert result.passed, result.report()
+    elements = g.types["a"].size
+    busy = {s.name: s.busy for s in result.stages}
+    for s in p.stages:
+        if s.kind == "map":
+            assert s.cycles == elements // lanes
+            assert busy[s.name] == 4 * elements // lanes  # every iteration fired once per frame, 4 frames
+    assert result.frame_cycles == elements // min(lanes, 4)  # the ports' transfers bound the design
+
+
+@pytest.mark.verilator
+def test_wide_ports_and_converters_are_bit_exact_in_the_pyverilator_driver(tmp_path):
+    g = chain()
+    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=FOLDS[2]))
+    result = simulate(g, tmp_path, frames=2, plan=p)
+    assert result.passed, result.report()

@@ -205,7 +205,7 @@ def test_a_design_that_needs_more_than_a_frame_says_so():
     plan = _plan(b.build())
     over = [c for c in plan.channels if c.depth > c.type.size]
     assert over
-    assert f"channel {over[0].name} needs {over[0].depth} elements" in summary(plan)
+    assert f"channel {over[0].name} needs {over[0].depth} tokens" in summary(plan)
 
 
 def _save(graph, seed_text: str) -> Path:

@@ -2,7 +2,7 @@
 the reproducers of tests/repro as regression tests.
 
 The graphs of tests/test_snapshots.py (one per stage kind: map, fork, window, rows, reduce, every own
-op) run side by side in one design; an attention block (two dense projections of one input, the
+op, and a map stage given lanes, with its width converters) run side by side in one design; an attention block (two dense projections of one input, the
 matmul of the two, a transpose, a softmax, the matmul with a third projection: a chain of stages
 that hold whole tensors) runs on its own. Each run must be bit-exact and the plan's timing model
 cycle for cycle (``rtl_design.simulate``): the same cycles, every stage fired as many iterations.
@@ -19,6 +19,7 @@ from test_snapshots import GRAPHS
 from hlsfuse import GraphBuilder
 from hlsfuse.compile import compile
 from hlsfuse.graph_json import load_graph
+from hlsfuse.lower import Folding
 from hlsfuse.lower.plan import STAGE_KINDS
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
@@ -43,7 +44,9 @@ def attention(tokens: int = 16, features: int = 16, width: int = 8):
 
 def test_every_stage_kind_runs_its_schedule(tmp_path):
     graph = union([make() for make in GRAPHS.values()], name="kinds")
-    plan = plan_of(graph)
+    # the first map stage moves its sink's whole innermost dimension per transfer: converters on both sides
+    wide = next(s for s in plan_of(graph).stages if s.kind == "map" and graph.types[s.sink].shape[-1] > 1)
+    plan = plan_of(graph, fold=Folding(lanes=((wide.sink, graph.types[wide.sink].shape[-1]),)))
     assert {s.kind for s in plan.stages} == set(STAGE_KINDS)
     own = {graph.node(s.head).op for s in plan.stages if s.kind == "own"}
     assert own == {"slice", "pad", "concat", "transpose", "softmax", "argmax", "topk"}

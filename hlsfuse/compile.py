@@ -6,6 +6,7 @@ The files (DESIGN.md section 6):
 
     graph.json  fusion.json  fusion.dot  report.md     the graph, its fusion plan and the design's numbers
     report.json  fold.json                            the numbers for programs; the folding (--fold reads it)
+    checksums.json                                    SHA-256 of every file, checked by csim and rtlsim
     hls/        the Vitis HLS project (emit_hls)                        targets hls, all
     verilog/    the Verilog reference design (emit_verilog)             targets verilog, all
 
@@ -29,6 +30,7 @@ from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
 from .lower.fold import Budget, fit, fold_json, within
 from .lower.report import report_markdown
+from .outdir import with_checksums
 
 __all__ = ["TARGETS", "CompileOptions", "Design", "compile"]
 
@@ -94,7 +96,7 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
         files.update({f"hls/{path}": text for path, text in emit_hls(graph, plan, options.hls).items()})
     if options.target in ("verilog", "all"):
         files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, plan).items()})
-    return Design(graph, fusion, plan, files, areas, fifos, area)
+    return Design(graph, fusion, plan, with_checksums(files), areas, fifos, area)
 
 
 def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos: Area, area: Area,

@@ -59,6 +59,8 @@ def load_graph(path: str | os.PathLike) -> Graph:
         raise HlsfuseError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except HlsfuseError as exc:
         raise HlsfuseError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise HlsfuseError(f"{path}: JSON nested too deeply (a graph is an object of flat lists)") from None
     return graph_from_dict(data, source=str(path))
 
 

@@ -1,14 +1,33 @@
-"""Writing a whole output folder so that a failure never leaves half of one behind.
+"""Writing a whole output folder so that a failure, or a kill at any instant, never loses one.
 
-Files are written into a temporary folder beside the target, which then takes
-the target's place in one rename. An existing non-empty target is refused
-unless ``force`` is given; with ``force`` the old folder is replaced only after
-the new one is complete.
+Files are written into a hidden staging folder beside the target, ``.<name>.<pid>.<random>``.
+When they are all there, the staging folder takes the target's place in one step:
+
+    new target      rename(staging, OUT)
+    --force         renameat2(staging, OUT, RENAME_EXCHANGE) (Linux 3.15+, glibc 2.28+): the two
+                    folders swap atomically, then the old one (now the staging folder) is deleted
+
+so whenever the process dies, OUT is either the old folder or the new one, complete. Where the
+exchange is not available (another system, a filesystem without it), the old OUT is first renamed
+to ``.<name>.old.<pid>`` and the new one moved in; a kill between the two renames leaves no OUT for
+a moment, and the next ``write_tree`` or ``check_out_dir`` of that OUT puts the old folder back.
+Leftover staging folders of dead processes are deleted by the next run, never those of a live one.
+An existing non-empty target is refused unless ``force`` is given.
+
+``with_checksums`` adds ``checksums.json`` (the SHA-256 of every other file) to what ``hlsfuse
+compile`` writes, and the simulators ``verify`` the files they use against it first: a file edited,
+truncated or deleted since is a one-line error naming it, never a functional PASS or FAIL (unless
+the user says the edit is deliberate: ``--allow-edits``).
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import hashlib
+import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -16,12 +35,41 @@ from pathlib import Path, PurePosixPath
 
 from .errors import HlsfuseError
 
-__all__ = ["check_out_dir", "write_tree"]
+__all__ = ["check_out_dir", "write_tree", "CHECKSUMS", "with_checksums", "verify"]
+
+CHECKSUMS = "checksums.json"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _recover(out: Path) -> None:
+    """Put back an OUT a killed run had moved away, and delete dead runs' staging folders of OUT."""
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(old\.)?(\d+)(\..*)?")
+    parent = out.parent
+    if not parent.is_dir():
+        return
+    for entry in sorted(parent.iterdir()):
+        match = pattern.fullmatch(entry.name)
+        if match is None or not entry.is_dir() or _alive(int(match.group(2))):
+            continue
+        if match.group(1) and not out.exists():
+            os.replace(entry, out)
+        else:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def check_out_dir(out: str | os.PathLike, force: bool) -> Path:
     """Refuse a target that exists and is not an empty folder (unless ``force``); return its path."""
     out = Path(out)
+    _recover(out)
     if out.exists():
         if not out.is_dir():
             raise HlsfuseError(f"{out}: exists and is not a folder")
@@ -32,6 +80,37 @@ def check_out_dir(out: str | os.PathLike, force: bool) -> Path:
     return out
 
 
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the folders ``a`` and ``b`` in one step; False where this system or filesystem cannot."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _replace(staging: Path, out: Path) -> None:
+    """``staging`` becomes ``out``; the old ``out`` is deleted (the module docstring)."""
+    if not out.exists():
+        os.replace(staging, out)
+        return
+    if _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # the old folder now
+        return
+    trash = out.with_name(f".{out.name}.old.{os.getpid()}")
+    os.replace(out, trash)
+    os.replace(staging, out)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
 def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes], force: bool = False) -> Path:
     """Write ``files`` (relative POSIX path -> text or bytes) as the folder ``out``."""
     out = check_out_dir(out, force)
@@ -39,21 +118,53 @@ def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes], force: 
         parts = PurePosixPath(rel).parts
         if PurePosixPath(rel).is_absolute() or ".." in parts or not parts:
             raise HlsfuseError(f"refusing to write '{rel}' outside the output folder")
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent.resolve()))
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", dir=out.parent.resolve()))
     try:
         for rel, data in sorted(files.items()):
             path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+            except OSError as exc:  # a full disk says nothing of the file; the user needs OUT's path
+                raise HlsfuseError(f"{out}: cannot write {rel}: {exc.strerror or exc}; {out} is left as it "
+                                   "was") from None
         os.chmod(staging, 0o755)
-        if out.exists():
-            trash = out.with_name(f".{out.name}.old.{os.getpid()}")
-            os.replace(out, trash)
-            os.replace(staging, out)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.replace(staging, out)
+        _replace(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out
+
+
+def _digest(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def with_checksums(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
+    """``files`` and CHECKSUMS: {"sha256": {path: hex digest}} of every one of them."""
+    digests = {rel: _digest(data) for rel, data in sorted(files.items())}
+    return {**files, CHECKSUMS: json.dumps({"sha256": digests}, indent=1) + "\n"}
+
+
+def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:
+    """Check graph.json and every file ``hlsfuse compile`` wrote under ``folders`` of OUT against CHECKSUMS."""
+    out = Path(out)
+    path = out / CHECKSUMS
+    hint = "compile again, or pass --allow-edits to simulate the files as they are"
+    try:
+        digests = json.loads(path.read_text(encoding="utf-8"))["sha256"]
+    except FileNotFoundError:
+        raise HlsfuseError(f"{path}: missing, so the files cannot be checked against what hlsfuse compile wrote; "
+                           f"{hint}") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HlsfuseError(f"{path}: unreadable ({exc}); {hint}") from None
+    for rel, digest in digests.items():
+        if rel != "graph.json" and not rel.startswith(tuple(f"{f}/" for f in folders)):
+            continue
+        file = out / rel
+        try:
+            data = file.read_bytes()
+        except FileNotFoundError:
+            raise HlsfuseError(f"{file}: deleted since hlsfuse compile wrote it; {hint}") from None
+        if _digest(data) != digest:
+            raise HlsfuseError(f"{file}: changed since hlsfuse compile wrote it; {hint}")

@@ -21,7 +21,19 @@ from .ir import Graph, Node
 from .ops import get_op
 from .types import from_float, representation, to_float
 
-__all__ = ["run", "run_raw", "run_nodes", "quantize_inputs", "random_inputs"]
+__all__ = ["run", "run_raw", "run_nodes", "quantize_inputs", "random_inputs", "MAX_STREAMED", "check_frames"]
+
+MAX_STREAMED = 1 << 27
+"""Most input and output elements a simulation streams in one run (all frames): 1 GiB of int64 values per
+direction, minutes of reference interpretation; more frames are refused before anything is built."""
+
+
+def check_frames(graph: Graph, frames: int, what: str) -> None:
+    """Refuse ``frames`` frames of ``graph`` when they stream more than MAX_STREAMED elements."""
+    per_frame = sum(i.type.size for i in graph.inputs) + sum(graph.types[t].size for t in graph.outputs)
+    if frames * per_frame > MAX_STREAMED:
+        raise HlsfuseError(f"{what}: {frames} frames of {per_frame} input and output elements each exceed the "
+                           f"{MAX_STREAMED} elements one run streams; run at most {max(1, MAX_STREAMED // per_frame)}")
 
 
 def quantize_inputs(graph: Graph, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
@@ -39,8 +51,8 @@ def quantize_inputs(graph: Graph, inputs: Mapping[str, object]) -> dict[str, np.
         if value.shape != inp.type.shape:
             expected = list(inp.type.shape)
             raise HlsfuseError(f"input '{inp.name}': value has shape {list(value.shape)}, expected {expected}")
-        if not np.issubdtype(value.dtype, np.number) and value.dtype != np.bool_:
-            raise HlsfuseError(f"input '{inp.name}': values must be numbers, not {value.dtype}")
+        if (not np.issubdtype(value.dtype, np.number) and value.dtype != np.bool_) or np.iscomplexobj(value):
+            raise HlsfuseError(f"input '{inp.name}': values must be real numbers, not {value.dtype}")
         dtype = inp.type.dtype
         try:
             raw[inp.name] = value.astype(np.float32) if dtype.is_float else from_float(value, dtype)

@@ -7,6 +7,8 @@ it fails it, since CI must run every test.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -15,9 +17,15 @@ from pathlib import Path
 
 import pytest
 
+from hlsfuse import HlsfuseError, fuse
+from hlsfuse.backends.hls import HlsOptions, emit_hls
+from hlsfuse.graph_json import graph_to_dict
+from hlsfuse.lower import lower
+from hlsfuse.outdir import with_checksums, write_tree
 from hlsfuse.resources import hw_dir
 
-__all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "in_ci", "amd_cache", "amd_headers", "amd_include_flags"]
+__all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "in_ci", "amd_cache", "amd_headers", "amd_include_flags",
+           "write_project"]
 
 INCLUDE = hw_dir() / "hls" / "include"  # hlsfuse's work-alike ap_int.h, ap_fixed.h, hls_stream.h, ap_axi_sdata.h
 KERNELS_ROOT = hw_dir() / "hls"  # holds hlsfuse/kernels.h, included as <hlsfuse/kernels.h>
@@ -69,3 +77,13 @@ def amd_include_flags(headers: Path) -> list[str]:
     the work-alike folder goes last, supplying only ap_axi_sdata.h, which the wheel lacks.
     """
     return ["-isystem", str(headers), "-idirafter", str(INCLUDE)]
+
+
+def write_project(graph, out: Path, plan=None, options: HlsOptions | None = None) -> Path:
+    """OUT/graph.json (when JSON can hold the constants), OUT/hls/ and OUT/checksums.json, as ``hlsfuse compile``
+    writes them, for ``graph`` lowered as ``plan`` (default: fused and lowered with the defaults)."""
+    plan = plan if plan is not None else lower(graph, fuse(graph))
+    files = {f"hls/{path}": text for path, text in emit_hls(graph, plan, options).items()}
+    with contextlib.suppress(HlsfuseError):  # 64-bit constants: csim then runs on the project's own data/
+        files["graph.json"] = json.dumps(graph_to_dict(graph))
+    return write_tree(out, with_checksums(files), force=True)

@@ -22,6 +22,7 @@ from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import PORT_BITS, Folding, LowerOptions, actors, links, lower
 from hlsfuse.lower.fold import fold_json
 from hlsfuse.lower.timing import simulate as model_simulate
+from hlsfuse.outdir import with_checksums
 from hlsfuse.sim.rtlsim import read_manifest, rtlsim
 
 
@@ -66,11 +67,13 @@ def plan_of(graph, depth=None, fold: Folding | None = None):
 
 
 def design(graph, folder: Path, plan=None) -> Path:
+    """OUT/graph.json, OUT/verilog/ and OUT/checksums.json of ``graph`` as ``plan`` lowers it."""
     plan = plan if plan is not None else plan_of(graph)
-    (folder / "verilog").mkdir(parents=True, exist_ok=True)
-    (folder / "graph.json").write_text(json.dumps(graph_to_dict(graph)))
-    for path, text in emit_verilog(graph, plan).items():
-        (folder / "verilog" / path).write_text(text)
+    files = {"graph.json": json.dumps(graph_to_dict(graph))}
+    files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, plan).items()})
+    for path, text in with_checksums(files).items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
     return folder
 
 

@@ -88,7 +88,9 @@ def test_csim_passes_and_reports_mismatches_with_exit_code_1(tmp_path, capsys):
     lines = golden.read_text().splitlines()
     lines[5] = str(int(lines[5]) + 1)
     golden.write_text("\n".join(lines) + "\n")
-    assert main(["csim", str(out)]) == 1
+    assert main(["csim", str(out)]) == 2  # the file changed since compile wrote it
+    assert "out.txt: changed since hlsfuse compile wrote it" in capsys.readouterr().err
+    assert main(["csim", str(out), "--allow-edits"]) == 1
     report = capsys.readouterr().out
     assert report.startswith("FAIL") and "out" in report
     assert graph.types["out"].size == 32

@@ -9,39 +9,24 @@ at a time. Built binaries are cached by content, so reruns are quick.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hls_support import amd_cache, amd_headers
+from hls_support import amd_cache, amd_headers, write_project
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from map_graphs import awkward_names, fixed_zoo, float_zoo, random_map_graph, small_graph, union
 
-from hlsfuse import HlsfuseError, fuse, reference, save_graph
-from hlsfuse.backends.hls import HlsOptions, emit_hls
+from hlsfuse import HlsfuseError, reference
 from hlsfuse.backends.hls.toolchain import WORKALIKE_FLAGS
-from hlsfuse.lower import lower
 from hlsfuse.sim import csim
 from hlsfuse.sim.csim import build
 
 pytestmark = pytest.mark.gxx
-
-
-def write_project(graph, out: Path, options: HlsOptions | None = None) -> Path:
-    """OUT/graph.json (when JSON can hold the constants) and OUT/hls/, as ``hlsfuse compile`` writes them."""
-    for path, text in emit_hls(graph, lower(graph, fuse(graph)), options).items():
-        target = out / "hls" / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    with contextlib.suppress(HlsfuseError):  # 64-bit constants: csim then runs on the project's own data/
-        save_graph(graph, out / "graph.json")
-    return out
 
 
 def output_elements(graph) -> int:
@@ -135,7 +120,9 @@ def test_mismatches_are_reported_by_tensor_and_index(small, tmp_path):
     values = [int(v) for v in golden.read_text().split()]
     values[4] += 3
     golden.write_text("".join(f"{v}\n" for v in values))
-    result = csim(out)  # same sources: the cached binary
+    with pytest.raises(HlsfuseError, match=r"relu0\.txt: changed since hlsfuse compile wrote it; compile again"):
+        csim(out)
+    result = csim(out, allow_edits=True)  # same sources: the cached binary
     assert not result.passed and result.failures == 1 and result.error is None
     (m,) = result.mismatches
     assert (m.tensor, m.frame, m.index, m.expected, m.got) == ("relu0", 0, (0, 1, 1), values[4], values[4] - 3)
@@ -147,9 +134,11 @@ def test_missing_data_is_an_error(small, tmp_path):
     out = tmp_path / "copy"
     shutil.copytree(small, out)
     (out / "hls" / "data" / "x.txt").unlink()
+    with pytest.raises(HlsfuseError, match=r"x\.txt: deleted since hlsfuse compile wrote it"):
+        csim(out)
     unreadable = r"^C simulation of 'small' cannot read its data: ERROR: cannot read \S+/x\.txt$"
     with pytest.raises(HlsfuseError, match=unreadable):
-        csim(out)
+        csim(out, allow_edits=True)
     with pytest.raises(HlsfuseError, match="no HLS project here"):
         csim(tmp_path)
 
@@ -160,7 +149,7 @@ def test_wrong_tlast_and_stalled_streams_are_caught(small, tmp_path):
     cpp = out / "hls" / "small.cpp"
     text = cpp.read_text()
     cpp.write_text(text.replace("packet.last = i == 5;", "packet.last = i == 4;", 1))
-    result = csim(out)
+    result = csim(out, allow_edits=True)
     assert not result.passed
     assert [(m.tensor, m.frame, m.index, m.what) for m in result.mismatches] == [
         ("sigmoid0", 0, (0, 1, 1), "TLAST"), ("sigmoid0", 0, (0, 1, 2), "TLAST"),
@@ -172,7 +161,7 @@ def test_wrong_tlast_and_stalled_streams_are_caught(small, tmp_path):
     cpp = stalled / "hls" / "small.cpp"
     # the fork reads one element more than its producer writes: in hardware it would wait forever
     cpp.write_text(re.sub(r"(static void fork_x\(.*?i < )6", r"\g<1>7", cpp.read_text(), count=1, flags=re.DOTALL))
-    result = csim(stalled)
+    result = csim(stalled, allow_edits=True)
     assert not result.passed
     assert result.error == "ERROR: hls::stream 'ch_x' is read while empty"
 

@@ -13,26 +13,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hls_support import write_project
 from map_graphs import union
 from nn_graphs import nn_zoo, random_nn_graph, wide_graph
 
-from hlsfuse import GraphBuilder, HlsfuseError, fuse, reference, save_graph
+from hlsfuse import GraphBuilder, HlsfuseError, fuse, reference
 from hlsfuse.backends.hls import emit_hls
 from hlsfuse.backends.hls.toolchain import WORKALIKE_FLAGS
 from hlsfuse.lower import lower
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim.csim import csim
 from hlsfuse.types import Fmt
 
 FRAMES = (11, 12, 13)  # seeds of the random input frames each csim run streams back to back
-
-
-def _emit(graph, folder: Path) -> Path:
-    plan = lower(graph, fuse(graph))
-    files = {f"hls/{path}": text for path, text in emit_hls(graph, plan).items()}
-    write_tree(folder, files)
-    save_graph(graph, folder / "graph.json")
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +34,7 @@ def projects(tmp_path_factory):
 
     def get(graph) -> Path:
         if graph.name not in built:
-            built[graph.name] = _emit(graph, tmp_path_factory.mktemp("nn") / graph.name)
+            built[graph.name] = write_project(graph, tmp_path_factory.mktemp("nn") / graph.name)
         return built[graph.name]
 
     return get

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hls_support import amd_cache, amd_headers
+from hls_support import amd_cache, amd_headers, write_project
 
-from hlsfuse import GraphBuilder, HlsfuseError, fuse, reference, save_graph
+from hlsfuse import GraphBuilder, HlsfuseError, fuse, reference
 from hlsfuse.backends.hls import HlsOptions, emit_hls
 from hlsfuse.backends.hls.context import make_context
 from hlsfuse.ir import Graph
 from hlsfuse.lower import lower
 from hlsfuse.ops.opaque import softmax_tables
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim.csim import csim
 
 OWN_OPS = {"slice", "pad", "concat", "transpose", "softmax", "argmax", "topk"}
@@ -160,10 +159,7 @@ def own_ops(graph: Graph, plan) -> set[str]:
 def run(graph: Graph, tmp_path, frames: int = 2, hls_include=None, **options):
     """Lower, emit, build and run ``graph`` on ``frames`` seeded random frames; returns the plan."""
     plan = lower(graph, fuse(graph))
-    out = tmp_path / graph.name
-    out.mkdir()
-    write_tree(out / "hls", emit_hls(graph, plan, HlsOptions(**options)))
-    save_graph(graph, out / "graph.json")
+    out = write_project(graph, tmp_path / graph.name, plan, HlsOptions(**options))
     inputs = [reference.random_inputs(graph, seed) for seed in range(frames)]
     result = csim(out, inputs, hls_include=hls_include)
     assert result.passed, result.report()

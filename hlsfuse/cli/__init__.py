@@ -1,14 +1,20 @@
 """The ``hlsfuse`` command: a thin layer over the Python API.
 
 Each command is a module of this package with ``add_parser(subparsers) -> parser`` and
-``run(args) -> int`` (the exit code), listed in ``COMMANDS``. A user error (an
-``HlsfuseError``, or an ``OSError`` on one of the user's files) prints one line,
-``hlsfuse: error: ...``, and exits with code 2; ``--debug`` adds the traceback.
+``run(args) -> int`` (the exit code), listed in ``COMMANDS``. Exit codes:
+
+    0    success (a simulation that PASSes)
+    1    a simulation that FAILs or deadlocks
+    2    a user error (an ``HlsfuseError``, an ``OSError`` on one of the user's files, a command
+         line argparse refuses): one line ``hlsfuse: error: ...`` (``--debug`` adds the traceback)
+    130  interrupted (SIGINT, Ctrl-C): one line ``hlsfuse: interrupted``; output folders are as before
+    141  standard output closed early (``hlsfuse ... | head``): quietly, as Unix tools end on SIGPIPE
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 
@@ -21,8 +27,17 @@ __all__ = ["main", "COMMANDS"]
 COMMANDS = (check, run, fuse, compile, csim, rtlsim, convert)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's usage line, then the error line every hlsfuse error has; exit code 2."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"hlsfuse: error: {self.prog.removeprefix('hlsfuse ')}: {message}\n"
+                  if self.prog != "hlsfuse" else f"hlsfuse: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hlsfuse",
         description="Fuse dataflow graphs into streaming FPGA pipelines (Vitis HLS C++ and Verilog).",
     )
@@ -41,6 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.command.run(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            traceback.print_exc()
+        print("hlsfuse: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader of standard output is gone: say nothing more (Python would complain at exit)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (HlsfuseError, OSError) as exc:
         if args.debug:
             traceback.print_exc()

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+import zipfile
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import HlsfuseError
 from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..ir import Graph
+from ..reference import quantize_inputs
 
-__all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg", "positive_int"]
+__all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg", "positive_int", "seed", "read_npz",
+           "read_inputs"]
 
 _ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
 
@@ -84,6 +89,44 @@ def output_arg(path: str | None, force: bool) -> Path | None:
     if not out.parent.is_dir():
         raise HlsfuseError(f"{out}: folder '{out.parent}' does not exist")
     return out
+
+
+def read_npz(path: str) -> dict[str, np.ndarray]:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise HlsfuseError(f"not a numpy .npz archive ({exc})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise HlsfuseError("must be an .npz archive of named arrays (numpy.savez), not a single array")
+    with archive:
+        try:
+            return {name: archive[name] for name in archive.files}
+        except (ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise HlsfuseError(f"cannot read the arrays ({exc})") from None
+
+
+def read_inputs(path: str, graph: Graph, layout=None) -> dict[str, np.ndarray]:
+    """The real input values in the .npz file ``path`` (``layout``: converts the arrays to the graph's
+    layout first), checked against the graph; every problem with the file or its arrays (a missing or
+    unknown name, a wrong shape, complex values, a value the type cannot hold) is one line naming ``path``."""
+    try:
+        arrays = read_npz(path)
+        arrays = layout(arrays) if layout is not None else arrays
+        quantize_inputs(graph, arrays)
+    except HlsfuseError as exc:
+        raise HlsfuseError(f"{path}: {exc}") from None
+    return arrays
+
+
+def seed(text: str) -> int:
+    """An argparse type: a random seed, a whole number of at least 0 (numpy's generators take no other)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed must be at least 0, not {value}")
+    return value
 
 
 def positive_int(text: str) -> int:

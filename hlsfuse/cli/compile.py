@@ -14,7 +14,7 @@ from ..fusion import MODES
 from ..lower.fold import Budget, read_fold
 from ..lower.report import channel_table, resources, stage_table, summary
 from ..outdir import check_out_dir, write_tree
-from .common import add_graph_arg, load_graph_arg
+from .common import add_graph_arg, load_graph_arg, seed
 
 __all__ = ["add_parser", "run"]
 
@@ -56,7 +56,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                       "low bits of TDATA); N must divide each port tensor's innermost dimension")
     parser.add_argument("--control", choices=CONTROLS, default="none", help="block-level control (default none)")
     parser.add_argument("--mode", choices=tuple(MODES), default="fpga", help="fusion rules (default fpga)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the testbench's random inputs (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the testbench's random inputs (default 0)")
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists and is not empty")
     return parser
 

@@ -10,8 +10,7 @@ from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..sim import csim
 from ..sim.csim import project_dirs
-from .common import positive_int
-from .run import _read_npz
+from .common import positive_int, read_inputs
 
 __all__ = ["add_parser", "run"]
 
@@ -38,6 +37,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--hls-include", metavar="DIR", help="build against these ap_fixed/hls_stream headers (AMD's; default: "
         "$XILINX_HLS/include if set, else hlsfuse's work-alikes)"
     )
+    parser.add_argument("--allow-edits", action="store_true",
+                        help="simulate the files as they are, even if they changed since hlsfuse compile wrote them "
+                        "(OUT/checksums.json)")
     return parser
 
 
@@ -48,12 +50,9 @@ def run(args: argparse.Namespace) -> int:
     if args.inputs is not None:
         out, _ = project_dirs(args.out)
         graph = load_graph(out / "graph.json")
-        try:
-            inputs = _read_npz(args.inputs)
-        except HlsfuseError as exc:
-            raise HlsfuseError(f"{args.inputs}: {exc}") from None
-        if args.onnx_layout:
-            inputs = onnx_frontend.to_graph_layout(graph, inputs)
-    result = csim(args.out, inputs=inputs, hls_include=args.hls_include, graph=graph, frames=args.frames)
+        layout = (lambda arrays: onnx_frontend.to_graph_layout(graph, arrays)) if args.onnx_layout else None
+        inputs = read_inputs(args.inputs, graph, layout)
+    result = csim(args.out, inputs=inputs, hls_include=args.hls_include, graph=graph, frames=args.frames,
+                  allow_edits=args.allow_edits)
     print(result.report(), end="" if result.report().endswith("\n") else "\n")
     return 0 if result.passed else 1

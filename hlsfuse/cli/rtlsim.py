@@ -9,8 +9,7 @@ from ..errors import HlsfuseError
 from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..sim.rtlsim import DRIVERS, rtlsim, verilog_dir
-from .common import positive_int
-from .run import _read_npz
+from .common import positive_int, read_inputs, seed
 
 __all__ = ["add_parser", "run"]
 
@@ -36,26 +35,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--vcd", metavar="FILE", help="write a waveform of the whole run")
     parser.add_argument("--timeout-cycles", type=positive_int, metavar="N", help="give up after N cycles")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random input frames (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the random input frames (default 0)")
+    parser.add_argument("--allow-edits", action="store_true",
+                        help="simulate the files as they are, even if they changed since hlsfuse compile wrote them "
+                        "(OUT/checksums.json)")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     if args.vcd is not None and Path(args.vcd).exists():
         raise HlsfuseError(f"{args.vcd}: already exists; remove it or name another --vcd file")
+    if args.vcd is not None and not Path(args.vcd).parent.is_dir():
+        raise HlsfuseError(f"{args.vcd}: folder '{Path(args.vcd).parent}' does not exist (--vcd)")
     out, _ = verilog_dir(args.out)
     graph = load_graph(out / "graph.json")
     inputs = None
     if args.inputs is not None:
-        try:
-            inputs = _read_npz(args.inputs)
-        except HlsfuseError as exc:
-            raise HlsfuseError(f"{args.inputs}: {exc}") from None
-        if args.onnx_layout:
-            inputs = onnx_frontend.to_graph_layout(graph, inputs)
+        layout = (lambda arrays: onnx_frontend.to_graph_layout(graph, arrays)) if args.onnx_layout else None
+        inputs = read_inputs(args.inputs, graph, layout)
     result = rtlsim(
         args.out, inputs=inputs, frames=args.frames, driver=args.driver, vcd=args.vcd,
-        timeout_cycles=args.timeout_cycles, graph=graph, seed=args.seed,
+        timeout_cycles=args.timeout_cycles, graph=graph, seed=args.seed, allow_edits=args.allow_edits,
     )
     print(result.report(), end="")
     return 0 if result.passed else 1

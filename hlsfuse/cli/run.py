@@ -8,11 +8,10 @@ import zipfile
 
 import numpy as np
 
-from ..errors import HlsfuseError
 from ..fileio import write_atomic
 from ..reference import quantize_inputs, random_inputs, run_raw
 from ..types import to_float
-from .common import add_graph_arg, graph_layout_inputs, load_graph_arg, output_arg
+from .common import add_graph_arg, graph_layout_inputs, load_graph_arg, output_arg, read_inputs, seed
 
 __all__ = ["add_parser", "run"]
 
@@ -31,7 +30,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="IN.npz",
         help="one array per graph input, named like the input (in ONNX layout for a .onnx GRAPH)",
     )
-    source.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    source.add_argument("--seed", type=seed, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("-o", "--output", metavar="OUT.npz", help="write one array per graph output")
     parser.add_argument("--force", action="store_true", help="overwrite OUT.npz if it exists")
     return parser
@@ -41,10 +40,8 @@ def run(args: argparse.Namespace) -> int:
     graph = load_graph_arg(args.graph, args)
     out = output_arg(args.output, args.force)
     if args.inputs is not None:
-        try:
-            raw = quantize_inputs(graph, graph_layout_inputs(args.graph, graph, _read_npz(args.inputs)))
-        except HlsfuseError as exc:
-            raise HlsfuseError(f"{args.inputs}: {exc}") from None
+        raw = quantize_inputs(graph, read_inputs(args.inputs, graph,
+                                                 lambda arrays: graph_layout_inputs(args.graph, graph, arrays)))
         print(f"ran graph '{graph.name}' on the inputs in {args.inputs}")
     else:
         raw = quantize_inputs(graph, random_inputs(graph, args.seed))
@@ -57,20 +54,6 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(out, _npz_bytes(outputs))
         print(f"wrote {out}")
     return 0
-
-
-def _read_npz(path: str) -> dict[str, np.ndarray]:
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise HlsfuseError(f"not a numpy .npz archive ({exc})") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise HlsfuseError("must be an .npz archive of named arrays (numpy.savez), not a single array")
-    with archive:
-        try:
-            return {name: archive[name] for name in archive.files}
-        except (ValueError, EOFError, zipfile.BadZipFile) as exc:
-            raise HlsfuseError(f"cannot read the arrays ({exc})") from None
 
 
 def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:

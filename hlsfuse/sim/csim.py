@@ -30,6 +30,7 @@ from ..backends.hls.toolchain import cxxflags
 from ..errors import HlsfuseError
 from ..graph_json import load_graph
 from ..ir import Graph
+from ..outdir import verify
 from ..types import DType, parse_dtype, to_float
 
 __all__ = ["csim", "CsimResult", "Mismatch", "project_dirs", "DEFAULT_FRAMES"]
@@ -242,6 +243,7 @@ def csim(
     hls_include: str | None = None,
     graph: Graph | None = None,
     frames: int | None = None,
+    allow_edits: bool = False,
 ) -> CsimResult:
     """Build and run the C simulation of the project in ``out_dir`` (OUT or OUT/hls).
 
@@ -252,13 +254,18 @@ def csim(
     Running several frames shows state one frame leaves to the next. Golden outputs come from the
     reference interpreter on ``graph`` (default: the graph saved as OUT/graph.json).
     ``hls_include``: a folder of AMD's headers to build against instead of the work-alikes
-    (default: ``$XILINX_HLS/include`` when XILINX_HLS is set).
+    (default: ``$XILINX_HLS/include`` when XILINX_HLS is set). The project's files are checked against
+    OUT/checksums.json first (``outdir.verify``), unless ``allow_edits``.
     """
     if frames is not None and (isinstance(frames, bool) or not isinstance(frames, int) or frames < 1):
         raise HlsfuseError(f"frames must be a positive integer, not {frames!r}")
     out, hls = project_dirs(out_dir)
+    if not allow_edits:
+        verify(out, ("hls",))
     manifest = _manifest(hls)
     top, ports = manifest.top, manifest.ports
+    if frames is not None:
+        reference.check_frames(graph if graph is not None else load_graph(out / "graph.json"), frames, "csim")
     if hls_include is None and os.environ.get("XILINX_HLS"):
         hls_include = str(Path(os.environ["XILINX_HLS"]) / "include")
     binary, built = build(hls, top, hls_include)

@@ -38,6 +38,7 @@ from .. import reference
 from ..errors import HlsfuseError
 from ..graph_json import load_graph
 from ..ir import Graph
+from ..outdir import verify
 from ..types import parse_dtype
 from .csim import Mismatch
 
@@ -453,21 +454,26 @@ def rtlsim(
     timeout_cycles: int | None = None,
     graph: Graph | None = None,
     seed: int = 0,
+    allow_edits: bool = False,
 ) -> RtlsimResult:
     """Simulate the Verilog design in ``out_dir`` (OUT or OUT/verilog) for ``frames`` frames.
 
     ``inputs``: real values per graph input (one frame, repeated for every frame) or a list of such
     mappings; by default seeded random frames. Golden outputs come from the reference interpreter
     on ``graph`` (default: OUT/graph.json). ``timeout_cycles``: stop (and fail) after this many
-    cycles; by default 20 times the plan's cycles for the run plus 10,000.
+    cycles; by default 20 times the plan's cycles for the run plus 10,000. The design's files are checked
+    against OUT/checksums.json first (``outdir.verify``), unless ``allow_edits``.
     """
     if driver not in DRIVERS:
         raise HlsfuseError(f"driver must be one of {', '.join(DRIVERS)}, not {driver!r}")
     if frames < 1:
         raise HlsfuseError(f"frames must be at least 1, not {frames}")
     out, vdir = verilog_dir(out_dir)
+    if not allow_edits:
+        verify(out, ("verilog",))
     manifest = read_manifest(vdir)
     graph = graph if graph is not None else load_graph(out / "graph.json")
+    reference.check_frames(graph, frames, "rtlsim")
     raw_frames = _frames(graph, inputs, frames, seed)
     frames = len(raw_frames)
     golden = [reference.run_raw(graph, f) for f in raw_frames]

@@ -80,7 +80,7 @@ def _parse(model) -> tuple[onnx.ModelProto, str, str]:
             from onnx.external_data_helper import load_external_data_for_model
 
             load_external_data_for_model(proto, str(Path(model).parent))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, onnx.checker.ValidationError) as exc:  # a missing file: ValidationError
             raise HlsfuseError(f"{source}: cannot load external weight data: {_first_line(exc)}") from None
     return proto, source, stem
 

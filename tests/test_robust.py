@@ -1,0 +1,299 @@
+"""Hostile inputs and faults (issue 13): each ends in one clean line and the right exit code, and no output
+folder is ever lost, whatever instant the process dies at.
+
+Faults are injected, not waited for: an interrupt is raised from inside the step it interrupts, and a kill
+is ``os._exit`` in a child process at the exact instant between two filesystem operations.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hlsfuse.compile
+import hlsfuse.outdir
+from hlsfuse.cli import main
+from hlsfuse.outdir import check_out_dir, write_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+RESIDUAL = str(ROOT / "examples" / "residual.json")
+
+
+def _env(**extra) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith("."))
+
+
+# ------------------------------------------------------------------ one line, the right exit code
+
+
+def test_deeply_nested_json_is_one_line(tmp_path, capsys):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100000)
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"hlsfuse: error: {path}: JSON nested too deeply (a graph is an object of flat lists)\n"
+
+
+@pytest.mark.parametrize("command", [["run", RESIDUAL], ["compile", RESIDUAL, "-o", "OUT"], ["rtlsim", "OUT"]])
+def test_a_negative_seed_is_refused_by_argparse(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([*command, "--seed", "-1"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("usage: hlsfuse ")
+    assert err[-1] == f"hlsfuse: error: {command[0]}: argument --seed: a seed must be at least 0, not -1"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["nope"], "hlsfuse: error: argument COMMAND: invalid choice: 'nope'"),
+    (["run"], "hlsfuse: error: run: the following arguments are required: GRAPH"),
+    (["rtlsim", "OUT", "--frames", "x"], "hlsfuse: error: rtlsim: argument --frames: expected a whole number"),
+])
+def test_command_line_misuse_keeps_the_usage_line_and_says_hlsfuse_error(argv, line, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("usage: hlsfuse ") and err[-1].startswith(line)
+
+
+def test_an_interrupt_during_compile_is_one_line_exit_130_and_out_is_untouched(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "OUT"
+    assert main(["compile", RESIDUAL, "-o", str(out)]) == 0
+    before = _tree(out)
+    capsys.readouterr()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(hlsfuse.compile, "emit_hls", interrupted)
+    assert main(["compile", RESIDUAL, "-o", str(out), "--force"]) == 130
+    assert capsys.readouterr().err == "hlsfuse: interrupted\n"
+    assert _tree(out) == before
+    monkeypatch.undo()
+    # while the files are written: the staging folder goes, OUT stays
+    real_write = Path.write_bytes
+    calls = []
+
+    def write_then_interrupt(self, data):
+        calls.append(self)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", write_then_interrupt)
+    assert main(["compile", RESIDUAL, "-o", str(out), "--force"]) == 130
+    monkeypatch.undo()
+    assert _tree(out) == before and _leftovers(tmp_path) == []
+
+
+def test_a_closed_standard_output_ends_quietly(tmp_path, monkeypatch, capsys):
+    # standard output is a pipe whose reader is gone (``hlsfuse ... | head`` after head exits): every write fails
+    read, write = os.pipe()
+    os.close(read)
+    stdout = os.fdopen(write, "w", buffering=1)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    assert main(["compile", RESIDUAL, "-o", str(tmp_path / "OUT")]) == 141
+    monkeypatch.undo()
+    stdout.close()  # now /dev/null: nothing more to say, and nothing fails at exit
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "OUT" / "report.json").is_file()  # written before anything was printed
+
+
+# ------------------------------------------------------------------ a kill at the worst instant
+
+_CHILD = textwrap.dedent('''
+    import os, sys
+    import hlsfuse.outdir as outdir
+    out, where = sys.argv[1], sys.argv[2]
+    real_exchange, real_replace = outdir._exchange, os.replace
+    if where == "before swap":
+        outdir._exchange = lambda a, b: os._exit(9)
+    elif where == "after swap":
+        outdir._exchange = lambda a, b: real_exchange(a, b) and os._exit(9)
+    else:  # the fallback without an exchange: killed between its two renames
+        outdir._exchange = lambda a, b: False
+        def replace_then_die(a, b):
+            real_replace(a, b)
+            os._exit(9)
+        os.replace = replace_then_die
+    outdir.write_tree(out, {"a.txt": "new", "sub/b.txt": "new b"}, force=True)
+''')
+
+
+@pytest.mark.parametrize("where", ["before swap", "after swap", "between the fallback's renames"])
+def test_a_kill_at_any_instant_leaves_the_old_out_or_the_new_one(tmp_path, where):
+    out = tmp_path / "OUT"
+    old = {"a.txt": b"old", "c.txt": b"old c"}
+    write_tree(out, old)
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(out), where], env=_env(), timeout=60)
+    assert done.returncode == 9
+    check_out_dir(out, force=True)  # what the next run does first: a moved-away OUT comes back
+    assert _tree(out) in (old, {"a.txt": b"new", "sub/b.txt": b"new b"})
+    assert _leftovers(tmp_path) == []  # the dead run's staging folder is gone too
+    if where == "after swap":
+        assert _tree(out)["a.txt"] == b"new"
+
+
+def test_the_staging_folder_of_a_live_run_is_left_alone(tmp_path):
+    out = tmp_path / "OUT"
+    live = tmp_path / f".OUT.{os.getpid()}.abc"
+    live.mkdir()
+    write_tree(out, {"a.txt": "x"})
+    assert live.is_dir()
+
+
+def test_force_replaces_in_one_step_on_linux(tmp_path, monkeypatch):
+    out = tmp_path / "OUT"
+    write_tree(out, {"a.txt": "old"})
+    renames = []
+    monkeypatch.setattr(hlsfuse.outdir.os, "replace", lambda a, b: renames.append((a, b)))
+    write_tree(out, {"a.txt": "new"}, force=True)
+    assert renames == [] and (out / "a.txt").read_text() == "new"
+
+
+# ------------------------------------------------------------------ determinism
+
+
+def test_compiling_twice_with_different_hash_seeds_gives_identical_files(tmp_path):
+    trees = []
+    for seed in ("0", "12345"):
+        out = tmp_path / f"out{seed}"
+        done = subprocess.run([sys.executable, "-m", "hlsfuse", "compile", RESIDUAL, "-o", str(out), "--target", "all",
+                               "--board", "pynq-z2"], env=_env(PYTHONHASHSEED=seed), capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        trees.append(_tree(out))
+    assert trees[0] == trees[1]
+
+
+# ------------------------------------------------------------------ --inputs and --vcd: refused before anything runs
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    out = tmp_path_factory.mktemp("design") / "OUT"
+    assert main(["compile", RESIDUAL, "-o", str(out), "--target", "all"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("arrays, message", [
+    ({"x": np.zeros([1, 16, 16, 8], dtype=np.complex128)}, "input 'x': values must be real numbers, not complex128"),
+    ({"x": np.zeros([1, 16, 16, 4])}, "input 'x': value has shape [1, 16, 16, 4], expected [1, 16, 16, 8]"),
+    ({"z": np.zeros([1, 16, 16, 8])}, "missing value for graph input 'x'"),
+    ({"x": np.full([1, 16, 16, 8], np.nan)}, "input 'x': "),
+])
+@pytest.mark.parametrize("command", ["run", "csim", "rtlsim"])
+def test_inputs_arrays_are_checked_first_and_the_error_names_the_file(command, arrays, message, compiled, tmp_path,
+                                                                       capsys):
+    path = tmp_path / "in.npz"
+    np.savez(path, **arrays)
+    target = RESIDUAL if command == "run" else str(compiled)
+    assert main([command, target, "--inputs", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hlsfuse: error: {path}: {message}") and err.count("\n") == 1
+
+
+def test_a_vcd_into_a_missing_folder_is_refused(compiled, tmp_path, capsys):
+    vcd = tmp_path / "nope" / "wave.vcd"
+    assert main(["rtlsim", str(compiled), "--vcd", str(vcd)]) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {vcd}: folder '{vcd.parent}' does not exist (--vcd)\n"
+
+
+@pytest.mark.parametrize("command", ["csim", "rtlsim"])
+def test_a_frame_count_no_run_could_stream_is_refused_before_building(command, compiled, capsys, monkeypatch):
+    def no_build(*args, **kwargs):
+        raise AssertionError("built")
+
+    module = importlib.import_module(f"hlsfuse.sim.{command}")  # hlsfuse.sim.csim is also the function's name
+    monkeypatch.setattr(module, "build" if command == "csim" else "_frames", no_build)
+    assert main([command, str(compiled), "--frames", "1000000000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hlsfuse: error: {command}: 1000000000000 frames of 4096 input and output elements each "
+                          "exceed the 134217728 elements one run streams; run at most 32768")
+
+
+# ------------------------------------------------------------------ OUT edited after compile
+
+
+@pytest.mark.parametrize("command, folder", [("csim", "hls"), ("rtlsim", "verilog")])
+@pytest.mark.parametrize("how", ["edited", "truncated", "deleted"])
+def test_simulating_an_out_whose_files_changed_is_one_line_naming_the_file(command, folder, how, compiled, tmp_path,
+                                                                            capsys):
+    out = tmp_path / "OUT"
+    shutil.copytree(compiled, out)
+    victim = sorted((out / folder).rglob("*.mem" if folder == "verilog" else "*.cpp"))[0]
+    if how == "edited":
+        victim.write_text(victim.read_text().replace("0", "1", 1))
+    elif how == "truncated":
+        victim.write_text(victim.read_text()[:10])
+    else:
+        victim.unlink()
+    assert main([command, str(out)]) == 2
+    said = "deleted" if how == "deleted" else "changed"
+    assert capsys.readouterr().err == (f"hlsfuse: error: {victim}: {said} since hlsfuse compile wrote it; compile "
+                                       "again, or pass --allow-edits to simulate the files as they are\n")
+
+
+def test_an_out_without_checksums_is_refused_unless_edits_are_allowed(compiled, tmp_path, capsys):
+    out = tmp_path / "OUT"
+    shutil.copytree(compiled, out)
+    (out / "checksums.json").unlink()
+    assert main(["csim", str(out)]) == 2
+    assert "checksums.json: missing" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ ONNX
+
+
+def test_an_onnx_model_whose_external_data_is_missing_is_one_line(tmp_path, capsys):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    w = numpy_helper.from_array(np.ones([4], np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    path = tmp_path / "m.onnx"
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path,
+                    save_as_external_data=True, location="m.data", size_threshold=0)
+    (tmp_path / "m.data").unlink()
+    assert main(["convert", str(path), "-o", str(tmp_path / "g.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hlsfuse: error: {path}: cannot load external weight data: ") and err.count("\n") == 1
+    assert not (tmp_path / "g.json").exists()
+
+
+def test_a_full_disk_names_the_folder_and_file_being_written(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "OUT"
+    real_write = Path.write_bytes
+
+    def full(self, data):
+        if self.name == "report.md":
+            raise OSError(28, "No space left on device")
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    assert main(["compile", RESIDUAL, "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {out}: cannot write report.md: No space left on device; "
+                                       f"{out} is left as it was\n")
+    assert not out.exists() and _leftovers(tmp_path) == []

@@ -8,6 +8,7 @@ is ``os._exit`` in a child process at the exact instant between two filesystem o
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -18,10 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import hlsfuse.cli.run
 import hlsfuse.compile
 import hlsfuse.outdir
 from hlsfuse.cli import main
 from hlsfuse.outdir import check_out_dir, write_tree
+from hlsfuse.sim import csim
+from hlsfuse.sim.rtlsim import rtlsim
 
 ROOT = Path(__file__).resolve().parents[1]
 RESIDUAL = str(ROOT / "examples" / "residual.json")
@@ -297,3 +301,60 @@ def test_a_full_disk_names_the_folder_and_file_being_written(tmp_path, capsys, m
     assert capsys.readouterr().err == (f"hlsfuse: error: {out}: cannot write report.md: No space left on device; "
                                        f"{out} is left as it was\n")
     assert not out.exists() and _leftovers(tmp_path) == []
+
+
+# ------------------------------------------------------------------ sizes and memory
+
+
+def test_a_tensor_too_large_to_count_is_refused_by_check(tmp_path, capsys):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"name": "big", "inputs": [{"name": "x", "shape": [1, 100000, 100000, 64],
+                                                          "dtype": "fixed<8,3>"}],
+                                "nodes": [{"name": "r", "op": "relu", "inputs": ["x"]}], "outputs": ["r"]}))
+    for command in (["check"], ["run"], ["compile", "-o", str(tmp_path / "OUT")]):
+        assert main([command[0], str(path), *command[1:]]) == 2
+        assert capsys.readouterr().err == (f"hlsfuse: error: {path}: input 'x': shape [1, 100000, 100000, 64] has "
+                                           "640000000000 elements, more than the 2147483647 (2^31 - 1) a tensor "
+                                           "may have\n")
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_running_out_of_memory_is_one_line(capsys, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(hlsfuse.cli.run, "run_raw", exhausted)
+    assert main(["run", RESIDUAL]) == 2
+    assert capsys.readouterr().err == ("hlsfuse: error: run: out of memory (the graph's tensors, or the frames asked "
+                                       "for, do not fit in this machine's memory)\n")
+
+
+# ------------------------------------------------------------------ the build caches
+
+
+@pytest.mark.gxx
+def test_a_damaged_csim_binary_is_rebuilt_never_run(compiled, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = csim(compiled)
+    assert first.passed and first.built
+    (binary,) = [p for p in (tmp_path / "cache" / "hlsfuse" / "csim").glob("*/csim_*") if p.suffix != ".sha256"]
+    binary.write_bytes(binary.read_bytes()[:1000])  # truncated, as by a full disk or a killed copy
+    again = csim(compiled)
+    assert again.passed and again.built
+    assert csim(compiled).built is False  # sealed and intact: reused
+    leftover = [p.name for p in binary.parent.iterdir() if p.name.startswith(".")]
+    assert leftover == []
+
+
+@pytest.mark.verilator
+def test_a_damaged_native_harness_is_rebuilt_never_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    out = tmp_path / "OUT"
+    assert main(["compile", str(ROOT / "examples" / "mlp.json"), "-o", str(out), "--target", "verilog"]) == 0
+    assert rtlsim(out, driver="native").built
+    (binary,) = (tmp_path / "cache" / "hlsfuse" / "rtlsim").glob("native-*/V*_native")
+    binary.write_bytes(b"\x7fELF garbage")
+    result = rtlsim(out, driver="native")
+    assert result.passed and result.built
+    assert not rtlsim(out, driver="native").built
+    assert [p for p in (tmp_path / "cache" / "hlsfuse" / "rtlsim").iterdir() if p.name.startswith(".")] == []

@@ -2,9 +2,10 @@
 the reproducers of tests/repro as regression tests.
 
 The graphs of tests/test_snapshots.py (one per stage kind: map, fork, window, rows, reduce, every own
-op, and a map stage given lanes, with its width converters) run side by side in one design; an attention block (two dense projections of one input, the
-matmul of the two, a transpose, a softmax, the matmul with a third projection: a chain of stages
-that hold whole tensors) runs on its own. Each run must be bit-exact and the plan's timing model
+op, and a map stage given lanes, with its width converters) run side by side in one design; an
+attention block (two dense projections of one input, the matmul of the two, a transpose, a
+softmax, the matmul with a third projection: a chain of stages that hold whole tensors) runs on
+its own. Each run must be bit-exact and the plan's timing model
 cycle for cycle (``rtl_design.simulate``): the same cycles, every stage fired as many iterations.
 """
 

@@ -65,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         # the reader of standard output is gone: say nothing more (Python would complain at exit)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except MemoryError:
+        if args.debug:
+            traceback.print_exc()
+        print(f"hlsfuse: error: {args.command.__name__.rsplit('.', 1)[-1]}: out of memory (the graph's tensors, "
+              "or the frames asked for, do not fit in this machine's memory)", file=sys.stderr)
+        return 2
     except (HlsfuseError, OSError) as exc:
         if args.debug:
             traceback.print_exc()

@@ -32,6 +32,7 @@ from ..graph_json import load_graph
 from ..ir import Graph
 from ..outdir import verify
 from ..types import DType, parse_dtype, to_float
+from . import cache
 
 __all__ = ["csim", "CsimResult", "Mismatch", "project_dirs", "DEFAULT_FRAMES"]
 
@@ -177,11 +178,6 @@ def _build_key(hls: Path, sources: Sequence[str], flags: Sequence[str], hls_incl
     return digest.hexdigest()[:32]
 
 
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hlsfuse" / "csim"
-
-
 def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bool]:
     """The testbench binary of the project in ``hls`` and whether it was built now (not cached)."""
     hls_include = str(Path(hls_include).resolve()) if hls_include else None
@@ -189,9 +185,9 @@ def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bo
         raise HlsfuseError(f"--hls-include {hls_include}: no ap_fixed.h there")
     sources = (f"{top}.cpp", f"tb_{top}.cpp")
     flags = cxxflags(hls_include)
-    folder = _cache_root() / _build_key(hls, sources, flags, hls_include)
+    folder = cache.root("csim") / _build_key(hls, sources, flags, hls_include)
     binary = folder / f"csim_{top}"
-    if binary.is_file():
+    if cache.intact(binary):
         return binary, False
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".csim_{top}.{os.getpid()}.{threading.get_ident()}"  # unique per builder
@@ -203,6 +199,7 @@ def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bo
         log.write_text(" ".join(cmd) + "\n" + done.stderr, encoding="utf-8")
         first = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip()[:200])
         raise HlsfuseError(f"g++ could not build the C simulation of '{top}': {first.strip()} (full log: {log})")
+    cache.seal(partial, binary.name)
     os.replace(partial, binary)  # atomic: a concurrent run sees no binary or a whole one
     return binary, True
 

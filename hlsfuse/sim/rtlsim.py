@@ -40,6 +40,7 @@ from ..graph_json import load_graph
 from ..ir import Graph
 from ..outdir import verify
 from ..types import parse_dtype
+from . import cache
 from .csim import Mismatch
 
 __all__ = ["rtlsim", "RtlsimResult", "Run", "DRIVERS", "QUIET_CYCLES", "verilog_dir", "read_manifest", "model_key"]
@@ -177,8 +178,7 @@ def model_key(vdir: Path, manifest: dict, *extra: str) -> str:
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hlsfuse" / "rtlsim"
+    return cache.root("rtlsim")
 
 
 @contextlib.contextmanager
@@ -241,7 +241,8 @@ def _pyverilator_model(vdir: Path, manifest: dict, trace: bool):
     folder = cache_root() / f"py-{model_key(vdir, manifest, 'pyverilator', str(trace))}"
     library = folder / f"V{top}"
     built = False
-    if not library.is_file():
+    cache.discard_damaged(folder, library)
+    if not cache.intact(library):
         cache_root().mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
         log = cache_root() / f"{top}-build.log"
@@ -257,6 +258,7 @@ def _pyverilator_model(vdir: Path, manifest: dict, trace: bool):
             text = log.read_text(encoding="utf-8", errors="replace")
             first = next((line for line in text.splitlines() if "%Error" in line or "error" in line), "see the log")
             raise HlsfuseError(f"Verilator could not build '{top}': {first.strip()} (full log: {log})") from None
+        cache.seal(scratch / library.name)
         with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
             scratch.rename(folder)
         shutil.rmtree(scratch, ignore_errors=True)

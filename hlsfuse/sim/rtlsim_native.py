@@ -30,6 +30,7 @@ import numpy as np
 from ..backends.templates import render
 from ..errors import HlsfuseError
 from ..types import parse_dtype
+from . import cache
 from .rtlsim import QUIET_CYCLES, Run, cache_root, model_key
 
 __all__ = ["drive_native", "native_model", "run_model", "harness_text", "BUILD_FLAGS"]
@@ -126,7 +127,8 @@ def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
     key = model_key(vdir, manifest, "native", str(trace), " ".join(BUILD_FLAGS), harness)
     folder = cache_root() / f"native-{key}"
     binary = folder / f"V{top}_native"
-    if binary.is_file():
+    cache.discard_damaged(folder, binary)
+    if cache.intact(binary):
         return binary, False
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
@@ -161,6 +163,7 @@ def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
                 f"Verilator could not build '{top}': {_first_error(done.stdout + done.stderr)} (full log: {log})"
             )
         (scratch / "obj" / binary.name).rename(scratch / binary.name)
+        cache.seal(scratch / binary.name)
         shutil.rmtree(scratch / "obj")  # the object files are ~10 times the binary's size; only the binary is reused
         with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
             scratch.rename(folder)

@@ -108,3 +108,20 @@ def test_truncated_model_is_a_one_line_error(cnn_file, capsys):
     assert capsys.readouterr().err == (
         f"hlsfuse: error: {cnn_file}: not a valid ONNX file (truncated, or not an ONNX protobuf)\n"
     )
+
+
+@pytest.mark.parametrize("arrays, message", [
+    ({"other": np.zeros([1, 3, 8, 8])}, "'other' is not a model input (inputs: input)"),
+    ({"input": np.zeros([3, 8, 8, 2])},
+     "'input' has shape [3, 8, 8, 2]; expected [1, 3, 8, 8] or a leading sample axis"),
+    ({"input": np.zeros([2, 1, 3, 8, 8], dtype=np.complex64)}, "'input' must hold real numbers, not complex64"),
+    ({"input": np.full([1, 3, 8, 8], np.nan)}, "'input' holds NaN or infinity; samples must be finite"),
+])
+def test_calibration_sample_errors_name_the_file(cnn_file, tmp_path, capsys, arrays, message):
+    samples = tmp_path / "samples.npz"
+    np.savez(samples, **arrays)
+    out = tmp_path / "g.json"
+    assert main(["convert", str(cnn_file), "-o", str(out), "--calibrate", str(samples)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hlsfuse: error: {samples}: {message}") and err.count("\n") == 1
+    assert not out.exists()

@@ -60,17 +60,21 @@ def read_samples(path: str | Path) -> dict[str, np.ndarray]:
         raise HlsfuseError(f"{path}: not a numpy .npz archive of named arrays ({exc})") from None
 
 
-def split_samples(model: Model, data: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
-    """One {input: array} dict per sample, in ONNX layout."""
+def split_samples(model: Model, data: Mapping[str, np.ndarray], where: str = "samples") -> list[dict[str, np.ndarray]]:
+    """One {input: array} dict per sample, in ONNX layout; ``where`` starts the errors (the samples' file)."""
     shapes = {i.name: tuple(i.shape or ()) for i in model.inputs}
     extra = sorted(set(data) - set(shapes))
     if extra:
-        raise HlsfuseError(f"samples: '{extra[0]}' is not a model input (inputs: {', '.join(shapes)})")
+        raise HlsfuseError(f"{where}: '{extra[0]}' is not a model input (inputs: {', '.join(shapes)})")
     per_input: dict[str, list[np.ndarray]] = {}
     for name, shape in shapes.items():
         if name not in data:
-            raise HlsfuseError(f"samples: no array for model input '{name}'")
+            raise HlsfuseError(f"{where}: no array for model input '{name}'")
+        if not np.issubdtype(np.asarray(data[name]).dtype, np.number) or np.iscomplexobj(data[name]):
+            raise HlsfuseError(f"{where}: '{name}' must hold real numbers, not {np.asarray(data[name]).dtype}")
         array = np.asarray(data[name], dtype=np.float64)
+        if not np.all(np.isfinite(array)):
+            raise HlsfuseError(f"{where}: '{name}' holds NaN or infinity; samples must be finite")
         if array.shape == shape:
             per_input[name] = [array]
         elif array.shape[1:] == shape:
@@ -79,11 +83,11 @@ def split_samples(model: Model, data: Mapping[str, np.ndarray]) -> list[dict[str
             per_input[name] = [a[None] for a in array]
         else:
             raise HlsfuseError(
-                f"samples: '{name}' has shape {list(array.shape)}; expected {list(shape)} or a leading sample axis"
+                f"{where}: '{name}' has shape {list(array.shape)}; expected {list(shape)} or a leading sample axis"
             )
     counts = {len(v) for v in per_input.values()}
     if len(counts) > 1 or 0 in counts:
-        raise HlsfuseError(f"samples: the inputs have different numbers of samples ({sorted(counts)})")
+        raise HlsfuseError(f"{where}: the inputs have different numbers of samples ({sorted(counts)})")
     count = counts.pop() if counts else 0
     return [{name: arrays[i] for name, arrays in per_input.items()} for i in range(count)]
 
@@ -93,8 +97,9 @@ def calibrate(model: Model, samples, precision: Precision) -> Calibration:
     if precision.is_float:
         raise HlsfuseError("calibration chooses fixed-point types, but the precision is float32")
     data = read_samples(samples) if isinstance(samples, (str, Path)) else samples
+    where = str(samples) if isinstance(samples, (str, Path)) else "samples"
     float_graph = convert(model, Precision(default=FLOAT32))
-    batches = split_samples(model, data)
+    batches = split_samples(model, data, where)
     computed = [i.name for i in float_graph.inputs] + [n.name for n in float_graph.nodes]
     peaks = dict.fromkeys(computed, 0.0)
     references = []

@@ -11,9 +11,11 @@ import importlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -358,3 +360,36 @@ def test_a_damaged_native_harness_is_rebuilt_never_run(tmp_path, monkeypatch):
     assert result.passed and result.built
     assert not rtlsim(out, driver="native").built
     assert [p for p in (tmp_path / "cache" / "hlsfuse" / "rtlsim").iterdir() if p.name.startswith(".")] == []
+
+
+def _working_in(folder: Path) -> list[int]:
+    """The processes whose working directory is ``folder`` or below it."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if entry.name.isdigit() and cwd.startswith(str(folder)):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.verilator
+def test_an_interrupt_during_a_verilator_build_stops_the_whole_build_and_leaves_no_entry(tmp_path):
+    out = tmp_path / "OUT"
+    assert main(["compile", str(ROOT / "examples" / "mlp.json"), "-o", str(out), "--target", "verilog"]) == 0
+    cache = tmp_path / "cache"
+    proc = subprocess.Popen([sys.executable, "-m", "hlsfuse", "rtlsim", str(out), "--driver", "native"],
+                            env=_env(XDG_CACHE_HOME=str(cache)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    rtl = cache / "hlsfuse" / "rtlsim"
+    # wait until make is compiling: Verilator has written its makefiles into the scratch folder
+    while proc.poll() is None and not list(rtl.glob("*/obj/*.mk")):
+        time.sleep(0.05)
+    (scratch,) = [p for p in rtl.iterdir() if p.is_dir()]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err == "hlsfuse: interrupted\n"
+    assert _working_in(scratch) == []  # Verilator, make and the compilers make started are gone too
+    assert [p.name for p in rtl.iterdir() if p.is_dir()] == []  # no entry, no scratch

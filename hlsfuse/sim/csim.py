@@ -32,7 +32,7 @@ from ..graph_json import load_graph
 from ..ir import Graph
 from ..outdir import verify
 from ..types import DType, parse_dtype, to_float
-from . import cache
+from . import cache, tools
 
 __all__ = ["csim", "CsimResult", "Mismatch", "project_dirs", "DEFAULT_FRAMES"]
 
@@ -192,7 +192,7 @@ def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bo
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".csim_{top}.{os.getpid()}.{threading.get_ident()}"  # unique per builder
     cmd = ["g++", *flags, *sources, "-o", str(partial)]
-    done = subprocess.run(cmd, cwd=hls, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    done = tools.run(cmd, cwd=hls, timeout=BUILD_TIMEOUT)
     if done.returncode != 0:
         partial.unlink(missing_ok=True)
         log = folder / "build.log"
@@ -280,7 +280,7 @@ def csim(
             data.mkdir()
             for path, text in data_files(graph, ports, raw).items():
                 (Path(tmp) / path).write_text(text, encoding="utf-8")
-        done = subprocess.run([str(binary), str(data)], cwd=hls, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        done = tools.run([str(binary), str(data)], cwd=hls, timeout=RUN_TIMEOUT)
     output = done.stdout + done.stderr
     if done.returncode == 2:
         error = next((line for line in output.splitlines() if line.startswith("ERROR")), output.strip())

@@ -30,7 +30,7 @@ import numpy as np
 from ..backends.templates import render
 from ..errors import HlsfuseError
 from ..types import parse_dtype
-from . import cache
+from . import cache, tools
 from .rtlsim import QUIET_CYCLES, Run, cache_root, model_key
 
 __all__ = ["drive_native", "native_model", "run_model", "harness_text", "BUILD_FLAGS"]
@@ -151,7 +151,7 @@ def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
             *[str((vdir / s).resolve()) for s in manifest["sim_sources"]],
         ]
         try:
-            done = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+            done = tools.run(cmd, cwd=scratch, timeout=BUILD_TIMEOUT)
         except FileNotFoundError:
             raise HlsfuseError("verilator is not installed; rtlsim needs it (apt-get install verilator)") from None
         except subprocess.TimeoutExpired:
@@ -216,7 +216,7 @@ def run_model(
         cmd = [str(binary), str(run_dir), str(timeout), *[str(expect[p["name"]]) for p in outs]]
         if vcd is not None:
             cmd.append(str(Path(vcd).resolve()))
-        done = subprocess.run(cmd, cwd=vdir, capture_output=True, text=True)
+        done = tools.run(cmd, cwd=vdir)
         if done.returncode != 0 or not (run_dir / "result.json").is_file():
             why = _first_error(done.stderr + done.stdout)
             raise HlsfuseError(f"native rtlsim of '{manifest['sim_top']}' {_died(done.returncode)}: {why}")

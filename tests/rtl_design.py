@@ -33,23 +33,32 @@ def _divisors(n: int) -> list[int]:
 def random_fold(graph, rng, max_folds: int = 8) -> Folding:
     """A random legal folding of ``graph``, drawn from ``rng`` (a random.Random): per MAC stage a SIMD whose folds
     are at most ``max_folds`` (so that random designs stay quick to simulate); half the map stages and a third of
-    the ports get lanes dividing their innermost dimensions (the lowering adds the width converters)."""
+    the ports get lanes dividing their innermost dimensions, half the window stages input lanes (channels per push)
+    and a PE (output channels per emit); the lowering adds the width converters."""
     plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions())
-    simd, lanes = [], []
+    simd, lanes, pe = [], [], []
+
+    def innermost(s) -> int:  # what lanes (or PE) of the stage's output and per-element inputs must divide
+        tensors = [*s.nodes, *(plan.channel(c).tensor for c, use in zip(s.inputs, s.uses) if use == "post")]
+        return math.gcd(*(graph.types[t].shape[-1] if graph.types[t].shape else 1 for t in tensors))
+
     for s in plan.stages:
         if s.schedule.multipliers:
             products = s.schedule.main.products
             simd.append((s.head, rng.choice([d for d in _divisors(products) if products // d <= max_folds])))
-        elif s.kind == "map" and rng.random() < 0.5:
-            tensors = [*s.nodes, *(plan.channel(c).tensor for c, use in zip(s.inputs, s.uses) if use == "post")]
-            inner = math.gcd(*(graph.types[t].shape[-1] if graph.types[t].shape else 1 for t in tensors))
-            lanes.append((s.sink, rng.choice(_divisors(inner))))
+        if s.kind == "map" and rng.random() < 0.5:
+            lanes.append((s.sink, rng.choice(_divisors(innermost(s)))))
+        if s.kind == "window" and rng.random() < 0.5:
+            main = s.schedule.main
+            lanes.append((s.head, rng.choice(_divisors(main.geometry.c))))
+            if main.weights is None or main.weights in graph.constant_map:  # pe reads constant weights only
+                pe.append((s.head, rng.choice(_divisors(innermost(s)))))
     ports = []
     for p in (*plan.inputs, *plan.outputs):
         fits = [d for d in _divisors(p.type.shape[-1] if p.type.shape else 1) if d * p.type.dtype.bits <= PORT_BITS]
         if rng.random() < 1 / 3 and not p.type.dtype.is_float:
             ports.append((p.tensor, rng.choice(fits)))
-    return Folding(tuple(simd), tuple(lanes), tuple(ports))
+    return Folding(simd=tuple(simd), lanes=tuple(lanes), pe=tuple(pe), ports=tuple(ports))
 
 
 def saved_fold(graph, fold: Folding) -> str:

@@ -379,13 +379,13 @@ def test_board_presets_set_part_clock_and_budget(tmp_path):
     (["--dsp", "-1"], "--dsp must be a non-negative integer, not -1"),
     (["--fold", "MISSING.json"], "MISSING.json: cannot read the folding"),
     (["--fold", "BAD.json"], "BAD.json: fold entry 'c1': simd must be a positive integer, not 0"),
-    (["--fold", "PE.json"], "pe must be 1"),
+    (["--fold", "PE.json"], "stage 's0_conv2d_bias_add_relu': pe 3 does not divide the innermost dimension"),
     (["--fold", "GOOD.json", "--dsp", "9"], "budget --dsp 9: the folding given needs 73 DSPs, more than 9; stage"),
     (["--target-cycles", "10"], "--target-cycles 10: stage"),
 ])
 def test_bad_folding_options_are_one_line_errors(args, message, tmp_path, capsys):
     (tmp_path / "BAD.json").write_text('{"fold": {"c1": {"simd": 0}}}')
-    (tmp_path / "PE.json").write_text('{"fold": {"c1": {"simd": 1, "pe": 2}}}')
+    (tmp_path / "PE.json").write_text('{"fold": {"conv1": {"simd": 1, "pe": 3}}}')
     (tmp_path / "GOOD.json").write_text('{"fold": {"conv1": {"simd": 1}}}')
     args = [a if not a.endswith(".json") else str(tmp_path / a) for a in args]
     out = tmp_path / "out"

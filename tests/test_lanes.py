@@ -1,4 +1,5 @@
-"""Lanes: wide tokens on map and fork stages, width converters and wide ports (docs/folding.md section 5).
+"""Lanes: wide tokens on map, fork and window stages (input lanes, PE), width converters and wide ports
+(docs/folding.md section 5).
 
 The lowering's facts (tokens, converters, rates, banks, FIFO widths, fold.json) are checked here
 without a compiler; csim and both rtlsim drivers check the same designs bit for bit and cycle for
@@ -11,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from rtl_design import simulate
+from rtl_design import lint, simulate
 
 from hlsfuse import GraphBuilder
 from hlsfuse.cli import main
@@ -102,12 +103,14 @@ def test_bad_lanes_are_one_line_errors(fold, message):
         plan(chain(), **fold)
 
 
-def test_lanes_on_a_stage_that_is_not_a_map_stage_is_refused():
-    b = GraphBuilder("conv", dtype="fixed<8,3>")
-    x = b.input("x", [1, 4, 4, 2])
-    b.output(b.conv2d(x, b.constant("w", np.ones([3, 3, 2, 2]), dtype="fixed<8,3>"), padding=[1, 1, 1, 1], name="conv"))
-    with pytest.raises(HlsfuseError, match="is a window stage; lanes is for map stages"):
-        plan(b.build(), lanes=(("conv", 2),))
+def test_lanes_and_pe_on_stages_that_have_none_are_refused():
+    b = GraphBuilder("fc", dtype="fixed<8,3>")
+    x = b.input("x", [1, 4])
+    b.output(b.relu(b.dense(x, b.constant("w", np.ones([2, 4]), dtype="fixed<8,3>"), name="fc"), name="r"))
+    with pytest.raises(HlsfuseError, match="is a rows stage; lanes is for map and window stages"):
+        plan(b.build(), lanes=(("fc", 2),))
+    with pytest.raises(HlsfuseError, match="is a map stage; pe is for window stages"):
+        plan(chain(), pe=(("a", 2),))
 
 
 def test_fold_json_round_trips_lanes_and_ports(tmp_path, capsys):
@@ -126,7 +129,7 @@ def test_fold_json_round_trips_lanes_and_ports(tmp_path, capsys):
     assert {s["nodes"][-1]: s["lanes"] for s in report["stages"] if s["kind"] == "map"} == {"a": 4, "b": 1, "c": 2}
     printed = capsys.readouterr().out
     assert "lanes 4" in printed and "4->1" in printed and "(2 lanes)" in printed
-    (tmp_path / "bad.json").write_text('{"fold": {"a": {"lanes": 1, "simd": 1}}}')
+    (tmp_path / "bad.json").write_text('{"fold": {"a": {}}}')
     assert main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "x"), "--fold",
                  str(tmp_path / "bad.json")]) == 2
     assert "fold entry 'a' must be an object with 'simd'" in capsys.readouterr().err
@@ -174,3 +177,90 @@ def test_wide_ports_and_converters_are_bit_exact_in_the_pyverilator_driver(tmp_p
     p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=FOLDS[2]))
     result = simulate(g, tmp_path, frames=2, plan=p)
     assert result.passed, result.report()
+
+
+# ------------------------------------------------------------------ window stages: input lanes and PE
+
+
+def convs():
+    """x [1, 6, 6, 4] -> conv 3x3 (8) + bias + relu -> max pool 2x2 -> grouped conv 3x3 (4 groups) + the pool
+    (a residual join)."""
+    rng = np.random.default_rng(5)
+    b = GraphBuilder("pe", dtype="fixed<16,6>")
+    x = b.input("x", [1, 6, 6, 4])
+    c = b.conv2d(x, b.constant("w", rng.uniform(-1, 1, [3, 3, 4, 8]), dtype="fixed<8,2>"), padding=[1, 1, 1, 1],
+                 name="conv")
+    r = b.relu(b.bias_add(c, b.constant("bias", rng.uniform(-1, 1, 8), dtype="fixed<8,2>")), name="r")
+    p = b.max_pool2d(r, pool_size=[2, 2], name="pool")
+    g = b.conv2d(p, b.constant("w2", rng.uniform(-1, 1, [3, 3, 2, 8]), dtype="fixed<8,2>"), padding=[1, 1, 1, 1],
+                 groups=4, name="gconv")
+    b.output(b.add(g, p, name="y"))
+    return b.build()
+
+
+WIDE = Folding(lanes=(("conv", 4), ("pool", 8), ("gconv", 8)), pe=(("conv", 8), ("pool", 8), ("gconv", 8)),
+               simd=(("gconv", 3),), port_lanes=4)
+
+
+def test_a_window_stage_pushes_its_lanes_and_emits_its_pe_channels_per_cycle():
+    g = convs()
+    narrow, wide = plan(g), plan(g, **WIDE.__dict__)
+    stages = {s.head: s for s in wide.stages if s.kind == "window"}
+    conv = stages["conv"].schedule
+    # 8 x 8 padded positions, one 4-channel token each; one output pixel's 8 channels per emit
+    assert conv.main.geometry.pushes == 64 and conv.main.engine.emits == 1
+    assert conv.multipliers == 8 * 36 and conv.macs == 36 * 36 * 8
+    weights = next(b for b in conv.buffers if b.tensor == "w")
+    assert (weights.banks, weights.columns, weights.column_banks, weights.parts) == (36, 8, 8, 288)  # all at once
+    gconv = stages["gconv"].schedule
+    assert gconv.multipliers == 3 * 8 and gconv.main.folds == 6  # 18 products of an output in 6 folds of 3
+    # each producer's PE meets its consumers' lanes (the 4-lane input port the conv's): one converter, at the output
+    assert [(s.schedule.main.lanes_in, s.schedule.main.lanes_out) for s in wide.stages if s.kind == "convert"] == [
+        (8, 4)]
+    assert stages["conv"].cycles == 64 + 1  # its 8 x 8 pushes, then the last window's one emit
+    # the grouped conv: 5 x 5 pushes, 9 windows of 6 folds each; the slowest stage, 5.7x faster than unfolded
+    assert wide.cycles == stages["gconv"].cycles == 67 and narrow.cycles == 384
+
+
+@pytest.mark.parametrize("fold, message", [
+    ({"pe": (("conv", 3),)}, "stage 's0_conv2d_bias_add_relu': pe 3 does not divide the innermost dimension"),
+    ({"lanes": (("conv", 3),)}, "stage 's0_conv2d_bias_add_relu': lanes 3 does not divide the innermost dimension"),
+    ({"pe": (("r", 2), ("conv", 4))}, "fold: stage 's0_conv2d_bias_add_relu' is given pe 2 and 4"),
+    ({"simd": (("pool", 2),)}, r"stage 's1_max_pool2d' \(of 'pool'\) is a window stage; simd is for conv2d"),
+])
+def test_bad_window_folds_are_one_line_errors(fold, message):
+    with pytest.raises(HlsfuseError, match=message):
+        plan(convs(), **fold)
+
+
+@pytest.mark.gxx
+def test_wide_window_stages_are_bit_exact_in_csim(tmp_path):
+    g = convs()
+    design = compile(g, CompileOptions(fold=WIDE))
+    cpp = design.files["hls/pe.cpp"]
+    assert "type=cyclic factor=8 dim=2" in cpp and "hlsf::line_buffer<t_x, 4, 8, 3, 3, 1, 1, 4>" in cpp
+    result = csim(write_tree(tmp_path / "out", design.files), graph=g)
+    assert result.passed, result.report()
+
+
+@pytest.mark.verilator
+def test_wide_window_stages_run_at_their_predicted_rate_in_rtlsim(tmp_path):
+    g = convs()
+    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=WIDE))
+    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)
+    assert result.passed, result.report()
+    assert result.frame_cycles == p.cycles == 67
+    assert lint(tmp_path) == ""  # PE = Cout leaves the emit counter at 0: no unused bits either
+
+
+@pytest.mark.verilator
+def test_a_pe_as_wide_as_a_tiny_conv_leaves_no_unused_bits(tmp_path):
+    # reproducer of a random rtlsim batch (seed 3136534100): Cout = PE = 2 and a 1-bit weight index; the lane's
+    # channel was a 2-bit wire (wide enough for the literal PE) of which the index read one bit
+    b = GraphBuilder("tiny", dtype="fixed<8,3>")
+    x = b.input("x", [1, 2, 2, 1])
+    b.output(b.conv2d(x, b.constant("w", np.array([0.5, -1.0]).reshape(1, 1, 1, 2), dtype="fixed<8,3>"), name="c"))
+    g = b.build()
+    result = simulate(g, tmp_path, frames=2, plan=plan(g, pe=(("c", 2),)))
+    assert result.passed, result.report()
+    assert lint(tmp_path) == ""

@@ -50,6 +50,7 @@ class Folding:
 
     simd: tuple[tuple[str, int], ...] = ()  # (stage or node name, products per iteration) of MAC stages
     lanes: tuple[tuple[str, int], ...] = ()  # (stage or node name, elements per token) of map stages
+    pe: tuple[tuple[str, int], ...] = ()  # (stage or node name, output channels per emit) of window stages
     ports: tuple[tuple[str, int], ...] = ()  # (graph input or output tensor, elements per transfer)
     port_lanes: int = 1  # elements per transfer of every port not in ``ports``
 
@@ -79,7 +80,8 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
             raise HlsfuseError(f"fold: '{key}' is neither a stage nor a node of graph '{graph.name}'")
         name, lay = stage_of[key]
         if not allowed(lay):
-            kinds = "conv2d, dense or matmul stages" if what == "simd" else "map stages"
+            kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map and window stages",
+                     "pe": "window stages"}[what]
             raise HlsfuseError(f"fold: stage '{name}' (of '{key}') is a {lay.kind} stage; {what} is for {kinds}")
         if out.get(name, value) != value:
             raise HlsfuseError(f"fold: stage '{name}' is given {what} {out[name]} and {value}")
@@ -131,11 +133,23 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         drafts.append((namer(f"s{group.id}_{sanitize(ops, 24)}"), lay, group))
     simd = _by_stage(graph, options.fold.simd, drafts, "simd",
                      lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
-    stage_lanes = _by_stage(graph, options.fold.lanes, drafts, "lanes", lambda lay: lay.kind == "map")
+    lanes = _by_stage(graph, options.fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", "window"))
+    pe = _by_stage(graph, options.fold.pe, drafts, "pe", lambda lay: lay.kind == "window")
+    kinds = {name: lay.kind for name, lay, _ in drafts}
+    # elements per token of a stage's output and of the inputs it reads per output element (a map stage's
+    # lanes, a window stage's PE), and of a window stage's head input (its lanes: channels per push)
+    stage_lanes = {name: (pe if kinds[name] == "window" else lanes).get(name, 1) for name in kinds}
+    head_lanes = {name: lanes.get(name, 1) if kinds[name] == "window" else 1 for name in kinds}
     for name, lay, group in drafts:  # before any converter is sized by them
-        if name in stage_lanes:
-            streamed = [*group.nodes, *(t for t, use in lay.uses if use == "post")]
-            check_lanes(f"stage '{name}'", stage_lanes[name], [graph.types[t] for t in streamed])
+        streamed = [*group.nodes, *(t for t, use in lay.uses if use == "post")]
+        check_lanes(f"stage '{name}'", stage_lanes[name], [graph.types[t] for t in streamed],
+                    "pe" if lay.kind == "window" else "lanes")
+        if lay.kind == "window":
+            check_lanes(f"stage '{name}'", head_lanes[name], [graph.types[graph.node(lay.head).inputs[0]]])
+            weights = graph.node(lay.head).inputs[1] if graph.node(lay.head).op == "conv2d" else None
+            if stage_lanes[name] > 1 and weights is not None and weights not in graph.constant_map:
+                raise HlsfuseError(f"fold: stage '{name}': pe needs constant conv2d weights, and '{weights}' is "
+                                   "computed by another stage (its held array is read one output channel at a time)")
     port_lanes = _port_lanes(graph, options)
 
     producer = {i.name: in_ports[i.name] for i in graph.inputs}
@@ -155,7 +169,9 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
             return port_lanes[tensor]
         if use == "copy":  # a fork reads what its producer writes
             return lanes_out[reader]
-        return stage_lanes.get(reader, 1) if use == "post" else 1
+        if use == "head":
+            return head_lanes[reader]
+        return stage_lanes[reader] if use == "post" else 1
 
     channels: list[dict] = []
     after: dict[str, list[dict]] = {}  # stage, port, fork or converter -> forks and converters placed after it
@@ -226,7 +242,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         outs = tuple(outputs_of.get(name, ()))
         held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
         schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs,
-                               simd.get(name), stage_lanes.get(name, 1))
+                               simd.get(name), stage_lanes[name], head_lanes[name])
         stages.append(
             Stage(
                 name=name,
@@ -277,7 +293,9 @@ def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, s
     and every other fact unchanged; the plan's timing is not replayed)."""
     group = next(g for g in fusion.groups if g.id == stage.group)
     ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
-    schedule = schedule_of(graph, stage.name, layout(graph, group), stage.nodes, ins, stage.outputs, simd)
+    main = stage.schedule.main
+    schedule = schedule_of(graph, stage.name, layout(graph, group), stage.nodes, ins, stage.outputs, simd,
+                           stage.schedule.lanes, main.geometry.lanes if stage.kind == "window" else 1)
     return dataclasses.replace(stage, schedule=schedule)
 
 

@@ -153,7 +153,7 @@ def buffer_area(buf: Buffer) -> Area:
     """Registers: flip-flops; a memory or a ROM (a constant is logic, never flip-flops): ``memory_area``."""
     if buf.registers and not buf.rom:
         return Area(ff=buf.elements * buf.width)
-    return memory_area(buf.banks, math.ceil(buf.elements / buf.banks), buf.width)
+    return memory_area(buf.parts, math.ceil(buf.elements / buf.parts), buf.width)
 
 
 def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:

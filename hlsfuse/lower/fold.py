@@ -227,12 +227,18 @@ def _with_fold(options: LowerOptions, simd: Mapping[str, int]) -> LowerOptions:
 
 
 def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
-    """OUT/fold.json: the folding of every MAC stage (by head node) and map stage (by its last node), and the
-    lanes of every port (by tensor); editable, and read back by --fold."""
+    """OUT/fold.json: the folding of every MAC and window stage (by head node) and map stage (by its last node),
+    and the lanes of every port (by tensor); editable, and read back by --fold."""
     stages = {}
     for s in plan.stages:
-        if is_mac(s):
-            main = s.schedule.main
+        main = s.schedule.main
+        if s.kind == "window":
+            entry = {"stage": s.name, "lanes": main.geometry.lanes, "in_channels": main.geometry.c, "pe": main.pe,
+                     "out_channels": main.out_channels}
+            if is_mac(s):
+                entry.update(simd=main.simd, products=main.products)
+            stages[s.head] = {**entry, "cycles": s.cycles}
+        elif is_mac(s):
             stages[s.head] = {"stage": s.name, "simd": main.simd, "products": main.products, "cycles": s.cycles}
         elif s.kind == "map":
             stages[s.sink] = {"stage": s.name, "lanes": s.schedule.lanes, "innermost": graph.types[s.sink].shape[-1],
@@ -247,6 +253,11 @@ def _positive(path: str, where: str, value) -> int:
     return value
 
 
+FACTORS = ("simd", "pe", "lanes")
+"""The factors a fold.json entry may give: simd (conv2d, dense, matmul), pe (conv2d and pools), lanes (map
+stages: elements per token; window stages: input channels per push)."""
+
+
 def read_fold(path: str) -> Folding:
     """The folding in a fold.json file (``fold_json``'s format; the figures beside the factors are ignored)."""
     try:
@@ -257,20 +268,18 @@ def read_fold(path: str) -> Folding:
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise HlsfuseError(f"{path}: not a JSON folding ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("fold"), dict):
-        raise HlsfuseError(f"{path}: a folding is an object with a 'fold' object (node name -> {{\"simd\": N}} "
-                           f"or {{\"lanes\": N}})")
-    simd, lanes = [], []
+        raise HlsfuseError(f"{path}: a folding is an object with a 'fold' object (node name -> {{\"simd\": N}}, "
+                           f"{{\"pe\": N}} or {{\"lanes\": N}})")
+    found: dict[str, list[tuple[str, int]]] = {f: [] for f in FACTORS}
     for key, entry in data["fold"].items():
-        factors = [f for f in ("simd", "lanes") if isinstance(entry, dict) and f in entry]
-        if len(factors) != 1:
-            raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd' (a conv2d, dense or "
-                               "matmul) or 'lanes' (a map stage)")
-        value = _positive(path, f"fold entry '{key}': {factors[0]}", entry[factors[0]])
-        if entry.get("pe", 1) != 1:
-            raise HlsfuseError(f"{path}: fold entry '{key}': pe must be 1 (several outputs per cycle need wide "
-                               "tokens out of MAC stages, which hlsfuse does not generate yet)")
-        (simd if factors[0] == "simd" else lanes).append((key, value))
+        factors = [f for f in FACTORS if isinstance(entry, dict) and f in entry]
+        if not factors:
+            raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd' (conv2d, dense, matmul), "
+                               "'pe' (conv2d, pools) or 'lanes' (map stages, and a window stage's input)")
+        for f in factors:
+            found[f].append((key, _positive(path, f"fold entry '{key}': {f}", entry[f])))
     ports = data.get("ports", {})
     if not isinstance(ports, dict):
         raise HlsfuseError(f"{path}: 'ports' must be an object (graph input or output -> lanes)")
-    return Folding(tuple(simd), tuple(lanes), tuple((k, _positive(path, f"port '{k}'", v)) for k, v in ports.items()))
+    return Folding(simd=tuple(found["simd"]), lanes=tuple(found["lanes"]), pe=tuple(found["pe"]),
+                   ports=tuple((k, _positive(path, f"port '{k}'", v)) for k, v in ports.items()))

@@ -57,14 +57,17 @@ def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> 
 
 
 def _factor(s) -> str:
-    """A stage's parallelism: "simd 3/9" (products per iteration of an output's 9), "lanes 4", "4->2" (a
-    converter) or "-"."""
+    """A stage's parallelism: "simd 3/9" (products per iteration of an output's 9), "pe 4" (output channels
+    per emit of a window stage), "lanes 4", "4->2" (a converter) or "-"."""
     main = s.schedule.main
+    parts = []
     if s.schedule.multipliers:
-        return f"simd {main.simd}/{main.products}"
+        parts.append(f"simd {main.simd}/{main.products}")
     if s.kind == "convert":
-        return f"{main.lanes_in}->{main.lanes_out}"
-    return f"lanes {s.schedule.lanes}" if s.schedule.lanes > 1 else "-"
+        parts.append(f"{main.lanes_in}->{main.lanes_out}")
+    elif s.schedule.lanes > 1:
+        parts.append(f"{'pe' if s.kind == 'window' else 'lanes'} {s.schedule.lanes}")
+    return " ".join(parts) or "-"
 
 
 def channel_table(plan: DataflowPlan) -> str:

@@ -91,7 +91,9 @@ class Buffer:
     ``registers``: every element is a register (arrays read in parallel, or small ones); otherwise
     a memory with ``banks`` parallel banks (a ROM or array read ``banks`` times per iteration) whose
     element written in one iteration is read again ``distance`` iterations later at the soonest
-    (the loop-carried dependence a pipelined loop must respect; None: never read back in the loop)."""
+    (the loop-carried dependence a pipelined loop must respect; None: never read back in the loop).
+    An array read by several output channels at once is also seen as rows of ``columns`` elements
+    (row-major), each row banked cyclically ``column_banks`` ways: ``banks`` x ``column_banks`` banks."""
 
     name: str  # its role, unique in the stage ("line buffer", "accumulators", "held x", ...)
     elements: int
@@ -102,6 +104,13 @@ class Buffer:
     tensor: str | None = None  # a held input, a pre-loop result or a ROM's constant: the tensor it holds
     banking: str = "block"  # how a flat index maps to its ``banks``: "block" (consecutive runs) or "cyclic"
     rom: bool = False  # a constant's ROM (weights): not counted in the stage's ``storage`` of data
+    columns: int = 1  # elements per row when ``column_banks`` > 1 (a conv2d's weights: Cout)
+    column_banks: int = 1
+
+    @property
+    def parts(self) -> int:
+        """Banks in all."""
+        return self.banks * self.column_banks
 
 
 @dataclass(frozen=True)
@@ -121,12 +130,13 @@ def registers(name: str, elements: int, width: int) -> Buffer:
 
 
 def memory(name: str, elements: int, width: int, distance: int | None = None, banks: int = 1,
-           tensor: str | None = None, banking: str = "block", rom: bool = False) -> Buffer:
-    """Registers when small, or when read back too soon for a memory; else a memory. ``banks`` and
-    ``banking`` are kept either way: they say how the array is partitioned for parallel reads."""
+           tensor: str | None = None, banking: str = "block", rom: bool = False, columns: int = 1,
+           column_banks: int = 1) -> Buffer:
+    """Registers when small, or when read back too soon for a memory; else a memory. The banks are kept
+    either way: they say how the array is partitioned for parallel reads."""
     small = elements <= REGISTER_LIMIT or (distance is not None and distance < SHORT_DEPENDENCE)
     return Buffer(name, elements, width, registers=small, banks=banks, distance=distance, tensor=tensor,
-                  banking=banking, rom=rom)
+                  banking=banking, rom=rom, columns=columns, column_banks=column_banks)
 
 
 # --------------------------------------------------------------------------
@@ -306,8 +316,9 @@ class ConvertMain:
 class WindowGeometry:
     """Sliding windows over NHWC images; padding [top, left, bottom, right]; SPAN = DIL * (K - 1) + 1.
 
-    The padded image is walked in row-major order, C pushes per position; the window ending at
-    padded position (r, q) is an output pixel when r and q lie on the stride grid past the span."""
+    The padded image is walked in row-major order, C / lanes pushes per position (a push moves
+    ``lanes`` consecutive channels, one input token); the window ending at padded position (r, q) is
+    an output pixel when r and q lie on the stride grid past the span."""
 
     images: int
     h: int
@@ -323,6 +334,12 @@ class WindowGeometry:
     right: int
     dh: int
     dw: int
+    lanes: int = 1  # channels per push
+
+    @property
+    def per_position(self) -> int:
+        """Pushes per padded position."""
+        return self.c // self.lanes
 
     @property
     def hp(self) -> int:
@@ -354,7 +371,7 @@ class WindowGeometry:
 
     @property
     def pushes(self) -> int:
-        return self.images * self.hp * self.wp * self.c
+        return self.images * self.hp * self.wp * self.per_position
 
     def real_rows(self) -> tuple[bool, ...]:
         return tuple(self.top <= r < self.top + self.h for r in range(self.hp))
@@ -388,10 +405,11 @@ class WindowGeometry:
         return self.kh * self.span_w * self.c
 
     def _positions(self, rows: tuple[bool, ...], cols: tuple[bool, ...]) -> np.ndarray:
-        """Push index of channel C-1 of every position where rows[r] and cols[q], in push order."""
+        """Index of the last push of every position where rows[r] and cols[q], in push order."""
         mask = np.outer(np.asarray(rows, dtype=bool), np.asarray(cols, dtype=bool)).reshape(-1)
-        frame = np.flatnonzero(mask) * self.c + self.c - 1
-        per_image = self.hp * self.wp * self.c
+        p = self.per_position
+        frame = np.flatnonzero(mask) * p + p - 1
+        per_image = self.hp * self.wp * p
         return (np.arange(self.images)[:, None] * per_image + frame).reshape(-1)
 
     def completing_pushes(self) -> np.ndarray:
@@ -400,7 +418,8 @@ class WindowGeometry:
     def real_pushes(self) -> np.ndarray:
         """Pushes that read the input (real pixels, not padding), in order."""
         last = self._positions(self.real_rows(), self.real_cols())
-        return (last[:, None] - (self.c - 1) + np.arange(self.c)).reshape(-1)
+        p = self.per_position
+        return (last[:, None] - (p - 1) + np.arange(p)).reshape(-1)
 
 
 @dataclass(frozen=True)
@@ -414,11 +433,17 @@ class WindowMain(Folded):
     divisor: int | None  # avg_pool2d: the count when every position has the same
     counts: tuple[tuple[int, ...], ...]  # avg_pool2d otherwise: counts per output pixel, rows of OW
     accumulator: Fmt | None  # exact sum format (conv2d, avg_pool2d on fixed point)
-    epilogue: ElementPhase  # over the head's output elements
+    epilogue: ElementPhase  # over the head's output tokens of ``pe`` elements (``ElementPhase.widen``)
     writes: tuple[str, ...]
     simd: int  # conv2d: products per iteration (a divisor of ``products``); pools: ``products``
+    pe: int = 1  # output channels computed per emit (a divisor of Cout): the output token's lanes
 
     strided = True
+
+    @property
+    def lanes(self) -> int:
+        """Elements per token of the output and of the epilogue's streamed inputs."""
+        return self.pe
 
     @property
     def products(self) -> int:
@@ -428,8 +453,8 @@ class WindowMain(Folded):
     @cached_property
     def engine(self) -> Engine:
         g = self.geometry
-        return Engine(g.pushes, tuple(int(p) for p in g.completing_pushes()), self.out_channels * self.folds,
-                      self.folds)
+        return Engine(g.pushes, tuple(int(p) for p in g.completing_pushes()),
+                      self.out_channels // self.pe * self.folds, self.folds)
 
     @property
     def iterations(self) -> int:
@@ -562,7 +587,8 @@ class Schedule:
 
     @property
     def lanes(self) -> int:
-        """Elements per token of the streamed channels of a map or fork stage (1 for every other kind)."""
+        """Elements per token of the streamed channels of a map or fork stage, of a window stage's output and
+        epilogue inputs (its PE); 1 for every other kind."""
         return getattr(self.main, "lanes", 1)
 
     @property
@@ -626,40 +652,38 @@ def held_inputs(graph: Graph, pairs, used: set[str]) -> tuple[Held, ...]:
     return tuple(Held(ch, t, graph.types[t].size, t in used) for ch, t in pairs)
 
 
-def held_buffers(graph: Graph, held: tuple[Held, ...], banks: dict[str, tuple[int, str]] | None = None) -> list[Buffer]:
-    """``banks``: tensor -> (banks, banking) of a held array read in parallel."""
+Parts = dict[str, dict]
+"""tensor -> how its array is banked for parallel reads: ``memory``'s keywords (banks, banking, columns,
+column_banks)."""
+
+
+def held_buffers(graph: Graph, held: tuple[Held, ...], parts: Parts | None = None) -> list[Buffer]:
+    """The arrays of the held inputs (``parts``: of those read in parallel)."""
     # a held element e is read in the main loop no sooner than the held loops' end (the
     # broadcast index of element e is at least e), so memories have a long write-to-read distance
-    banks = banks or {}
-    out = []
-    for h in held:
-        if h.kept:
-            count, banking = banks.get(h.tensor, (1, "block"))
-            out.append(memory(f"held {h.tensor}", h.size, graph.types[h.tensor].dtype.bits, h.size, count,
-                              tensor=h.tensor, banking=banking))
-    return out
+    parts = parts or {}
+    return [memory(f"held {h.tensor}", h.size, graph.types[h.tensor].dtype.bits, h.size, tensor=h.tensor,
+                   **parts.get(h.tensor, {})) for h in held if h.kept]
 
 
-def phase_buffers(graph: Graph, phases, banks: dict[str, tuple[int, str]] | None = None) -> list[Buffer]:
-    """The arrays of the phases' pre-loop results, then the ROMs of the constants their programs read;
-    ``banks``: tensor -> (banks, banking) of those read in parallel."""
+def phase_buffers(graph: Graph, phases, parts: Parts | None = None) -> list[Buffer]:
+    """The arrays of the phases' pre-loop results, then the ROMs of the constants their programs read
+    (``parts``: of those read in parallel)."""
     # a pre-loop result is read by the main loop only, after every setup loop
-    banks = banks or {}
-    out = []
-    for n, count in ((n, p.program.count) for ph in phases for p in ph.pre for n in p.kept):
-        parts, banking = banks.get(n, (1, "block"))
-        out.append(memory(f"pre {n}", count, graph.types[n].dtype.bits, count, parts, tensor=n, banking=banking))
+    parts = parts or {}
+    out = [memory(f"pre {n}", p.program.count, graph.types[n].dtype.bits, p.program.count, tensor=n,
+                  **parts.get(n, {})) for ph in phases for p in ph.pre for n in p.kept]
     programs = [ph.program for ph in phases] + [p.program for ph in phases for p in ph.pre]
     constants = dict.fromkeys(o.tensor for program in programs for step in program.steps for o in step.operands
                               if o.source == "rom")
     for c in constants:
         t = graph.types[c]
-        count, banking = banks.get(c, (1, "block"))
-        out.append(memory(f"rom {c}", t.size, t.dtype.bits, tensor=c, rom=True, banks=count, banking=banking))
+        out.append(memory(f"rom {c}", t.size, t.dtype.bits, tensor=c, rom=True, **parts.get(c, {})))
     return out
 
 
-def window_geometry(graph: Graph, head: str) -> WindowGeometry:
+def window_geometry(graph: Graph, head: str, lanes: int = 1) -> WindowGeometry:
+    """``lanes``: channels per push (a divisor of C)."""
     node = graph.node(head)
     sig = graph.sigs[head]
     n, h, w, c = graph.types[node.inputs[0]].shape
@@ -669,15 +693,19 @@ def window_geometry(graph: Graph, head: str) -> WindowGeometry:
     else:
         (kh, kw), (dh, dw) = sig["pool_size"], (1, 1)
     strides = sig["strides"] if sig["strides"] is not None else (kh, kw)
-    return WindowGeometry(n, h, w, c, kh, kw, *strides, *sig["padding"], dh, dw)
+    if c % lanes:
+        raise HlsfuseError(f"{node.where()}: lanes {lanes} does not divide its {c} input channels")
+    return WindowGeometry(n, h, w, c, kh, kw, *strides, *sig["padding"], dh, dw, lanes)
 
 
 def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes,
-                simd: int | None = None) -> WindowMain:
-    """``simd``: products per iteration of a conv2d (None: all of an output's, one output per iteration)."""
+                simd: int | None = None, pe: int = 1, lanes: int = 1) -> WindowMain:
+    """``simd``: products per iteration of a conv2d (None: all of an output's, one output per iteration);
+    ``pe``: output channels per emit (``epilogue`` is over tokens of that many); ``lanes``: input channels
+    per push."""
     node = graph.node(head)
     sig = graph.sigs[head]
-    geometry = window_geometry(graph, head)
+    geometry = window_geometry(graph, head, lanes)
     x_type = graph.types[node.inputs[0]]
     cout = graph.types[head].shape[3]
     fixed = not x_type.dtype.is_float
@@ -702,7 +730,7 @@ def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writ
         simd = products
     check_simd(node.where(), simd, products)
     return WindowMain(node.op, geometry, cout, groups, read, weights, divisor, counts, acc, epilogue, tuple(writes),
-                      simd)
+                      simd, pe)
 
 
 def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:

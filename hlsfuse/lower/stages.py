@@ -148,22 +148,31 @@ def _used(graph: Graph, phases) -> set[str]:
     return {src for n in names for src in graph.node(n).inputs}
 
 
-def check_lanes(where: str, lanes: int, types) -> int:
-    """``lanes``, if it is a positive integer dividing the innermost dimension of every tensor type in ``types``."""
+def lane_parts(phase, lanes: int) -> dict[str, dict]:
+    """An array or ROM a phase over wide tokens reads at consecutive elements, one per lane: one bank per lane."""
+    return {o.tensor: {"banks": lanes, "banking": "cyclic"} for step in phase.program.steps for o in step.operands
+            if o.lane}
+
+
+def check_lanes(where: str, lanes: int, types, what: str = "lanes") -> int:
+    """``lanes``, if it is a positive integer dividing the innermost dimension of every tensor type in ``types``
+    (``what``: the factor's name in the error, "lanes" or "pe")."""
     if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
-        raise HlsfuseError(f"{where}: lanes must be a positive integer, not {lanes!r}")
+        raise HlsfuseError(f"{where}: {what} must be a positive integer, not {lanes!r}")
     for t in types:
         inner = t.shape[-1] if t.shape else 1
         if inner % lanes:
-            raise HlsfuseError(f"{where}: lanes {lanes} does not divide the innermost dimension of {t} ({inner})")
+            raise HlsfuseError(f"{where}: {what} {lanes} does not divide the innermost dimension of {t} ({inner})")
     return lanes
 
 
 def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...],
-                simd: int | None = None, lanes: int = 1) -> Schedule:
+                simd: int | None = None, lanes: int = 1, head_lanes: int = 1) -> Schedule:
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
     per input channel in order, ``outs``: its output channels; ``simd``: a MAC stage's products per
-    iteration (None: all of an output's); ``lanes``: a map stage's elements per token."""
+    iteration (None: all of an output's); ``lanes``: elements per token of the output and the inputs
+    read per output element (a map stage's lanes, a window stage's PE); ``head_lanes``: a window
+    stage's input channels per push."""
     by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
         by_use[use].append((channel, tensor))
@@ -176,13 +185,12 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         phase = elements.phase(graph, _needed(graph, nodes, sink), count, (), by_use["post"], held_names, sink)
         held = held_inputs(graph, held_pairs, _used(graph, [phase]))
         phase = phase.widen(lanes, f"stage '{name}'")  # lanes checked by the lowering (``check_lanes``)
-        # an array or ROM read at consecutive elements by the lanes: one bank per lane
-        banks = {o.tensor: (lanes, "cyclic") for step in phase.program.steps for o in step.operands if o.lane}
+        parts = lane_parts(phase, lanes)
         state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
-        buffers = (*held_buffers(graph, held, banks), *phase_buffers(graph, [phase], banks))
+        buffers = (*held_buffers(graph, held, parts), *phase_buffers(graph, [phase], parts))
         return Schedule("map", held, MapMain(phase.count, phase, outs, lanes), buffers, state)
-    if lanes != 1:
-        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map stages have lanes yet, not {lanes}")
+    if (lanes != 1 or head_lanes != 1) and lay.kind != "window":
+        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map and window stages have lanes yet, not {lanes}")
     node = graph.node(head)
     if lay.kind == "own":
         main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name)
@@ -197,9 +205,10 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
                                   head)
         held = held_inputs(graph, held_pairs, _used(graph, [epilogue]) | {weights})
+        epilogue = epilogue.widen(lanes, f"stage '{name}'")  # a window stage's PE output channels per emit
         x_bits = graph.types[node.inputs[0]].dtype.bits
         if lay.kind == "window":
-            main = window_main(graph, head, heads[0][0], epilogue, outs, simd)
+            main = window_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
             g = main.geometry
             own = [Buffer("line buffer", g.line_buffer, x_bits), Buffer("window", g.window, x_bits, registers=True),
                    Buffer("snapshot", g.taps * g.c, x_bits, registers=True)]
@@ -210,17 +219,20 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
             if main.streamed:  # the row is emitted from while it is read; each output keeps its partial sum
                 own[1] = memory("accumulators", main.n, main.accumulator.width if main.accumulator else 64, main.n)
             macs = main.batches * main.rows * main.n * main.k
-        banks, weight_buffers = {}, []
+        parts, weight_buffers = lane_parts(epilogue, lanes), []
         if weights is not None:
-            # the lanes of a fold read ``simd`` banks: in blocks (conv2d, and matmul per batch of b) or cyclically
+            # the lanes of a fold read ``simd`` banks: in blocks (conv2d, and matmul per batch of b) or cyclically;
+            # a conv2d's PE output channels read consecutive columns of its [products][Cout] weights
             size = graph.types[weights].size
-            banking = "block" if main.strided else "cyclic"
-            banks = {weights: (main.simd * (size // (main.k * main.n)) if node.op == "matmul" else main.simd, banking)}
+            parts[weights] = {"banks": main.simd * (size // (main.k * main.n)) if node.op == "matmul" else main.simd,
+                              "banking": "block" if main.strided else "cyclic"}
+            if lay.kind == "window" and main.pe > 1:
+                parts[weights].update(columns=main.out_channels, column_banks=main.pe)
             if weights in graph.constant_map:
-                weight_buffers = [memory(f"rom {weights}", size, graph.types[weights].dtype.bits,
-                                         banks=banks[weights][0], banking=banks[weights][1], tensor=weights, rom=True)]
-        multipliers = main.simd if macs else 0
-        buffers = (*own, *weight_buffers, *held_buffers(graph, held, banks), *phase_buffers(graph, [epilogue]))
+                weight_buffers = [memory(f"rom {weights}", size, graph.types[weights].dtype.bits, tensor=weights,
+                                         rom=True, **parts[weights])]
+        multipliers = main.simd * (main.pe if lay.kind == "window" else 1) if macs else 0
+        buffers = (*own, *weight_buffers, *held_buffers(graph, held, parts), *phase_buffers(graph, [epilogue], parts))
         state = [_COUNTERS, State(own[0].name, "overwritten")]
         if lay.kind == "rows" and main.streamed:
             state.append(State("accumulators", "first"))

@@ -25,7 +25,7 @@ from .context import Context
 from .expr import Body, Digit, Term, Wheel, body
 
 __all__ = [
-    "Array", "Held", "Read", "Store", "Pre", "Setup", "Write", "Phase", "Rom",
+    "Array", "Held", "Read", "Store", "Pre", "Setup", "Write", "Token", "Phase", "Rom",
     "partition", "array", "setup", "phase", "writes", "wheels", "accumulator", "local_roms", "Weights", "weights",
 ]
 
@@ -100,6 +100,18 @@ class Write:
 
 
 @dataclass(frozen=True)
+class Token:
+    """A wide token: read from (or written to) ``channel`` as ``var`` of type ``type``; ``element``: the
+    per-lane variable it is unpacked to (None: a read dropped) or packed from."""
+
+    channel: str
+    type: str
+    var: str
+    element: str | None
+    element_type: str
+
+
+@dataclass(frozen=True)
 class Phase:
     """Map nodes computed once per element of a loop (epilogue: the head's outputs; prologue: its inputs)."""
 
@@ -119,8 +131,13 @@ class Rom:
     source: str  # the plan's ROM (weights.h)
     type: str
     size: int
-    partition: str  # the pragma's arguments for parallel reads ("type=block factor=9"), or ""
+    partitions: tuple[str, ...]  # each ARRAY_PARTITION pragma's arguments for parallel reads ("type=block factor=9")
     doubles: bool  # its values are exact doubles (weights.h has them as doubles for C simulation)
+    columns: int = 0  # > 0: declared as [size / columns][columns] (a conv2d's weights read PE columns at once)
+
+    @property
+    def dims(self) -> str:
+        return f"[{self.size // self.columns}][{self.columns}]" if self.columns else f"[{self.size}]"
 
 
 def partition(buf: Buffer) -> str:
@@ -170,17 +187,17 @@ def writes(channels: Sequence[str], var: str) -> tuple[Write, ...]:
     return tuple(Write(name, var) for name in channels)
 
 
-def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, tuple[str, str]]) -> tuple[Rom, ...]:
-    """The ROMs a stage reads: ``weights`` (constant -> local name, partition) read in parallel, and
-    every constant an element phase reads, under its ROM's name."""
+def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, str]) -> tuple[Rom, ...]:
+    """The ROMs a stage reads, each partitioned as its buffer says: ``weights`` (constant -> local name) read
+    by the MACs, and every constant an element phase reads, under its ROM's name."""
     out = []
-    for constant, (name, parts) in weights.items():
-        out.append(Rom(name, ctx.rom(constant), ctx.ctype(constant), ctx.type_of(constant).size, parts,
-                       ctx.rom_doubles[constant]))
-    for buf in (b for b in schedule.buffers if b.rom and b.tensor not in weights):
+    for buf in (b for b in schedule.buffers if b.rom):
         constant = buf.tensor
-        out.append(Rom(ctx.rom(constant), ctx.rom(constant), ctx.ctype(constant), ctx.type_of(constant).size,
-                       partition(buf), ctx.rom_doubles[constant]))
+        parts = (partition(buf),) if buf.column_banks == 1 else (
+            f"type={buf.banking} factor={buf.banks} dim=1", f"type=cyclic factor={buf.column_banks} dim=2")
+        out.append(Rom(weights.get(constant, ctx.rom(constant)), ctx.rom(constant), ctx.ctype(constant),
+                       ctx.type_of(constant).size, tuple(p for p in parts if p), ctx.rom_doubles[constant],
+                       buf.columns if buf.column_banks > 1 else 0))
     return tuple(out)
 
 
@@ -189,18 +206,17 @@ class Weights:
     """The weights of a conv2d, dense or matmul, read in parallel: a ROM of the stage or a held array."""
 
     name: str
-    roms: dict[str, tuple[str, str]]  # for local_roms: constant -> (local name, partition)
+    roms: dict[str, str]  # for local_roms: constant -> its local name
     partitions: dict[str, str]  # for setup: held tensor -> partition
 
 
 def weights(ctx: Context, schedule: Schedule, tensor: str) -> Weights:
-    """The weights ``tensor`` of a MAC stage, partitioned as its schedule banks them."""
-    buf = schedule.buffer(tensor)
-    partition = f"type={buf.banking} factor={buf.banks}"
+    """The weights ``tensor`` of a MAC stage, partitioned as its schedule banks them (a ROM by local_roms)."""
     if tensor in ctx.graph.constant_map:
         name = ctx.names.local(f"w_{ctx.rom(tensor)}")
-        return Weights(name, {tensor: (name, partition)}, {})
-    return Weights(ctx.array(tensor), {}, {tensor: partition})
+        return Weights(name, {tensor: name}, {})
+    buf = schedule.buffer(tensor)
+    return Weights(ctx.array(tensor), {}, {tensor: f"type={buf.banking} factor={buf.banks}"})
 
 
 def wheels(

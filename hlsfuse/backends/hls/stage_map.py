@@ -22,22 +22,10 @@ from dataclasses import dataclass
 
 from ...lower.plan import Stage
 from .context import Context
-from .phase import Phase, Rom, Setup, Write, local_roms, phase, setup, writes
+from .phase import Phase, Rom, Setup, Token, Write, local_roms, phase, setup, writes
 from .view import StageView, make_view
 
 __all__ = ["MapBody", "view"]
-
-
-@dataclass(frozen=True)
-class Token:
-    """A wide token: read from (or written to) ``channel`` as ``var`` of type ``type``; ``element``: the
-    per-lane variable it is unpacked to (None: a read dropped) or packed from."""
-
-    channel: str
-    type: str
-    var: str
-    element: str | None
-    element_type: str
 
 
 @dataclass(frozen=True)

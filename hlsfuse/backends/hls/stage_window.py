@@ -13,6 +13,11 @@ iteration may
           pixel, a zero at padding); the push completing a window on the stride grid copies it into the
           snapshot. That push waits while the snapshot still has outputs to emit, but for the last one.
 
+With input lanes L a push moves one token of L channels (L pushes into the line buffer, unrolled);
+with PE P an emit computes output channels co P .. co P + P - 1 in an unrolled loop over the lanes of
+one output token (the conv2d's weights then a [products][Cout] ROM, its columns banked P ways), and
+the epilogue runs per lane on the epilogue inputs' tokens.
+
 The emit comes first in the loop body, so the iteration that emits a window's last output may push the
 next window into the snapshot. Every geometry fact is the schedule's: the row and column tables
 (real, emitting, taps inside the image) are constant arrays, so the stage needs no division.
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 from ...lower.plan import Stage
 from .context import Context
-from .phase import Phase, Rom, Setup, Weights, Write, accumulator, local_roms, phase, setup, weights, writes
+from .phase import Phase, Rom, Setup, Token, Weights, Write, accumulator, local_roms, phase, setup, weights, writes
 from .view import StageView, make_view
 
 __all__ = ["WindowBody", "view"]
@@ -55,6 +60,10 @@ class Loop:
     tables: str  # prefix of the row/column tables
     fold: str
     partial: str
+    lane: str  # the lane loop's counter (pe > 1)
+    lane_co: str  # lane's output channel
+    last: str  # this emit is its outputs' last fold
+    token: str  # the output token (pe > 1)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,13 @@ class WindowBody:
     groups: int
     simd: int  # conv2d: products per iteration; an output takes ``folds`` iterations
     folds: int
+    lanes: int  # input channels per push (one token); the channel counter counts tokens
+    per_position: int  # pushes per padded position
+    in_token: str  # the input token's C++ type
+    pe: int  # output channels per emit: an unrolled loop over the lanes of the output token
+    emits: int  # groups of pe output channels per window
+    tokens: tuple  # pe > 1: the epilogue's streamed tokens read (stage_map.Token)
+    out_token: str  # pe > 1: its C++ type
     real_rows: Table | None  # None: every row (column) is real / emits
     real_cols: Table | None
     emit_rows: Table | None
@@ -113,7 +129,7 @@ def _loop(ctx: Context) -> Loop:
     local = ctx.names.local
     return Loop(*(local(n) for n in (
         "t", "acc_t", "lb", "snap", "row", "col", "ch", "img", "pushing", "emitting", "co", "oy", "ox",
-        "completes", "push", "px", "acc", "real", "tab", "f", "part")))
+        "completes", "push", "px", "acc", "real", "tab", "f", "part", "l", "co_l", "last", "tok_out")))
 
 
 def _table(loop: Loop, what: str, bits: tuple[bool, ...]) -> Table | None:
@@ -137,7 +153,9 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         tap_rows = tuple(_table(loop, f"tap_row{k}", g.tap_rows(k)) for k in range(g.kh))
         tap_cols = tuple(_table(loop, f"tap_col{k}", g.tap_cols(k)) for k in range(g.kw))
     head_var = ctx.value(head)
-    e = phase(ctx, main.epilogue, {head: head_var}, ctx.names.local("o"))
+    e = phase(ctx, main.epilogue, {head: head_var}, ctx.names.local("o"), loop.lane if main.pe > 1 else None)
+    tokens = tuple(Token(r.channel, ctx.token(r.channel), ctx.names.local(f"tok_{r.channel}"), r.var, r.type)
+                   for r in e.reads) if main.pe > 1 else ()
     return WindowBody(
         op=main.op,
         loop=loop,
@@ -159,6 +177,13 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         groups=main.groups,
         simd=main.simd,
         folds=main.folds,
+        lanes=g.lanes,
+        per_position=g.per_position,
+        in_token=ctx.token(main.read),
+        pe=main.pe,
+        emits=main.out_channels // main.pe,
+        tokens=tokens,
+        out_token=ctx.token(main.writes[0]),
         real_rows=_table(loop, "real_rows", g.real_rows()),
         real_cols=_table(loop, "real_cols", g.real_cols()),
         emit_rows=_table(loop, "emit_rows", g.emit_rows()),
@@ -175,7 +200,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         accumulator=accumulator(main.accumulator) if main.op != "max_pool2d" else None,
         weights=w.name,
         epilogue=e,
-        writes=writes(main.writes, e.result),
+        writes=writes(main.writes, e.result if main.pe == 1 else loop.token),
     )
 
 

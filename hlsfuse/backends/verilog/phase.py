@@ -17,7 +17,8 @@ from .expr import counters, program
 from .module import Assign, ModuleBuilder, Sequencer, Update
 from .vlog import XW, ulit, zext
 
-__all__ = ["setup_loops", "setup", "reads", "element_phase", "PushEmit", "push_emit", "fold_sum", "emit_epilogue"]
+__all__ = ["setup_loops", "setup", "reads", "element_phase", "lanes_phase", "PushEmit", "push_emit", "fold_sum",
+           "emit_epilogue"]
 
 
 def setup_loops(schedule: Schedule) -> list[tuple[str, int]]:
@@ -80,6 +81,25 @@ def element_phase(b: ModuleBuilder, ph: ElementPhase, values: dict[str, str], ar
     return values[ph.result]
 
 
+def lanes_phase(b: ModuleBuilder, ph: ElementPhase, lanes: int, tokens: dict[str, str], per_lane: list[dict[str, str]],
+                arrays: dict[str, str], index: tuple[str, int] | None, step: str, prefix: str) -> str:
+    """The phase over tokens of ``lanes`` elements: its counters once, its program once per lane (``tokens``: tensor ->
+    the token wire read this element, sliced per lane; ``per_lane``: each lane's other values, the head's result);
+    returns the signal of the result token, lane l in bits [l W, (l + 1) W)."""
+    scope = counters(b, ph.program.counters, step, prefix)
+    scope[(1, ph.count)] = index
+    results = []
+    for lane in range(lanes):
+        values = dict(per_lane[lane])
+        for tensor, token in tokens.items():
+            w = b.width(tensor)
+            values[tensor] = b.wire(f"v{lane}_{tensor}", w, f"{token}[{(lane + 1) * w - 1}:{lane * w}]")
+        values = program(b, ph.program, values, arrays, scope, f"{prefix}{lane}_", lane)
+        results.append(values[ph.result])
+    width = lanes * b.width(ph.result)
+    return b.wire(f"{prefix}token", width, "{" + ", ".join(reversed(results)) + "}")
+
+
 @dataclass(frozen=True)
 class PushEmit:
     """The control of a push/emit loop (``lower.schedule.Engine``), in the main loop of window and rows stages."""
@@ -136,16 +156,21 @@ def fold_sum(b: ModuleBuilder, terms: list[str], fire: str, emitting: str, loop:
     return total
 
 
-def emit_epilogue(b: ModuleBuilder, main, head: str, result: str, arrays: dict[str, str], here: str, fire: str,
-                  emitting: str) -> str:
-    """The epilogue of a push/emit stage once per output element, on the iterations that write ``result``
-    (the head's value; ``emitting``: the condition of those iterations); moves the output channels and
-    returns the signal of what they carry."""
-    values = {head: result, **reads(b, main.epilogue, f"{here} && {emitting}")}
+def emit_epilogue(b: ModuleBuilder, main, head: str, result: str | list[str], arrays: dict[str, str], here: str,
+                  fire: str, emitting: str) -> str:
+    """The epilogue of a push/emit stage once per output token, on the iterations that write ``result`` (the
+    head's value, or one per lane of a window stage's PE; ``emitting``: the condition of those iterations);
+    moves the output channels and returns the signal of what they carry."""
+    streamed = reads(b, main.epilogue, f"{here} && {emitting}")
     index = None
     if main.epilogue.program.reads_index:
         index = b.counter("o", main.epilogue.count, f"{fire} && {emitting}")
-    out = element_phase(b, main.epilogue, values, arrays, index, f"{fire} && {emitting}", "e_")
+    if isinstance(result, list):
+        out = lanes_phase(b, main.epilogue, len(result), streamed, [{head: r} for r in result], arrays, index,
+                          f"{fire} && {emitting}", "e")
+    else:
+        out = element_phase(b, main.epilogue, {head: result, **streamed}, arrays, index, f"{fire} && {emitting}",
+                            "e_")
     for ch in main.writes:
         b.move(ch, f"{here} && {emitting}")
     return out

@@ -14,9 +14,8 @@ A token of L lanes is L x W bits, lane l in bits [l W, (l + 1) W) (element 0 in 
 from __future__ import annotations
 
 from ...lower.plan import Stage
-from .expr import counters, program
 from .module import ModuleBuilder, StageModule, Update
-from .phase import element_phase, reads, setup, setup_loops
+from .phase import element_phase, lanes_phase, reads, setup, setup_loops
 from .vlog import ulit
 
 __all__ = ["build_map", "build_fork", "build_convert"]
@@ -29,21 +28,12 @@ def build_map(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     arrays = setup(b, schedule, seq)
     here = seq.loops[-1].here
     step = f"{seq.fire} && {here}"
+    values = reads(b, main.phase, here)
     if main.lanes == 1:
-        values = reads(b, main.phase, here)
         result = element_phase(b, main.phase, values, arrays, (seq.idx, seq.width), step, "m_")
     else:
-        tokens = reads(b, main.phase, here)
-        scope = counters(b, main.phase.program.counters, step, "m_")
-        scope[(1, main.count)] = (seq.idx, seq.width)
-        lanes = []
-        for lane in range(main.lanes):
-            values = {}
-            for tensor, token in tokens.items():
-                w = b.width(tensor)
-                values[tensor] = b.wire(f"v{lane}_{tensor}", w, f"{token}[{(lane + 1) * w - 1}:{lane * w}]")
-            lanes.append(program(b, main.phase.program, values, arrays, scope, f"m{lane}_", lane)[main.phase.result])
-        result = b.wire("token", b.bus(main.writes[0]), "{" + ", ".join(reversed(lanes)) + "}")
+        result = lanes_phase(b, main.phase, main.lanes, values, [{}] * main.lanes, arrays, (seq.idx, seq.width),
+                             step, "m")
     for c in main.writes:
         b.move(c, here)
     return b.build(f"nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, result), state)

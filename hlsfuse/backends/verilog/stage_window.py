@@ -12,6 +12,10 @@ per cycle. In each iteration of the main loop:
           at padding) into hlsf_line_buffer; a push completing a window on the stride grid captures
           it into the snapshot, and waits while the snapshot has outputs left, but for the last one.
 
+A stage of input lanes L pushes one token of L channels per push (a line buffer L x W bits wide,
+whose snapshot is bit for bit the one of single elements); a stage of PE P emits P output channels
+per emit, one copy of the head's logic (and of the epilogue) per lane, written as one token.
+
 The head and epilogue are combinational from the snapshot and the weights to the output. Position
 tables (real rows, emitting columns, taps inside the image) are constant bit vectors indexed by the
 counters, so the stage needs no division or modulo.
@@ -80,26 +84,31 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     fire = f"{seq.fire} && {here}"
 
     # the push side: position counters, the table lookups, the line buffer
-    extents = ([g.images] if g.images > 1 else []) + [g.hp, g.wp, g.c]
+    # a push moves one input token: g.lanes channels of a position
+    extents = ([g.images] if g.images > 1 else []) + [g.hp, g.wp, g.per_position]
 
     def completes(position):
         (r, _), (q, _), (c, cw) = position[-3:]
-        return _and(f"{c} == {ulit(g.c - 1, cw)}", _table(b, "emit_rows", g.emit_rows(), r),
+        return _and(f"{c} == {ulit(g.per_position - 1, cw)}", _table(b, "emit_rows", g.emit_rows(), r),
                     _table(b, "emit_cols", g.emit_cols(), q))
 
-    loop = push_emit(b, fire, seq.loops[-1].last, main.out_channels, extents, completes, main.folds)
+    emits = main.out_channels // main.pe
+    loop = push_emit(b, fire, seq.loops[-1].last, emits, extents, completes, main.folds)
     push, emitting, (co, cow), co_last = loop.push, loop.emitting, loop.index, loop.last_emit
     writes = emitting if loop.fold is None else f"{emitting} && {loop.writes}"  # an output is written
     (r, rw), (q, qw), _ = loop.position[-3:]
     real = b.wire("real", 1, _and(_table(b, "real_rows", g.real_rows(), r), _table(b, "real_cols", g.real_cols(), q)))
     b.move(main.read, f"{here} && {push} && {real}")
     width = x_type.width
-    value = b.wire("px", width, f"{real} ? {main.read}_tdata : {ulit(0, width)}")
+    value = b.wire("px", g.lanes * width, f"{real} ? {main.read}_tdata : {ulit(0, g.lanes * width)}")
     taps = g.taps * g.c
     snapshot = b.net("snapshot", taps * width)
+    # the line buffer holds tokens: its snapshot is the same bits as one of single elements, element c of tap t
+    # at (t * C + c) * W
     b.instance(
         "hlsf_line_buffer",
-        (("WIDTH", str(width)), ("C", str(g.c)), ("WP", str(g.wp)), ("KH", str(g.kh)), ("KW", str(g.kw)),
+        (("WIDTH", str(g.lanes * width)), ("C", str(g.per_position)), ("WP", str(g.wp)), ("KH", str(g.kh)),
+         ("KW", str(g.kw)),
          ("DH", str(g.dh)), ("DW", str(g.dw))),
         "u_lb",
         (("ap_clk", "ap_clk"), ("ap_rst_n", "ap_rst_n"), ("push", f"{fire} && {push}"), ("capture", loop.completes),
@@ -124,21 +133,31 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         pixel = b.odometer("out", [g.oh, g.ow], f"{fire} && {emitting} && {co_last}")
 
     head = stage.head
-    if main.op == "conv2d":
-        result = _conv(b, main, arrays, fire, emitting, loop, tap, x_type, head_type)
-    elif main.op == "max_pool2d":
-        result = _max_pool(b, g, pixel, co, cow, tap, x_type, head_type)
-    else:
-        result = _avg_pool(b, main, pixel, co, cow, tap, x_type, head_type)
-    out = emit_epilogue(b, main, head, result, arrays, here, fire, writes)
+    results = []
+    for lane in range(main.pe):  # output channel co * PE + lane
+        channel = (co, cow)
+        if main.pe > 1:
+            w = bits_for(main.out_channels)
+            # with PE = Cout the emit counter stays 0: the lane is the channel (and PE would not fit w bits)
+            expr = ulit(lane, w) if emits == 1 else f"{zext(co, cow, w)} * {ulit(main.pe, w)} + {ulit(lane, w)}"
+            channel = (b.wire(f"co{lane}", w, expr), w)
+        tag = f"l{lane}_" if main.pe > 1 else ""
+        if main.op == "conv2d":
+            results.append(_conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag))
+        elif main.op == "max_pool2d":
+            results.append(_max_pool(b, g, pixel, channel, tap, x_type, head_type, tag))
+        else:
+            results.append(_avg_pool(b, main, pixel, channel, tap, x_type, head_type, tag))
+    out = emit_epilogue(b, main, head, results if main.pe > 1 else results[0], arrays, here, fire, writes)
     return b.build(f"{main.op} '{head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out), state)
 
 
-def _conv(b, main, arrays, fire, emitting, loop, tap, x_type, head_type) -> str:
-    """Output channel co's products of this fold: lane s computes product j = main.product(fold, s), tap
-    j // CG and input channel j % CG of co's group, added to the partial sum of the earlier folds."""
+def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag="") -> str:
+    """Output channel ``channel``'s products of this fold (lane ``lane`` of the emit's PE): SIMD lane s computes
+    product j = main.product(fold, s), tap j // CG and input channel j % CG of the channel's group, added to
+    the partial sum of the earlier folds."""
     g = main.geometry
-    (co, cow), fold = loop.index, loop.fold
+    (co, cow), fold = channel, loop.fold
     wt = main.weights
     w_type = b.dtype(wt)
     cg, cout = main.channels_per_group, main.out_channels
@@ -148,18 +167,19 @@ def _conv(b, main, arrays, fire, emitting, loop, tap, x_type, head_type) -> str:
         weights = arrays[wt]
     offset = None
     if main.groups > 1:
-        # co's group: advances every Cout/groups output channels; its first input channel is group * Cin/groups
-        step = f"{fire} && {emitting}" + ("" if fold is None else f" && {loop.writes}")
-        gco, gw = b.counter("gco", cout // main.groups, step)
-        grp, pw = b.counter("grp", main.groups, f"{step} && {gco} == {ulit(cout // main.groups - 1, gw)}")
+        # the channel's group g = channel / (Cout/groups); its first input channel g * Cin/groups, per emit
         bw = bits_for(g.c)
-        offset = (b.wire("gbase", bw, f"{zext(grp, pw, bw)} * {ulit(cg, bw)}"), bw)
+        per_group = cout // main.groups
+        emit, ew = loop.index
+        bases = [(e * main.pe + lane) // per_group * cg for e in range(cout // main.pe)]
+        table = b.rom(f"{tag}gbase", len(bases), bw, mem_lines(bases, bw))
+        offset = (b.wire(f"{tag}gbase", bw, f"{table}[{emit}]"), bw)
     wi = b.index(weights)
     terms = []
     for t in range(main.simd):
         if fold is None:
             k, ci = divmod(t, cg)
-            x = tap(k * g.c + ci, offset, f"{t}")
+            x = tap(k * g.c + ci, offset, f"{tag}{t}")
             wix = f"{ulit(t * cout, wi)} + {zext(co, cow, wi)}"
         else:
             # lane t reads snapshot element (j // CG) * C + j % CG and weight j * COUT + co, j = t * FOLDS + fold
@@ -169,22 +189,23 @@ def _conv(b, main, arrays, fire, emitting, loop, tap, x_type, head_type) -> str:
             at = f"{table}[{fold[0]}]"
             if offset is not None:
                 at += f" + {zext(offset[0], offset[1], tb)}"
-            x = tap(0, (b.wire(f"at_{t}", tb, at), tb), f"{t}")
-            wix = b.wire(f"wix_{t}", wi, f"{ulit(js[0] * cout, wi)} + {zext(fold[0], fold[1], wi)} * "
+            x = tap(0, (b.wire(f"{tag}at_{t}", tb, at), tb), f"{tag}{t}")
+            wix = b.wire(f"{tag}wix_{t}", wi, f"{ulit(js[0] * cout, wi)} + {zext(fold[0], fold[1], wi)} * "
                          f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
-        wraw = b.wire(f"wt_{t}", w_type.width, f"{weights}[{wix}]")
-        xa = b.wire(f"xa_{t}", XW, sext64(x, x_type), signed=True)
-        wb = b.wire(f"wb_{t}", XW, sext64(wraw, w_type), signed=True)
-        terms.append(b.wire(f"pr_{t}", XW, f"{xa} * {wb}", signed=True))
-    acc = fold_sum(b, terms, fire, emitting, loop, "acc")
+        wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
+        xa = b.wire(f"{tag}xa_{t}", XW, sext64(x, x_type), signed=True)
+        wb = b.wire(f"{tag}wb_{t}", XW, sext64(wraw, w_type), signed=True)
+        terms.append(b.wire(f"{tag}pr_{t}", XW, f"{xa} * {wb}", signed=True))
+    acc = fold_sum(b, terms, fire, emitting, loop, f"{tag}acc")
     b.comment("conv2d: the exact dot product, assigned once to the head's type")
-    result = b.net("v_head", head_type.width)
-    b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), "u_head",
+    result = b.net(f"{tag}v_head", head_type.width)
+    b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
                (("in_data", acc), ("in_sticky", "1'b0"), ("out_data", result)))
     return result
 
 
-def _max_pool(b, g, pixel, co, cow, tap, x_type, head_type) -> str:
+def _max_pool(b, g, pixel, channel, tap, x_type, head_type, tag="") -> str:
+    co, cow = channel
     oy, ox = pixel if pixel is not None else (("", 1), ("", 1))  # without padding every tap is real
     rows = [_table(b, f"tap_row{kh}", g.tap_rows(kh), oy[0]) for kh in range(g.kh)]
     cols = [_table(b, f"tap_col{kw}", g.tap_cols(kw), ox[0]) for kw in range(g.kw)]
@@ -192,32 +213,32 @@ def _max_pool(b, g, pixel, co, cow, tap, x_type, head_type) -> str:
     for kh, row_ok in enumerate(rows):
         for kw, col_ok in enumerate(cols):
             t = kh * g.kw + kw
-            x = tap(t * g.c, (co, cow), f"{t}")
-            xv = b.wire(f"xv_{t}", XW, sext64(x, x_type), signed=True)
-            real = b.wire(f"in_{t}", 1, _and(row_ok, col_ok))
+            x = tap(t * g.c, (co, cow), f"{tag}{t}")
+            xv = b.wire(f"{tag}xv_{t}", XW, sext64(x, x_type), signed=True)
+            real = b.wire(f"{tag}in_{t}", 1, _and(row_ok, col_ok))
             if best is None:
                 # the first tap seeds the maximum; later real taps replace it when none was found yet or greater
-                best, found = b.wire(f"best_{t}", XW, xv, signed=True), b.wire(f"found_{t}", 1, real)
+                best, found = b.wire(f"{tag}best_{t}", XW, xv, signed=True), b.wire(f"{tag}found_{t}", 1, real)
                 continue
             take = f"{real} && (!{found} || {xv} > {best})"
-            best = b.wire(f"best_{t}", XW, f"({take}) ? {xv} : {best}", signed=True)
-            found = b.wire(f"found_{t}", 1, f"{found} || {real}")
+            best = b.wire(f"{tag}best_{t}", XW, f"({take}) ? {xv} : {best}", signed=True)
+            found = b.wire(f"{tag}found_{t}", 1, f"{found} || {real}")
     b.unused(found)
-    result = b.net("v_head", head_type.width)
-    b.instance("hlsf_assign", assign_params(x_type.frac, head_type), "u_head",
+    result = b.net(f"{tag}v_head", head_type.width)
+    b.instance("hlsf_assign", assign_params(x_type.frac, head_type), f"u_{tag}head",
                (("in_data", best), ("in_sticky", "1'b0"), ("out_data", result)))
     return result
 
 
-def _avg_pool(b, main, pixel, co, cow, tap, x_type, head_type) -> str:
+def _avg_pool(b, main, pixel, channel, tap, x_type, head_type, tag="") -> str:
     g = main.geometry
-    terms = [b.wire(f"xv_{t}", XW, sext64(tap(t * g.c, (co, cow), f"{t}"), x_type), signed=True)
+    terms = [b.wire(f"{tag}xv_{t}", XW, sext64(tap(t * g.c, channel, f"{tag}{t}"), x_type), signed=True)
              for t in range(g.taps)]
-    total = b.wire("total", XW, " + ".join(terms), signed=True)
+    total = b.wire(f"{tag}total", XW, " + ".join(terms), signed=True)
     fmt = main.accumulator
     num = total
     if fmt.width < XW:
-        num = b.wire("num", fmt.width, f"{total}[{fmt.width - 1}:0]")
+        num = b.wire(f"{tag}num", fmt.width, f"{total}[{fmt.width - 1}:0]")
         b.unused(f"{total}[{XW - 1}:{fmt.width}]")
     if main.divisor is not None:
         divisors, sel = [main.divisor], "1'b0"
@@ -232,4 +253,4 @@ def _avg_pool(b, main, pixel, co, cow, tap, x_type, head_type) -> str:
         table = b.rom("count_sel", pixels, sw, mem_lines(picks, sw))
         at = b.wire("pix", pw, f"{zext(oy, ow_, pw)} * {ulit(g.ow % (1 << pw), pw)} + {zext(ox, xw, pw)}")
         sel = b.wire("sel", sw, f"{table}[{at}]")
-    return quotient(b, num, fmt, x_type.frac, divisors, sel, head_type, "v_head")
+    return quotient(b, num, fmt, x_type.frac, divisors, sel, head_type, f"{tag}v_head")

@@ -12,10 +12,12 @@
 //     ..  | pad  x   x   x   x   x  pad|
 //         +----------------------------+
 //
-// hlsf::line_buffer<T, C, WP, KH, KW, DH, DW>:
+// hlsf::line_buffer<T, C, WP, KH, KW, DH, DW, L = 1>:
 //   push(q, c, v)      value v of channel c of the position at padded column q. Call it for every padded
 //                      position in row-major order, channels 0..C-1 in order (T(0) for padding). After the
 //                      push of channel C-1 of position (r, q) the window holds the window ending at (r, q).
+//   push(q, c, v) L times per iteration, for channels c*L .. c*L + L - 1 of one input token (L lanes): the
+//                      stored rows are partitioned L ways along the channels so that they take L writes at once
 //   snapshot(taps)     copy that window's taps into taps[KH*KW*C], tap-major ((kh*KW + kw)*C + c: the order
 //                      of a conv2d HWIO weight slice). The stage emits a window's outputs from its snapshot
 //                      while the next positions are pushed (lower/schedule.py: the push/emit loop).
@@ -27,19 +29,21 @@
 
 namespace hlsf {
 
-template <class T, int C, int WP, int KH, int KW, int DH, int DW>
+template <class T, int C, int WP, int KH, int KW, int DH, int DW, int L = 1>
 class line_buffer {
  public:
   typedef T value_type;
   static const int SPAN_H = DH * (KH - 1) + 1;
   static const int SPAN_W = DW * (KW - 1) + 1;
   static const int TAPS = KH * KW;
-  static const int LINE = WP * C;  // pushes between two of the same stored element
+  static const int LINE = WP * C / L;  // iterations between two pushes of the same stored element
+  static_assert(C % L == 0, "line_buffer: L must divide the channels");
 
   line_buffer() {
     // AMD's idiom (hls::Window / hls::LineBuffer): partition the members in the constructor. Stored rows are
     // read together (one memory per row); the window is registers.
 #pragma HLS ARRAY_PARTITION variable=rows_ type=complete dim=1
+#pragma HLS ARRAY_PARTITION variable=rows_ type=cyclic factor=L dim=3
 #pragma HLS ARRAY_PARTITION variable=win_ type=complete dim=0
     // Clearing the window registers costs one cycle. Snapshots never read a stale value anyway, but the
     // compiler cannot prove that for float windows (g++ -O3 warns).

@@ -21,7 +21,7 @@
 //
 //   conv_mac<ACC, TAPS, COUT, GROUPS, SIMD>(acc, taps, w, co, f)   fold f of output channel co of conv2d: the
 //       products taps[t*C + g*CG + ci] * w[(t*CG + ci)*COUT + co] of its lanes, CG = C/GROUPS, g = co /
-//       (COUT/GROUPS) the group of co (GROUPS = C: a depthwise convolution)
+//       (COUT/GROUPS) the group of co (GROUPS = C: a depthwise convolution); w may also be [KH*KW*CG][COUT]
 //   dense_mac<ACC, SIMD>(acc, x, w, n, f)          fold f of output n of dense: x[j] * w[n*K + j]
 //   matmul_mac<ACC, N, SIMD>(acc, x, b, base, n, f)  fold f of output n of a row of matmul: x[j] * b[base + j*N + n]
 //   window_sum<ACC, TAPS>(taps, c)       sum of channel c over the taps (padding was pushed as zeros)
@@ -50,6 +50,28 @@ ACC conv_mac(ACC acc, const T_X (&taps)[NT], const T_W (&w)[NW], int co, int f) 
 #pragma HLS UNROLL
     const int j = s * F + f;
     accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], w[j * COUT + co]));
+  }
+  return acc;
+}
+
+// The same with the weights as rows of COUT (w[j][co]): the form a stage computing PE output channels per cycle
+// declares, its rows banked in blocks of the SIMD lanes and its columns cyclically by PE.
+template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_X, int NT, class T_W, int NP>
+ACC conv_mac(ACC acc, const T_X (&taps)[NT], const T_W (&w)[NP][COUT], int co, int f) {
+#pragma HLS INLINE
+  const int C = NT / TAPS;
+  const int CG = C / GROUPS;
+  const int CO_G = COUT / GROUPS;
+  const int F = TAPS * CG / SIMD;
+  static_assert(NT % TAPS == 0 && C % GROUPS == 0 && COUT % GROUPS == 0,
+                "conv_mac: GROUPS must divide the input and output channels");
+  static_assert(NP == TAPS * CG, "conv_mac: w must hold KH*KW*(Cin/GROUPS) rows of COUT weights");
+  static_assert((TAPS * CG) % SIMD == 0, "conv_mac: SIMD must divide KH*KW*Cin/GROUPS");
+  const int base = (co / CO_G) * CG;
+  for (int s = 0; s < SIMD; ++s) {
+#pragma HLS UNROLL
+    const int j = s * F + f;
+    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], w[j][co]));
   }
   return acc;
 }

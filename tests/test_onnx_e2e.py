@@ -47,7 +47,7 @@ def test_compile_prints_the_design_of_the_onnx_model(compiled):
     table = lines.index("", 2) + 2  # the summary, the resources, a blank line, the header
     kinds = [line.split()[1] for line in lines[table:table + 7]]
     assert kinds == ["window", "window", "window", "window", "map", "rows", "rows"]
-    assert lines[-1] == f"wrote 26 files to {out}"
+    assert lines[-1] == f"wrote 27 files to {out}"
     graph = json.loads((out / "graph.json").read_text())
     assert graph["name"] == "cnn" and graph["inputs"][0]["dtype"] == PRECISION
     assert (out / "hls" / "cnn.cpp").is_file() and (out / "hls" / "tb_cnn.cpp").is_file()
@@ -72,7 +72,7 @@ def test_csim_takes_inputs_in_the_models_layout(compiled, capsys):
     # without --onnx-layout the arrays must already be NHWC
     assert main(["csim", str(out), "--inputs", str(npz)]) == 2
     assert capsys.readouterr().err == (
-        "hlsfuse: error: input 'input': value has shape [1, 3, 8, 8], expected [1, 8, 8, 3]\n"
+        f"hlsfuse: error: {npz}: input 'input': value has shape [1, 3, 8, 8], expected [1, 8, 8, 3]\n"
     )
     nhwc = folder / "x_nhwc.npz"
     np.savez(nhwc, input=inputs["input"].transpose(0, 2, 3, 1))

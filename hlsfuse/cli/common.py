@@ -118,23 +118,21 @@ def read_inputs(path: str, graph: Graph, layout=None) -> dict[str, np.ndarray]:
     return arrays
 
 
-def seed(text: str) -> int:
-    """An argparse type: a random seed, a whole number of at least 0 (numpy's generators take no other)."""
+def _whole(text: str, least: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a seed must be at least 0, not {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{what} at least {least}, not {value}")
     return value
+
+
+def seed(text: str) -> int:
+    """An argparse type: a random seed, a whole number of at least 0 (numpy's generators take no other)."""
+    return _whole(text, 0, "a seed must be")
 
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+    return _whole(text, 1, "must be")

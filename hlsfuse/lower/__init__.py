@@ -89,6 +89,30 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
     return out
 
 
+def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """Per stage, checked: the SIMD of MAC stages; the elements per token of its output and of the inputs read per
+    output element (a map stage's lanes, a window stage's PE); those of a window stage's head input (its lanes:
+    channels per push)."""
+    simd = _by_stage(graph, fold.simd, drafts, "simd",
+                     lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
+    lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", "window"))
+    pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind == "window")
+    kinds = {name: lay.kind for name, lay, _ in drafts}
+    stage_lanes = {name: (pe if kinds[name] == "window" else lanes).get(name, 1) for name in kinds}
+    head_lanes = {name: lanes.get(name, 1) if kinds[name] == "window" else 1 for name in kinds}
+    for name, lay, group in drafts:  # before any converter is sized by them
+        streamed = [*group.nodes, *(t for t, use in lay.uses if use == "post")]
+        check_lanes(f"stage '{name}'", stage_lanes[name], [graph.types[t] for t in streamed],
+                    "pe" if lay.kind == "window" else "lanes")
+        if lay.kind == "window":
+            check_lanes(f"stage '{name}'", head_lanes[name], [graph.types[graph.node(lay.head).inputs[0]]])
+            weights = graph.node(lay.head).inputs[1] if graph.node(lay.head).op == "conv2d" else None
+            if stage_lanes[name] > 1 and weights is not None and weights not in graph.constant_map:
+                raise HlsfuseError(f"fold: stage '{name}': pe needs constant conv2d weights, and '{weights}' is "
+                                   "computed by another stage (its held array is read one output channel at a time)")
+    return simd, stage_lanes, head_lanes
+
+
 def _port_lanes(graph: Graph, options: LowerOptions) -> dict[str, int]:
     """Graph input or output tensor -> lanes of its port."""
     ports = [i.name for i in graph.inputs] + list(graph.outputs)
@@ -131,32 +155,14 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         lay = layout(graph, group)
         ops = "_".join(dict.fromkeys(graph.node(n).op for n in group.nodes))
         drafts.append((namer(f"s{group.id}_{sanitize(ops, 24)}"), lay, group))
-    simd = _by_stage(graph, options.fold.simd, drafts, "simd",
-                     lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
-    lanes = _by_stage(graph, options.fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", "window"))
-    pe = _by_stage(graph, options.fold.pe, drafts, "pe", lambda lay: lay.kind == "window")
-    kinds = {name: lay.kind for name, lay, _ in drafts}
-    # elements per token of a stage's output and of the inputs it reads per output element (a map stage's
-    # lanes, a window stage's PE), and of a window stage's head input (its lanes: channels per push)
-    stage_lanes = {name: (pe if kinds[name] == "window" else lanes).get(name, 1) for name in kinds}
-    head_lanes = {name: lanes.get(name, 1) if kinds[name] == "window" else 1 for name in kinds}
-    for name, lay, group in drafts:  # before any converter is sized by them
-        streamed = [*group.nodes, *(t for t, use in lay.uses if use == "post")]
-        check_lanes(f"stage '{name}'", stage_lanes[name], [graph.types[t] for t in streamed],
-                    "pe" if lay.kind == "window" else "lanes")
-        if lay.kind == "window":
-            check_lanes(f"stage '{name}'", head_lanes[name], [graph.types[graph.node(lay.head).inputs[0]]])
-            weights = graph.node(lay.head).inputs[1] if graph.node(lay.head).op == "conv2d" else None
-            if stage_lanes[name] > 1 and weights is not None and weights not in graph.constant_map:
-                raise HlsfuseError(f"fold: stage '{name}': pe needs constant conv2d weights, and '{weights}' is "
-                                   "computed by another stage (its held array is read one output channel at a time)")
+    simd, stage_lanes, head_lanes = _stage_factors(graph, options.fold, drafts)
     port_lanes = _port_lanes(graph, options)
 
     producer = {i.name: in_ports[i.name] for i in graph.inputs}
     producer.update({group.nodes[-1]: name for name, _, group in drafts})
     # elements per token each stage, port, fork and converter writes
     lanes_out = {in_ports[t]: port_lanes[t] for t in in_ports}
-    lanes_out.update({name: stage_lanes.get(name, 1) for name, _, _ in drafts})
+    lanes_out.update(stage_lanes)
     readers: dict[str, list[tuple[str, str, int]]] = {}  # tensor -> (reader, use, input slot)
     for name, lay, _ in drafts:
         for slot, (tensor, use) in enumerate(lay.uses):

@@ -34,44 +34,43 @@
 
 namespace hlsf {
 
-template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_X, int NT, class T_W, int NW>
-ACC conv_mac(ACC acc, const T_X (&taps)[NT], const T_W (&w)[NW], int co, int f) {
-#pragma HLS INLINE
-  const int C = NT / TAPS;
-  const int CG = C / GROUPS;
-  const int CO_G = COUT / GROUPS;
-  const int F = TAPS * CG / SIMD;
-  static_assert(NT % TAPS == 0 && C % GROUPS == 0 && COUT % GROUPS == 0,
-                "conv_mac: GROUPS must divide the input and output channels");
-  static_assert(NW == TAPS * CG * COUT, "conv_mac: w must hold KH*KW*(Cin/GROUPS)*COUT weights");
-  static_assert((TAPS * CG) % SIMD == 0, "conv_mac: SIMD must divide KH*KW*Cin/GROUPS");
-  const int base = (co / CO_G) * CG;
-  for (int s = 0; s < SIMD; ++s) {
-#pragma HLS UNROLL
-    const int j = s * F + f;
-    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], w[j * COUT + co]));
-  }
-  return acc;
-}
+namespace detail {
 
-// The same with the weights as rows of COUT (w[j][co]): the form a stage computing PE output channels per cycle
-// declares, its rows banked in blocks of the SIMD lanes and its columns cyclically by PE.
-template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_X, int NT, class T_W, int NP>
-ACC conv_mac(ACC acc, const T_X (&taps)[NT], const T_W (&w)[NP][COUT], int co, int f) {
+// Weight (product j, output channel co) of a conv2d's weights: flat, w[j*COUT + co], or as rows of COUT,
+// w[j][co] (the form a stage computing PE output channels per cycle declares: its rows banked in blocks of the
+// SIMD lanes, its columns cyclically by PE). COUNT: how many weights there are.
+template <class W, int COUT>
+struct conv_weights;
+template <class T, int N, int COUT>
+struct conv_weights<T[N], COUT> {
+  static const int COUNT = N;
+  static const T& at(const T (&w)[N], int j, int co) { return w[j * COUT + co]; }
+};
+template <class T, int ROWS, int COUT>
+struct conv_weights<T[ROWS][COUT], COUT> {
+  static const int COUNT = ROWS * COUT;
+  static const T& at(const T (&w)[ROWS][COUT], int j, int co) { return w[j][co]; }
+};
+
+}  // namespace detail
+
+template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_X, int NT, class W>
+ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
 #pragma HLS INLINE
+  typedef detail::conv_weights<W, COUT> weights;
   const int C = NT / TAPS;
   const int CG = C / GROUPS;
   const int CO_G = COUT / GROUPS;
   const int F = TAPS * CG / SIMD;
   static_assert(NT % TAPS == 0 && C % GROUPS == 0 && COUT % GROUPS == 0,
                 "conv_mac: GROUPS must divide the input and output channels");
-  static_assert(NP == TAPS * CG, "conv_mac: w must hold KH*KW*(Cin/GROUPS) rows of COUT weights");
+  static_assert(weights::COUNT == TAPS * CG * COUT, "conv_mac: w must hold KH*KW*(Cin/GROUPS)*COUT weights");
   static_assert((TAPS * CG) % SIMD == 0, "conv_mac: SIMD must divide KH*KW*Cin/GROUPS");
   const int base = (co / CO_G) * CG;
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = s * F + f;
-    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], w[j][co]));
+    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], weights::at(w, j, co)));
   }
   return acc;
 }

@@ -14,15 +14,11 @@ zcu104, and a half, a quarter and an eighth of the unfolded design's DSPs. It pr
 
 It then times the solver on a chain of 1,000 MAC stages (--stages N).
 
---wide K gives every window stage (conv2d, pools) input lanes and a PE by hand: the largest divisors of
-its input and output channels up to K; the solver then picks the SIMDs (it chooses SIMD only).
-
-    python bench/folding.py [--stages N] [--wide K]
+    python bench/folding.py [--stages N]
 """
 
 import argparse
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +27,7 @@ from hlsfuse import GraphBuilder
 from hlsfuse.boards import BOARDS
 from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import load_graph
-from hlsfuse.lower import Folding, LowerOptions, lower
+from hlsfuse.lower import LowerOptions, lower
 from hlsfuse.lower.area import design_area, dsp_of_part
 from hlsfuse.lower.fold import Budget, solve
 
@@ -39,25 +35,15 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
 
 
-def _wide(graph, fusion, k: int) -> Folding:
-    """Every window stage's lanes and PE: the largest divisors of its input and output channels up to ``k``."""
-    def upto(n: int) -> int:
-        return max(d for d in range(1, min(n, k) + 1) if n % d == 0)
-
-    stages = [s for s in lower(graph, fusion).stages if s.kind == "window"]
-    return Folding(lanes=tuple((s.head, upto(s.schedule.main.geometry.c)) for s in stages),
-                   pe=tuple((s.head, upto(s.schedule.main.out_channels)) for s in stages))
-
-
-def _row(graph, fusion, budget: Budget, part: str, wide: Folding):
+def _row(graph, fusion, budget: Budget, part: str):
     dsp = dsp_of_part(part)
     start = time.perf_counter()
-    plan = lower(graph, fusion, LowerOptions(fold=wide))
+    plan = lower(graph, fusion)
     lowered = time.perf_counter() - start
     start = time.perf_counter()
-    simd = solve(graph, fusion, plan, dsp, budget)
+    fold = solve(graph, fusion, plan, dsp, budget)
     solved = time.perf_counter() - start
-    folded = lower(graph, fusion, LowerOptions(fold=replace(wide, simd=tuple(simd.items()))))
+    folded = lower(graph, fusion, LowerOptions(fold=fold))
     area = design_area(graph, folded, dsp)[2]
     macs = sum(s.schedule.macs for s in folded.stages)
     util = macs / (area.multipliers * folded.cycles) if area.multipliers else 0.0
@@ -78,7 +64,6 @@ def chain(stages: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stages", type=int, default=1000, help="MAC stages of the synthetic chain (default 1000)")
-    parser.add_argument("--wide", type=int, default=1, metavar="K", help="window stages' lanes and PE up to K")
     args = parser.parse_args()
     print(f"{'example':<9} {'budget':<20} {'cycles':>7} {'mult':>5} {'dsp':>5} {'bram18':>6} {'MAC util':>8} "
           f"{'solve':>7} {'/lower':>6}")
@@ -86,12 +71,11 @@ def main() -> None:
         graph = load_graph(path)
         fusion = fuse(graph, mode="fpga")
         full = design_area(graph, lower(graph, fusion), dsp_of_part("xczu7ev"))[2]
-        wide = _wide(graph, fusion, args.wide) if args.wide > 1 else Folding()
         budgets = [(f"board {b}", Budget(BOARDS[b].dsp, BOARDS[b].bram18), BOARDS[b].part)
-                   for b in ("pynq-z2", "zcu104")]
+                   for b in ("pynq-z2", "zcu104", "alveo-u250")]
         budgets += [(f"--dsp {full.dsp // k}", Budget(dsp=full.dsp // k), "xczu7ev") for k in (2, 4, 8)]
         for label, budget, part in budgets:
-            cycles, area, util, solved, ratio = _row(graph, fusion, budget, part, wide)
+            cycles, area, util, solved, ratio = _row(graph, fusion, budget, part)
             print(f"{path.stem:<9} {label:<20} {cycles:>7} {area.multipliers:>5} {area.dsp:>5} {area.bram18:>6} "
                   f"{util:>8.3f} {solved:>7.3f} {ratio:>6.2f}")
     graph = chain(args.stages)

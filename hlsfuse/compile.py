@@ -80,7 +80,7 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
     if options.budget.empty or options.fold is not None:  # a folding given is checked against the budget, not solved
         plan = lower(graph, fusion, lower_options)
     else:
-        plan = fit(graph, fusion, lower_options, dsp, options.budget)
+        plan = fit(graph, fusion, lower_options, dsp, options.budget, free_ports=options.port_lanes is None)
     areas, fifos, area = design_area(graph, plan, dsp)
     within(options.budget, plan, areas, area, "the folding given")
     report = report_json(graph, plan, areas, fifos, area, options, dsp)

@@ -20,7 +20,7 @@ from hlsfuse.boards import BOARDS
 from hlsfuse.cli import main
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.fusion import fuse
-from hlsfuse.lower import Folding, LowerOptions, lower
+from hlsfuse.lower import Folding, LowerOptions, lower, refold
 from hlsfuse.lower.area import (
     DSP48E1,
     DSP48E2,
@@ -30,8 +30,9 @@ from hlsfuse.lower.area import (
     dsp_of_part,
     dsp_per_product,
     memory_area,
+    stage_area,
 )
-from hlsfuse.lower.fold import Budget, Choice, _knapsack, choices, fit, read_fold, solve
+from hlsfuse.lower.fold import FOLDABLE, Budget, Choice, _divisors, _knapsack, choices, fit, read_fold, solve
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 from hlsfuse.types import parse_dtype
@@ -196,13 +197,15 @@ def test_design_area_counts_every_stage_and_fifo():
 
 
 def _brute(graph, fusion, plan, budget: Budget):
-    """(cycles, dsp, bram18) of the best folding by exhaustive search over the MAC stages' divisors."""
-    macs = [s for s in plan.stages if s.schedule.multipliers]
+    """(cycles, dsp, bram18) of the best folding by exhaustive search over every foldable stage's choices (the
+    stages without choices and the FIFOs as in ``plan``; each port as wide as it may be)."""
+    folded = [s for s in plan.stages if s.kind in FOLDABLE]
     areas, fifos, _ = design_area(graph, plan, DSP48E2)
-    fixed = sum((areas[s.name] for s in plan.stages if not s.schedule.multipliers), fifos)
-    floor = max([p.type.size for p in (*plan.inputs, *plan.outputs)]
-                + [s.cycles for s in plan.stages if not s.schedule.multipliers])
-    options = [choices(graph, fusion, plan, s, DSP48E2) for s in macs]
+    fixed = sum((areas[s.name] for s in plan.stages if s.kind not in FOLDABLE), fifos)
+    ports = [p.type.size // max(d for d in range(1, 5) if p.type.shape[-1] % d == 0) for p in (*plan.inputs,
+                                                                                               *plan.outputs)]
+    floor = max(ports + [s.cycles for s in plan.stages if s.kind not in (*FOLDABLE, "fork", "convert")])
+    options = [choices(graph, fusion, plan, s, DSP48E2) for s in folded]
     best = None
     for combo in itertools.product(*options):
         cycles = max([floor] + [c.cycles for c in combo])
@@ -217,6 +220,30 @@ def _brute(graph, fusion, plan, budget: Budget):
     return best
 
 
+def test_a_stages_choices_are_the_front_of_all_its_factors():
+    """The choices skip input lanes past the fastest rate: the front of every (lanes, pe, simd) is the same."""
+    graph = small_net()
+    fusion = fuse(graph, mode="fpga")
+    plan = lower(graph, fusion)
+    for stage in plan.stages:
+        if stage.kind != "window":
+            continue
+        main = stage.schedule.main
+        every = []
+        for lanes, pe, simd in itertools.product(_divisors(main.geometry.c), _divisors(main.out_channels),
+                                                 _divisors(main.products)):
+            try:
+                folded = refold(graph, fusion, plan, stage, simd, lanes, pe)
+            except HlsfuseError:
+                continue
+            a = stage_area(graph, folded, DSP48E2)
+            every.append((folded.cycles, a.dsp, a.bram18, a.lut))
+        front = {c for c in every if not any(o != c and all(x <= y for x, y in zip(o, c)) for o in every)}
+        got = {(c.cycles, c.dsp, c.bram18, c.lut) for c in choices(graph, fusion, plan, stage, DSP48E2)}
+        assert got == front, stage.name
+        assert len(every) > len(got)
+
+
 @pytest.mark.parametrize("budget", [Budget(dsp=4), Budget(dsp=9), Budget(dsp=20), Budget(cycles=300),
                                     Budget(cycles=600, dsp=30), Budget(dsp=12, bram18=2)])
 def test_the_solver_is_optimal(budget):
@@ -224,22 +251,21 @@ def test_the_solver_is_optimal(budget):
     fusion = fuse(graph, mode="fpga")
     plan = lower(graph, fusion)
     best = _brute(graph, fusion, plan, budget)
-    simd = solve(graph, fusion, plan, DSP48E2, budget)
-    folded = lower(graph, fusion, LowerOptions(fold=Folding(simd=tuple(simd.items()))))
+    fold = solve(graph, fusion, plan, DSP48E2, budget)
+    folded = lower(graph, fusion, LowerOptions(fold=fold))
     area = design_area(graph, folded, DSP48E2)[2]
-    macs = max(s.cycles for s in folded.stages if s.schedule.multipliers)
     if budget.cycles is not None:
         assert (area.dsp, area.bram18) == best
     else:
-        assert max(macs, best[0]) == best[0] and folded.cycles == best[0]
+        assert folded.cycles == best[0]
         assert area.dsp == best[1]  # every other stage shrunk to the slowest one's rate
 
 
 def test_the_knapsack_is_exact_when_both_budgets_bind():
     rng = np.random.default_rng(11)
     for _ in range(200):
-        options = [[Choice(1, 0, int(rng.integers(0, 6)), int(rng.integers(0, 6))) for _ in range(rng.integers(1, 4))]
-                   for _ in range(rng.integers(1, 5))]
+        options = [[Choice(1, 1, 1, 0, int(rng.integers(0, 6)), int(rng.integers(0, 6)), 0)
+                    for _ in range(rng.integers(1, 4))] for _ in range(rng.integers(1, 5))]
         dsp = int(rng.integers(0, 12))
         combos = [c for c in itertools.product(*options) if sum(x.dsp for x in c) <= dsp]
         pick = _knapsack(options, dsp)

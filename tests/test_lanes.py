@@ -68,8 +68,11 @@ def test_map_stage_of_l_lanes_takes_elements_over_l_iterations_and_converters_fi
     stages = {s.sink: s for s in p.stages if s.kind == "map"}
     assert [stages[n].cycles for n in "abc"] == [48, 32, 96]  # 192 elements / lanes
     converts = [(s.schedule.main.lanes_in, s.schedule.main.lanes_out) for s in p.stages if s.kind == "convert"]
-    # x: 1 -> 6 for b (and a is fed 1 -> 4); a: 4 -> 2 -> 6 for b (gcd), 4 -> 2 for c; b: 6 -> 2 for c, 6 -> 1 out
-    assert sorted(converts) == sorted([(1, 4), (1, 6), (4, 2), (2, 6), (4, 2), (6, 2), (6, 1), (2, 1)])
+    # x: 1 -> 6 for b (and a is fed 1 -> 4); a: 4 -> 6 for b (one gearbox), 4 -> 2 for c; b: 6 -> 2 for c, 6 -> 1 out
+    assert sorted(converts) == sorted([(1, 4), (1, 6), (4, 6), (4, 2), (6, 2), (6, 1), (2, 1)])
+    gearbox = next(s for s in p.stages if s.kind == "convert" and s.schedule.main.lanes_in == 4
+                   and s.schedule.main.lanes_out == 6)
+    assert gearbox.cycles == 48 and gearbox.schedule.main.kept == 4  # 192 / 4 iterations; 6 - gcd(4, 6) kept
     for c in p.channels:
         assert c.tokens * c.lanes == c.type.size
         producer = next((s for s in p.stages if s.name == c.producer), None)
@@ -136,14 +139,14 @@ def test_fold_json_round_trips_lanes_and_ports(tmp_path, capsys):
 
 
 FOLDS = [
-    Folding(lanes=(("a", 4), ("b", 6), ("c", 2))),  # converters through gcd, 1-lane ports
+    Folding(lanes=(("a", 4), ("b", 6), ("c", 2))),  # a gearbox from 4 to 6 lanes, 1-lane ports
     Folding(lanes=(("a", 4), ("b", 6), ("c", 2)), port_lanes=4),
     Folding(lanes=(("a", 3),), ports=(("x", 2), ("c", 4))),
 ]
 
 
 @pytest.mark.gxx
-@pytest.mark.parametrize("fold", FOLDS, ids=["gcd", "ports4", "mixed"])
+@pytest.mark.parametrize("fold", FOLDS, ids=["gearbox", "ports4", "mixed"])
 def test_wide_designs_are_bit_exact_in_csim(fold, tmp_path):
     g = chain()
     design = compile(g, CompileOptions(fold=fold))
@@ -169,6 +172,18 @@ def test_a_map_stage_of_l_lanes_runs_at_elements_over_l_cycles_in_rtlsim(lanes, 
             assert s.cycles == elements // lanes
             assert busy[s.name] == 4 * elements // lanes  # every iteration fired once per frame, 4 frames
     assert result.frame_cycles == elements // min(lanes, 4)  # the ports' transfers bound the design
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("lanes", [(4, 6, 2), (6, 4, 6)], ids=["4to6", "6to4"])
+def test_gearbox_converters_between_lanes_neither_dividing_the_other_run_as_modelled(lanes, tmp_path):
+    g = chain()
+    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=Folding(lanes=tuple(zip("abc", lanes)), port_lanes=2)))
+    a, b = lanes[:2]
+    assert any(s.kind == "convert" and (s.schedule.main.lanes_in, s.schedule.main.lanes_out) == (a, b)
+               for s in p.stages)
+    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)  # bit-exact and cycle-exact vs the model
+    assert result.passed, result.report()
 
 
 @pytest.mark.verilator

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import nn_graphs, op_graphs
 
 import hlsfuse
@@ -76,6 +77,14 @@ def test_engine_delays_the_push_that_completes_a_unit_while_the_snapshot_is_busy
     assert push.tolist() == [0, 1, 2, 6, 7, 11]
     assert emit.tolist() == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
     assert total == 17
+
+
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=12), st.integers(0, 9), st.integers(0, 7))
+def test_engine_iterations_match_the_replayed_timing(gaps, emits, tail):
+    # units completed after random gaps, emitting any number of iterations (0: a stage that only pushes)
+    done = tuple(int(v) for v in np.cumsum(gaps) - 1)
+    engine = Engine(done[-1] + 1 + tail, done, emits)
+    assert engine.iterations == engine.timing[2]
 
 
 def test_strided_windows_spread_their_emission():

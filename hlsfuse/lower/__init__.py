@@ -11,7 +11,6 @@ the same plan into code.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +40,7 @@ __all__ = [
     "actors",
     "links",
     "refold",
+    "check_port",
 ]
 
 
@@ -101,16 +101,20 @@ def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int],
     stage_lanes = {name: (pe if kinds[name] == "window" else lanes).get(name, 1) for name in kinds}
     head_lanes = {name: lanes.get(name, 1) if kinds[name] == "window" else 1 for name in kinds}
     for name, lay, group in drafts:  # before any converter is sized by them
-        streamed = [*group.nodes, *(t for t, use in lay.uses if use == "post")]
-        check_lanes(f"stage '{name}'", stage_lanes[name], [graph.types[t] for t in streamed],
-                    "pe" if lay.kind == "window" else "lanes")
-        if lay.kind == "window":
-            check_lanes(f"stage '{name}'", head_lanes[name], [graph.types[graph.node(lay.head).inputs[0]]])
-            weights = graph.node(lay.head).inputs[1] if graph.node(lay.head).op == "conv2d" else None
-            if stage_lanes[name] > 1 and weights is not None and weights not in graph.constant_map:
-                raise HlsfuseError(f"fold: stage '{name}': pe needs constant conv2d weights, and '{weights}' is "
-                                   "computed by another stage (its held array is read one output channel at a time)")
+        _check_lanes(graph, name, lay, group.nodes, stage_lanes[name], head_lanes[name])
     return simd, stage_lanes, head_lanes
+
+
+def _check_lanes(graph: Graph, name: str, lay, nodes, lanes: int, head_lanes: int) -> None:
+    """Refuse lanes (a window stage's PE) or head lanes that the stage's tensors or weights do not allow."""
+    streamed = [*nodes, *(t for t, use in lay.uses if use == "post")]
+    check_lanes(f"stage '{name}'", lanes, [graph.types[t] for t in streamed], "pe" if lay.kind == "window" else "lanes")
+    if lay.kind == "window":
+        check_lanes(f"stage '{name}'", head_lanes, [graph.types[graph.node(lay.head).inputs[0]]])
+        weights = graph.node(lay.head).inputs[1] if graph.node(lay.head).op == "conv2d" else None
+        if lanes > 1 and weights is not None and weights not in graph.constant_map:
+            raise HlsfuseError(f"fold: stage '{name}': pe needs constant conv2d weights, and '{weights}' is "
+                               "computed by another stage (its held array is read one output channel at a time)")
 
 
 def _port_lanes(graph: Graph, options: LowerOptions) -> dict[str, int]:
@@ -122,13 +126,18 @@ def _port_lanes(graph: Graph, options: LowerOptions) -> dict[str, int]:
             raise HlsfuseError(f"port lanes: '{tensor}' is not a graph input or output of '{graph.name}'")
         out[tensor] = lanes
     for tensor, lanes in out.items():
-        t = graph.types[tensor]
-        check_lanes(f"port '{tensor}'", lanes, [t])
-        if lanes > 1 and (t.dtype.is_float or lanes * t.dtype.bits > PORT_BITS):
-            raise HlsfuseError(f"port '{tensor}': {lanes} lanes of {t.dtype} do not fit a TDATA of at most "
-                               f"{PORT_BITS} bits of fixed-point elements (the C simulation's ap_uint and the "
-                               "native rtlsim driver hold 64)")
+        check_port(tensor, graph.types[tensor], lanes)
     return out
+
+
+def check_port(tensor: str, t, lanes: int) -> None:
+    """Refuse ``lanes`` elements per transfer of the port of ``tensor`` (of type ``t``) unless they divide its
+    innermost dimension and fit PORT_BITS (fixed point only)."""
+    check_lanes(f"port '{tensor}'", lanes, [t])
+    if lanes > 1 and (t.dtype.is_float or lanes * t.dtype.bits > PORT_BITS):
+        raise HlsfuseError(f"port '{tensor}': {lanes} lanes of {t.dtype} do not fit a TDATA of at most "
+                           f"{PORT_BITS} bits of fixed-point elements (the C simulation's ap_uint and the "
+                           "native rtlsim driver hold 64)")
 
 
 def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -> DataflowPlan:
@@ -192,14 +201,12 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
 
     def connect(tensor: str, src: str, dst: str, use: str, slot: int) -> str:
         a, b = lanes_out[src], lanes_in(dst, use, tensor)
-        # a width converter per step, through gcd(a, b) when neither divides the other
-        steps = list(dict.fromkeys((a, math.gcd(a, b), b)))
-        for x, y in zip(steps, steps[1:]):
+        if a != b:  # a width converter
             conv = namer(f"cv_{tensor}")
-            ch_in = channel(tensor, src, conv, x)
+            ch_in = channel(tensor, src, conv, a)
             stage_inputs[conv] = [(ch_in, "copy")]
-            lanes_out[conv] = y
-            after.setdefault(src, []).append({"kind": "convert", "name": conv, "tensor": tensor, "lanes": (x, y)})
+            lanes_out[conv] = b
+            after.setdefault(src, []).append({"kind": "convert", "name": conv, "tensor": tensor, "lanes": (a, b)})
             src = conv
         ch = channel(tensor, src, dst, b)
         if use == "port":
@@ -294,14 +301,20 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
     )
 
 
-def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int) -> Stage:
-    """``stage`` of ``plan`` with its MAC head computing ``simd`` products per iteration (its channels
-    and every other fact unchanged; the plan's timing is not replayed)."""
+def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int | None = None,
+           lanes: int = 1, pe: int = 1) -> Stage:
+    """``stage`` of ``plan`` folded as a Folding entry would fold it (``simd`` of its MAC head, ``lanes`` of a map
+    stage or of a window stage's input, ``pe`` of a window stage), its channels and every other fact unchanged
+    (the plan's timing is not replayed): what the solver costs. Illegal factors raise HlsfuseError."""
     group = next(g for g in fusion.groups if g.id == stage.group)
+    lay = layout(graph, group)
+    window = stage.kind == "window"
+    stage_lanes, head_lanes = (pe, lanes) if window else (lanes, 1)
+    if not window and pe != 1 or stage.kind not in ("map", "window") and lanes != 1:
+        raise HlsfuseError(f"fold: stage '{stage.name}' is a {stage.kind} stage")
+    _check_lanes(graph, stage.name, lay, stage.nodes, stage_lanes, head_lanes)
     ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
-    main = stage.schedule.main
-    schedule = schedule_of(graph, stage.name, layout(graph, group), stage.nodes, ins, stage.outputs, simd,
-                           stage.schedule.lanes, main.geometry.lanes if stage.kind == "window" else 1)
+    schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, simd, stage_lanes, head_lanes)
     return dataclasses.replace(stage, schedule=schedule)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
-from . import DataflowPlan, Folding, LowerOptions, lower, refold
+from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
 from .area import Area, Dsp, design_area, stage_area
 
 __all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
@@ -63,10 +63,15 @@ class Budget:
 
 @dataclass(frozen=True)
 class Choice:
-    simd: int
+    """One folding of a stage (the factors of its Folding entry) and its cost (``stage_area``'s figures)."""
+
+    simd: int | None  # MAC stages
+    lanes: int  # map stages: elements per token; window stages: input channels per push
+    pe: int  # window stages: output channels per emit
     cycles: int
     dsp: int
     bram18: int
+    lut: int
 
 
 def _divisors(n: int) -> list[int]:
@@ -79,19 +84,55 @@ def is_mac(stage) -> bool:
     return stage.schedule.multipliers > 0
 
 
+FOLDABLE = ("map", "window", "rows")
+"""The stage kinds the solver folds; the others (reduce, own) keep one schedule, and the forks and converters
+follow their neighbours (a fork's tokens are its producer's, a converter's iterations those of its busier end)."""
+
+
 def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Dsp) -> list[Choice]:
-    """Every SIMD of a MAC stage with its iterations and resources, the dominated ones dropped, fastest last."""
-    out = []
-    for simd in _divisors(stage.schedule.main.products):
-        folded = refold(graph, fusion, plan, stage, simd)
+    """The stage's foldings that no other beats in cycles, DSPs, BRAM18s and LUTs at once, fastest last.
+
+    A window stage's factors are its input lanes L, PE and (conv2d) SIMD, each a divisor of what it
+    divides; for each (PE, SIMD) the input lanes are tried from 1 up until the stage runs as fast as with
+    all of them (more lanes cost more and gain nothing from there on). A map stage's lanes and a dense or
+    matmul stage's SIMD are tried in full. Illegal combinations (lanes that a broadcast input's innermost
+    run does not allow, PE over weights computed by another stage) are skipped."""
+    main = stage.schedule.main
+
+    def cost(simd, lanes=1, pe=1) -> Choice | None:
+        try:
+            folded = refold(graph, fusion, plan, stage, simd, lanes, pe)
+        except HlsfuseError:
+            return None
         area = stage_area(graph, folded, dsp)
-        out.append(Choice(simd, folded.cycles, area.dsp, area.bram18))
-    out.sort(key=lambda c: (-c.cycles, c.dsp, c.bram18))
-    kept: list[Choice] = []
-    for c in out:  # slower first: keep a choice only if no slower-or-equal one is as cheap in both
-        kept = [k for k in kept if not (c.cycles <= k.cycles and c.dsp <= k.dsp and c.bram18 <= k.bram18)]
-        kept.append(c)
-    return kept
+        return Choice(simd, lanes, pe, folded.cycles, area.dsp, area.bram18, area.lut)
+
+    found: list[Choice | None] = []
+    if stage.kind == "window":
+        simds = _divisors(main.products) if main.op == "conv2d" else [None]
+        lanes = _divisors(main.geometry.c)
+        for pe in _divisors(main.out_channels):
+            for simd in simds:
+                fastest = cost(simd, lanes[-1], pe)
+                if fastest is None:
+                    continue
+                for ll in lanes[:-1]:
+                    found.append(cost(simd, ll, pe))
+                    if found[-1] is not None and found[-1].cycles <= fastest.cycles:
+                        break
+                found.append(fastest)
+    elif stage.kind == "map":
+        inner = graph.types[stage.sink].shape[-1] if graph.types[stage.sink].shape else 1
+        found = [cost(None, ll) for ll in _divisors(inner)]
+    elif stage.kind == "rows":
+        found = [cost(simd) for simd in _divisors(main.products)]
+    else:
+        raise HlsfuseError(f"fold: a {stage.kind} stage has one schedule")
+    out: list[Choice] = []
+    for c in sorted((c for c in found if c is not None), key=lambda c: (c.cycles, c.dsp, c.bram18, c.lut)):
+        if not any(k.dsp <= c.dsp and k.bram18 <= c.bram18 and k.lut <= c.lut for k in out):  # k is as fast
+            out.append(c)
+    return out[::-1]
 
 
 def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | None:
@@ -124,11 +165,12 @@ def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | No
 
 
 def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budget) -> list[Choice] | None:
-    """The cheapest choice per stage meeting ``rate`` within the budget, or None."""
+    """The cheapest choice per stage meeting ``rate`` within the budget (fewest DSPs, then BRAM18s, then
+    LUTs), or None."""
     allowed = [[c for c in opts if c.cycles <= rate] for opts in options]
     if any(not a for a in allowed):
         return None
-    pick = [min(a, key=lambda c: (c.dsp, c.bram18)) for a in allowed]
+    pick = [min(a, key=lambda c: (c.dsp, c.bram18, c.lut)) for a in allowed]
     dsp = fixed.dsp + sum(c.dsp for c in pick)
     bram = fixed.bram18 + sum(c.bram18 for c in pick)
     if budget.dsp is not None and dsp > budget.dsp:
@@ -136,7 +178,7 @@ def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budge
     if budget.bram18 is None or bram <= budget.bram18:
         return pick
     if budget.dsp is None:
-        pick = [min(a, key=lambda c: (c.bram18, c.dsp)) for a in allowed]
+        pick = [min(a, key=lambda c: (c.bram18, c.dsp, c.lut)) for a in allowed]
         return pick if fixed.bram18 + sum(c.bram18 for c in pick) <= budget.bram18 else None
     pick = _knapsack(allowed, budget.dsp - fixed.dsp)
     if pick is None or fixed.bram18 + sum(c.bram18 for c in pick) > budget.bram18:
@@ -144,14 +186,38 @@ def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budge
     return pick
 
 
-def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget) -> dict[str, int]:
-    """The SIMD of every MAC stage of ``plan`` (stage name -> simd) for ``budget``."""
-    macs = [s for s in plan.stages if is_mac(s)]
+def _port_choices(plan: DataflowPlan, free: bool) -> dict[str, list[int]]:
+    """Graph input or output tensor -> the lanes its port may take, fewest first: its own when ``free`` is
+    False (the user gave them), else every count ``check_port`` allows."""
+    out = {}
+    for p in (*plan.inputs, *plan.outputs):
+        allowed = []
+        for lanes in _divisors(p.type.shape[-1] if p.type.shape else 1) if free else [p.lanes]:
+            try:
+                check_port(p.tensor, p.type, lanes)
+            except HlsfuseError:
+                continue
+            allowed.append(lanes)
+        out[p.tensor] = allowed
+    return out
+
+
+def _fmt(c: Choice) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (("simd", c.simd), ("lanes", c.lanes), ("pe", c.pe)) if v not in (None, 1))
+
+
+def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget,
+          free_ports: bool = True) -> Folding:
+    """The folding of ``plan``'s map, window and MAC stages (and, when ``free_ports``, of its ports) for
+    ``budget``: every stage and port by name."""
+    folded = [s for s in plan.stages if s.kind in FOLDABLE]
     areas, fifos, _ = design_area(graph, plan, dsp)
-    fixed = sum((areas[s.name] for s in plan.stages if not is_mac(s)), fifos)
-    floor = max([p.tokens for p in (*plan.inputs, *plan.outputs)]
-                + [s.cycles for s in plan.stages if not is_mac(s)])
-    options = [choices(graph, fusion, plan, s, dsp) for s in macs]
+    fixed = sum((areas[s.name] for s in plan.stages if s.kind not in FOLDABLE), fifos)
+    ports = _port_choices(plan, free_ports)
+    sizes = {p.tensor: p.type.size for p in (*plan.inputs, *plan.outputs)}
+    own = [s for s in plan.stages if s.kind not in (*FOLDABLE, "fork", "convert")]
+    floor = max([sizes[t] // lanes[-1] for t, lanes in ports.items()] + [s.cycles for s in own])
+    options = [choices(graph, fusion, plan, s, dsp) for s in folded]
     where = f"budget {budget.text()}"
     if budget.dsp is not None and fixed.dsp > budget.dsp:
         raise HlsfuseError(f"{where}: the stages without MACs already need {fixed.dsp} DSPs")
@@ -160,45 +226,50 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
         raise HlsfuseError(f"{where}: the design needs {fixed.bram18} BRAM18s before any MAC stage "
                            f"(FIFOs {fifos.bram18}, stage {worst.name} {areas[worst.name].bram18})")
     if budget.cycles is not None:
-        for s, opts in zip(macs, options):
+        for s, opts in zip(folded, options):
             if opts[-1].cycles > budget.cycles:
                 raise HlsfuseError(f"{where}: stage {s.name} needs at least {opts[-1].cycles} cycles per frame "
-                                   f"(with all {opts[-1].simd} products of an output per cycle)")
+                                   f"(folded as wide as it goes: {_fmt(opts[-1]) or 'one element per cycle'})")
         if floor > budget.cycles:
-            slow = max((s for s in plan.stages if not is_mac(s)), key=lambda s: s.cycles, default=None)
+            slow = max(own, key=lambda s: s.cycles, default=None)
             name = f"stage {slow.name}" if slow is not None and slow.cycles == floor else "a port"
             raise HlsfuseError(f"{where}: {name} takes {floor} cycles per frame")
-        pick = _cheapest(options, budget.cycles, fixed, budget)
-        if pick is None:
-            raise HlsfuseError(f"{where}: no folding meets {budget.cycles} cycles per frame within the budget")
-        return {s.name: c.simd for s, c in zip(macs, pick)}
-    rates = sorted({c.cycles for opts in options for c in opts if c.cycles >= floor} | {floor})
-    if _cheapest(options, rates[-1], fixed, budget) is None:
-        field, unit = ("dsp", "DSPs") if budget.dsp is not None and fixed.dsp + sum(
-            min(c.dsp for c in opts) for opts in options) > budget.dsp else ("bram18", "BRAM18s")
-        need = [(min(getattr(c, field) for c in opts), s) for s, opts in zip(macs, options)]
-        total = getattr(fixed, field) + sum(d for d, _ in need)
-        worst_need, worst = max(need, key=lambda p: p[0])
-        raise HlsfuseError(f"{where}: does not fit: folded as far as it goes the design needs {total} {unit}; "
-                           f"stage {worst.name} alone needs {worst_need}")
-    lo, hi = 0, len(rates) - 1  # binary search for the first feasible rate
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _cheapest(options, rates[mid], fixed, budget) is None:
-            lo = mid + 1
-        else:
-            hi = mid
-    pick = _cheapest(options, rates[lo], fixed, budget)
-    return {s.name: c.simd for s, c in zip(macs, pick)}
+        rate = budget.cycles
+    else:
+        rates = sorted({c.cycles for opts in options for c in opts if c.cycles >= floor} | {floor})
+        if _cheapest(options, rates[-1], fixed, budget) is None:
+            field, unit = ("dsp", "DSPs") if budget.dsp is not None and fixed.dsp + sum(
+                min(c.dsp for c in opts) for opts in options) > budget.dsp else ("bram18", "BRAM18s")
+            need = [(min(getattr(c, field) for c in opts), s) for s, opts in zip(folded, options)]
+            total = getattr(fixed, field) + sum(d for d, _ in need)
+            worst_need, worst = max(need, key=lambda p: p[0])
+            raise HlsfuseError(f"{where}: does not fit: folded as far as it goes the design needs {total} {unit}; "
+                               f"stage {worst.name} alone needs {worst_need}")
+        lo, hi = 0, len(rates) - 1  # binary search for the first feasible rate
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _cheapest(options, rates[mid], fixed, budget) is None:
+                lo = mid + 1
+            else:
+                hi = mid
+        rate = rates[lo]
+    pick = _cheapest(options, rate, fixed, budget)
+    if pick is None:
+        raise HlsfuseError(f"{where}: no folding meets {budget.cycles} cycles per frame within the budget")
+    return Folding(simd=tuple((s.name, c.simd) for s, c in zip(folded, pick) if c.simd is not None),
+                   lanes=tuple((s.name, c.lanes) for s, c in zip(folded, pick) if c.lanes != 1),
+                   pe=tuple((s.name, c.pe) for s, c in zip(folded, pick) if c.pe != 1),
+                   ports=tuple((t, next(ll for ll in lanes if sizes[t] // ll <= rate)) for t, lanes in ports.items()))
 
 
-def fit(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, budget: Budget) -> DataflowPlan:
-    """The plan folded by ``solve`` for ``budget`` (starting from ``options``' folding)."""
+def fit(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, budget: Budget,
+        free_ports: bool = True) -> DataflowPlan:
+    """The plan folded by ``solve`` for ``budget`` (ports keep ``options``' lanes unless ``free_ports``)."""
     plan = lower(graph, fusion, options)
     margin = budget
     for _ in range(4):
-        simd = solve(graph, fusion, plan, dsp, margin)
-        folded = lower(graph, fusion, _with_fold(options, simd))
+        fold = solve(graph, fusion, plan, dsp, margin, free_ports)
+        folded = lower(graph, fusion, replace(options, fold=fold))
         total = design_area(graph, folded, dsp)[2]
         over = total.bram18 - budget.bram18 if budget.bram18 is not None else 0
         if over <= 0:
@@ -220,10 +291,6 @@ def within(budget: Budget, plan: DataflowPlan, areas: Mapping[str, Area], total:
         slow = max(plan.stages, key=lambda s: s.cycles)
         raise HlsfuseError(f"budget {budget.text()}: {what} takes {plan.cycles} cycles per frame, more than "
                            f"{budget.cycles}; stage {slow.name} takes {slow.cycles}")
-
-
-def _with_fold(options: LowerOptions, simd: Mapping[str, int]) -> LowerOptions:
-    return replace(options, fold=replace(options.fold, simd=tuple(simd.items())))
 
 
 def fold_json(graph: Graph, plan: DataflowPlan) -> dict:

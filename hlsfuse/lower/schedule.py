@@ -12,9 +12,8 @@ facts here; the backends only spell them.
     map     N / L iterations (L lanes): read a token of every streamed input, compute its L elements,
             write a token of the sink
     fork    N / L iterations: read a token, write it to every output
-    convert N / min(A, B) iterations re-packing tokens of A lanes into tokens of B lanes (one of A, B
-            divides the other): narrowing reads every (A / B)-th iteration and writes every one,
-            widening reads every one and writes every (B / A)-th
+    convert N / min(A, B) iterations re-packing tokens of A lanes into tokens of B lanes (a gearbox:
+            each iteration reads a token when fewer than B elements wait, and writes one when B do)
     window  push/emit loop: each iteration may push one padded input position's channel into the
             line buffer (reading the input, or a zero for padding) and emit one output channel of
             the last completed window, from a snapshot of that window
@@ -171,9 +170,13 @@ class Engine:
         total = int(max(push[-1] + 1, emit[-1] + 1 if emit.size else 0))
         return push, emit, total
 
-    @property
+    @cached_property
     def iterations(self) -> int:
-        return self.timing[2]
+        """``timing``'s iterations per frame without its arrays: the last push is delayed by all the delays D,
+        the last unit's emits follow its completing push, so max(pushes + D, completes[-1] + D + emits + 1)."""
+        done = np.asarray(self.completes, dtype=np.int64)
+        d = int(np.maximum(0, self.emits - np.diff(done)).sum())
+        return max(self.pushes + d, int(done[-1]) + d + self.emits + 1 if self.emits and done.size else 0)
 
     @property
     def writes(self) -> np.ndarray:
@@ -274,8 +277,16 @@ class ForkMain:
 
 @dataclass(frozen=True)
 class ConvertMain:
-    """Tokens of ``lanes_in`` elements re-packed into tokens of ``lanes_out`` (one divides the other), element 0
-    of a token in lane 0: one iteration per token of the narrower side, ``ratio`` of them per wide token."""
+    """Tokens of ``lanes_in`` elements re-packed into tokens of ``lanes_out`` (a gearbox: element 0 of a token in
+    lane 0, any two widths dividing the elements). Per iteration it reads an input token when fewer than
+    ``lanes_out`` elements are kept, then writes an output token when it has ``lanes_out``; so it runs
+    max(tokens in, tokens out) iterations, at most ``kept`` elements wait between them, and the lanes of
+    ``fill`` elements kept (a multiple of gcd(lanes_in, lanes_out)) decide where each element goes:
+
+        4 -> 6 lanes    iteration 0: read 0-3            kept 0-3
+                        iteration 1: read 4-7, write 0-5 kept 6-7
+                        iteration 2: read 8-11, write 6-11
+    """
 
     elements: int  # per frame
     lanes_in: int
@@ -284,27 +295,31 @@ class ConvertMain:
     write: str
 
     def __post_init__(self):
-        wide, narrow = max(self.lanes_in, self.lanes_out), min(self.lanes_in, self.lanes_out)
-        if wide % narrow or self.elements % wide:
+        if self.elements % self.lanes_in or self.elements % self.lanes_out:
             raise HlsfuseError(f"a width converter from {self.lanes_in} to {self.lanes_out} lanes over "
-                               f"{self.elements} elements: one must divide the other, and both the elements")
-
-    @property
-    def ratio(self) -> int:
-        return max(self.lanes_in, self.lanes_out) // min(self.lanes_in, self.lanes_out)
+                               f"{self.elements} elements: both must divide the elements")
 
     @property
     def widens(self) -> bool:
         return self.lanes_out > self.lanes_in
 
     @property
+    def kept(self) -> int:
+        """Elements kept from one iteration to the next, at most."""
+        return max(self.lanes_in, self.lanes_out) - math.gcd(self.lanes_in, self.lanes_out)
+
+    @property
     def iterations(self) -> int:
         return self.elements // min(self.lanes_in, self.lanes_out)
 
     def io(self) -> dict[str, np.ndarray]:
+        a, b = self.lanes_in, self.lanes_out
         every = np.arange(self.iterations, dtype=np.int64)
-        wide = every[::self.ratio] if not self.widens else every[self.ratio - 1::self.ratio]
-        return {self.read: every if self.widens else wide, self.write: wide if self.widens else every}
+        if a >= b:  # every iteration writes; input token r is read by the first output needing element r a
+            return {self.read: np.arange(self.elements // a, dtype=np.int64) * a // b, self.write: every}
+        # every iteration reads; output token o is written once its last element (o + 1) b - 1 is in
+        out = np.arange(1, self.elements // b + 1, dtype=np.int64) * b
+        return {self.read: every, self.write: (out + a - 1) // a - 1}
 
 
 # --------------------------------------------------------------------------

@@ -266,9 +266,8 @@ def fork_schedule(size: int, source: str, outputs: tuple[str, ...], lanes: int =
 
 
 def convert_schedule(elements: int, bits: int, lanes_in: int, lanes_out: int, read: str, write: str) -> Schedule:
-    """A width converter: the wide token being split (narrowing) or gathered (widening) is kept in registers,
-    but for the part that passes straight through in the iteration that reads (or writes) it."""
+    """A width converter: the elements waiting for their output token are kept in registers (those that pass
+    straight through in the iteration that reads them need none)."""
     main = ConvertMain(elements, lanes_in, lanes_out, read, write)
-    kept = (main.ratio - 1) * min(lanes_in, lanes_out)
-    return Schedule("convert", (), main, (registers("wide token", kept, bits),),
-                    (_COUNTERS, State("wide token", "overwritten")))
+    return Schedule("convert", (), main, (registers("kept elements", main.kept, bits),),
+                    (_COUNTERS, State("kept elements and their count", "frame")))

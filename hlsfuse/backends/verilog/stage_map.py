@@ -4,19 +4,21 @@
              input, compute the nodes once per lane (the same counters, each lane's own logic), write
              the sink's token (``lower.schedule.MapMain``)
     fork     one loop: read the input, write it to every output in the same iteration
-    convert  one loop over the narrow side's tokens, ``part`` counting them within a wide token:
-             narrowing reads the wide token in part 0 (passing its part 0 straight through) and keeps
-             it for parts 1..R-1; widening keeps parts 0..R-2 and writes them with the last one
+    convert  the gearbox of ``lower.schedule.ConvertMain``: ``fill`` elements kept; an iteration reads a
+             token of A when fill < B and writes a token of B when fill (+ A) >= B, from the kept
+             elements followed by the token read (one concatenation per possible fill), keeping the rest
 
 A token of L lanes is L x W bits, lane l in bits [l W, (l + 1) W) (element 0 in the low bits).
 """
 
 from __future__ import annotations
 
+import math
+
 from ...lower.plan import Stage
 from .module import ModuleBuilder, StageModule, Update
 from .phase import element_phase, lanes_phase, reads, setup, setup_loops
-from .vlog import ulit
+from .vlog import bits_for, ulit, zext
 
 __all__ = ["build_map", "build_fork", "build_convert"]
 
@@ -55,25 +57,39 @@ def build_convert(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     main = stage.schedule.main
     seq = b.sequence([("re-pack", main.iterations)])
     here = seq.loops[0].here
-    part, pw = b.counter("part", main.ratio, seq.fire)
-    narrow = min(main.lanes_in, main.lanes_out) * b.width(stage.sink)  # bits of a narrow token
-    source = f"{main.read}_tdata"
-    kept = b.reg("wide", (main.ratio - 1) * narrow)
-    if main.widens:
-        b.move(main.read, here)
-        b.move(main.write, f"{here} && {part} == {ulit(main.ratio - 1, pw)}")
-        for p in range(main.ratio - 1):
-            b.updates.append(Update(f"{seq.fire} && {part} == {ulit(p, pw)}",
-                                    f"{kept}[{(p + 1) * narrow - 1}:{p * narrow}]", source))
-        out = f"{{{source}, {kept}}}"
-    else:
-        first = f"{part} == {ulit(0, pw)}"
-        b.move(main.read, f"{here} && {first}")
-        b.move(main.write, here)
-        b.updates.append(Update(f"{seq.fire} && {first}", kept, f"{source}[{main.ratio * narrow - 1}:{narrow}]"))
-        out = f"{source}[{narrow - 1}:0]"
-        for p in range(main.ratio - 1, 0, -1):
-            out = f"{part} == {ulit(p, pw)} ? {kept}[{p * narrow - 1}:{(p - 1) * narrow}] : {out}"
-        out = b.wire("narrow", narrow, out)
-    return b.build(f"'{stage.sink}' from {main.lanes_in} to {main.lanes_out} lanes per transfer",
-                   {main.write: out}, state)
+    a, n = main.lanes_in, main.lanes_out
+    w = b.width(stage.sink)
+    # the elements an iteration holds: those kept, then the token it reads; never more than a
+    # write and the next iteration's kept elements use
+    kept_n = main.kept
+    span = min(a + n - 1, n + kept_n)
+    fill_w = bits_for(kept_n + 1)
+    fill = b.reg("fill", fill_w, ulit(0, fill_w))  # elements kept: a multiple of gcd(A, B)
+    kept = b.reg("kept", kept_n * w)
+    reads = b.wire("reads", 1, f"{fill} < {ulit(n, fill_w)}" if n <= kept_n else "1'b1")
+    joined = "0"
+    for f in range(kept_n, -1, -math.gcd(a, n)):  # one vector per possible fill
+        parts = [f"{kept}[{f * w - 1}:0]"] if f else []
+        if f < n:  # this fill reads: the token goes above the kept elements
+            parts.insert(0, f"{main.read}_tdata")
+        pad = span - f - (a if f < n else 0)
+        vector = "{" + ", ".join(([ulit(0, pad * w)] if pad else []) + parts) + "}"
+        joined = vector if joined == "0" else f"{fill} == {ulit(f, fill_w)} ? {vector} : {joined}"
+    v = b.wire("joined", span * w, joined)
+    have_w = max(bits_for(span + 1), fill_w)  # kept and read: at most span
+    have = b.wire("have", have_w, f"{zext(fill, fill_w, have_w)} + ({reads} ? {ulit(a, have_w)} : {ulit(0, have_w)})")
+    writes = b.wire("writes", 1, f"{have} >= {ulit(n, have_w)}")
+    left = b.wire("left", have_w, f"{have} - ({writes} ? {ulit(n, have_w)} : {ulit(0, have_w)})")
+    b.move(main.read, f"{here} && {reads}")
+    b.move(main.write, f"{here} && {writes}")
+    shifted = f"{v}[{span * w - 1}:{n * w}]"
+    if n + kept_n > span:  # kept elements past what was joined: zeros, never used
+        shifted = f"{{{ulit(0, (n + kept_n - span) * w)}, {shifted}}}"
+    b.updates += [
+        Update(seq.fire, kept, f"{writes} ? {shifted} : {v}[{kept_n * w - 1}:0]"),
+        Update(seq.fire, fill, f"{left}[{fill_w - 1}:0]"),
+    ]
+    out = b.wire("token", n * w, f"{v}[{n * w - 1}:0]")
+    if have_w > fill_w:
+        b.unused(f"{left}[{have_w - 1}:{fill_w}]")
+    return b.build(f"'{stage.sink}' from {a} to {n} lanes per transfer", {main.write: out}, state)

@@ -9,6 +9,7 @@
 //   linebuffer.h  window geometry and the line buffer + window of conv2d / max_pool2d / avg_pool2d stages
 //   mac.h         conv2d and dense multiply-accumulate, window sum and maximum
 //   own.h         slice, pad, concat, transpose stages
+//   convert.h     the width converter (tokens of A lanes re-packed into tokens of B)
 //   opaque.h      softmax, argmax, topk stages
 //
 // Conventions shared by all of them (DESIGN.md sections 2 and 3, docs/numerics.md):
@@ -24,6 +25,7 @@
 #ifndef HLSFUSE_KERNELS_H
 #define HLSFUSE_KERNELS_H
 
+#include "convert.h"
 #include "linebuffer.h"
 #include "mac.h"
 #include "numeric.h"

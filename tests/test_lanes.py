@@ -175,7 +175,7 @@ def test_a_map_stage_of_l_lanes_runs_at_elements_over_l_cycles_in_rtlsim(lanes, 
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("lanes", [(4, 6, 2), (6, 4, 6)], ids=["4to6", "6to4"])
+@pytest.mark.parametrize("lanes", [(4, 6, 2), (6, 4, 6), (2, 3, 12)], ids=["4to6", "6to4", "2to3to12"])
 def test_gearbox_converters_between_lanes_neither_dividing_the_other_run_as_modelled(lanes, tmp_path):
     g = chain()
     p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=Folding(lanes=tuple(zip("abc", lanes)), port_lanes=2)))

@@ -6,8 +6,9 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
     multipliers  a MAC stage's SIMD (products per iteration); every other stage 0
     dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node
     lanes        a map stage's elementwise logic (below) once per lane; a converter from A to B lanes: per
-                 bit of its output token and of its kept elements, a multiplexer over the max(A, B) /
-                 gcd(A, B) numbers of elements it may keep (4:1 per LUT)
+                 bit of each element it holds, a multiplexer over the elements that may land there (a kept
+                 one, or the lanes of the token read, over the possible fills: ``ConvertMain.sources``; 4:1
+                 per LUT, none for one source), and per kept bit a LUT choosing to shift it or hold it
     memories     each Buffer that is a memory or a ROM, bank by bank: a bank of depth ceil(elements / banks)
                  and ``width`` bits holds fewer than LUTRAM_BITS bits -> LUTRAM, else BRAM18s (the best
                  of the BRAM18 aspect ratios); FIFOs (channels) by the same rule, SRLs below it
@@ -173,11 +174,10 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         if node.op == "mul":
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
-    if stage.kind == "convert":  # per output and kept bit, a multiplexer over the possible fills (4:1 per LUT)
+    if stage.kind == "convert":  # per bit held, a multiplexer over its sources; per kept bit, shift or hold
         main = schedule.main
-        fills = max(main.lanes_in, main.lanes_out) // math.gcd(main.lanes_in, main.lanes_out)
-        bits = (main.lanes_out + main.kept) * graph.types[stage.sink].dtype.bits
-        out += Area(lut=bits * math.ceil(fills / 4))
+        muxes = sum(math.ceil(n / 4) for n in main.sources() if n > 1) + main.kept
+        out += Area(lut=muxes * graph.types[stage.sink].dtype.bits)
     if schedule.multipliers:
         head = graph.node(stage.head)
         x, w = (graph.types[i].dtype for i in head.inputs[:2])

@@ -312,6 +312,24 @@ class ConvertMain:
     def iterations(self) -> int:
         return self.elements // min(self.lanes_in, self.lanes_out)
 
+    @property
+    def span(self) -> int:
+        """Elements an iteration holds at most: those kept, then the token read."""
+        step = math.gcd(self.lanes_in, self.lanes_out)
+        last_read = min(self.kept, self.lanes_out - 1) // step * step  # the largest fill that reads
+        return max(self.kept, last_read + self.lanes_in)
+
+    def sources(self) -> tuple[int, ...]:
+        """Per element held (0 .. span - 1), how many different elements it may come from over the possible
+        fills: a kept element, or one lane of the token read (a dividing pair needs one or two)."""
+        a, b, step = self.lanes_in, self.lanes_out, math.gcd(self.lanes_in, self.lanes_out)
+        out = []
+        for p in range(self.span):
+            kept = any(p < f for f in range(0, self.kept + 1, step))
+            lanes = {p - f for f in range(0, min(self.kept, b - 1) + 1, step) if 0 <= p - f < a}
+            out.append(int(kept) + len(lanes))
+        return tuple(out)
+
     def io(self) -> dict[str, np.ndarray]:
         a, b = self.lanes_in, self.lanes_out
         every = np.arange(self.iterations, dtype=np.int64)

@@ -210,7 +210,9 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         if lay.kind == "window":
             main = window_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
             g = main.geometry
-            own = [Buffer("line buffer", g.line_buffer, x_bits), Buffer("window", g.window, x_bits, registers=True),
+            # the stored rows, each its own memory, each split into L banks along the channels (linebuffer.h)
+            own = [Buffer("line buffer", g.line_buffer, x_bits, banks=max(1, (g.span_h - 1) * g.lanes)),
+                   Buffer("window", g.window, x_bits, registers=True),
                    Buffer("snapshot", g.taps * g.c, x_bits, registers=True)]
             macs = g.images * g.oh * g.ow * main.out_channels * main.products if node.op == "conv2d" else 0
         else:

@@ -59,10 +59,7 @@ def build_convert(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     here = seq.loops[0].here
     a, n = main.lanes_in, main.lanes_out
     w = b.width(stage.sink)
-    # the elements an iteration holds: those kept, then the token it reads; never more than a
-    # write and the next iteration's kept elements use
-    kept_n = main.kept
-    span = min(a + n - 1, n + kept_n)
+    kept_n, span = main.kept, main.span  # the elements an iteration holds: those kept, then the token read
     fill_w = bits_for(kept_n + 1)
     fill = b.reg("fill", fill_w, ulit(0, fill_w))  # elements kept: a multiple of gcd(A, B)
     kept = b.reg("kept", kept_n * w)
@@ -82,9 +79,9 @@ def build_convert(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     left = b.wire("left", have_w, f"{have} - ({writes} ? {ulit(n, have_w)} : {ulit(0, have_w)})")
     b.move(main.read, f"{here} && {reads}")
     b.move(main.write, f"{here} && {writes}")
-    shifted = f"{v}[{span * w - 1}:{n * w}]"
-    if n + kept_n > span:  # kept elements past what was joined: zeros, never used
-        shifted = f"{{{ulit(0, (n + kept_n - span) * w)}, {shifted}}}"
+    shifted = f"{v}[{span * w - 1}:{n * w}]" if span > n else ""  # what a write leaves
+    if n + kept_n > span:  # kept elements past it: zeros, never used
+        shifted = f"{{{ulit(0, (n + kept_n - span) * w)}{', ' + shifted if shifted else ''}}}"
     b.updates += [
         Update(seq.fire, kept, f"{writes} ? {shifted} : {v}[{kept_n * w - 1}:0]"),
         Update(seq.fire, fill, f"{left}[{fill_w - 1}:0]"),

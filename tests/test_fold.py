@@ -22,10 +22,12 @@ from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.fusion import fuse
 from hlsfuse.lower import Folding, LowerOptions, lower, refold
 from hlsfuse.lower.area import (
+    CONTROL_LUT,
     DSP48E1,
     DSP48E2,
     LUTRAM_BITS,
     bram18,
+    buffer_area,
     design_area,
     dsp_of_part,
     dsp_per_product,
@@ -33,6 +35,7 @@ from hlsfuse.lower.area import (
     stage_area,
 )
 from hlsfuse.lower.fold import FOLDABLE, Budget, Choice, _divisors, _knapsack, choices, fit, read_fold, solve
+from hlsfuse.lower.schedule import ConvertMain
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 from hlsfuse.types import parse_dtype
@@ -179,6 +182,30 @@ def test_memory_rules():
     small = memory_area(4, 32, 16)  # 512 bits per bank: LUTRAM
     assert (small.bram18, small.lutram_bits, small.lut) == (0, 4 * 512, 4 * 16)
     assert LUTRAM_BITS == 1024 and memory_area(2, 64, 16).bram18 == 2
+
+
+def test_a_line_buffer_is_a_memory_per_stored_row_and_lane():
+    graph = small_net()
+    plan = lower(graph, hlsfuse.fuse(graph), LowerOptions(fold=Folding(lanes=(("conv", 4),))))
+    conv = next(s for s in plan.stages if s.head == "conv")
+    buf = next(b for b in conv.schedule.buffers if b.name == "line buffer")
+    g = conv.schedule.main.geometry
+    assert (g.span_h, g.lanes) == (3, 4) and buf.banks == 2 * 4  # linebuffer.h: rows complete, channels cyclic L
+    assert buffer_area(buf) == memory_area(8, g.wp * 4 // 4, buf.width)  # one element per bank and row position
+
+
+def test_a_converter_costs_a_multiplexer_per_bit_by_its_sources():
+    widen = ConvertMain(48, 1, 16, "r", "w")  # element p: kept, or the token's one lane when the fill is p
+    assert (widen.kept, widen.span, widen.sources()) == (15, 16, (2,) * 15 + (1,))
+    gearbox = ConvertMain(48, 4, 6, "r", "w")  # fills 0, 2, 4: element 2 takes lane 2 (fill 0), lane 0 (fill 2)
+    assert (gearbox.kept, gearbox.span, gearbox.sources()) == (4, 8, (2, 2, 3, 3, 2, 2, 1, 1))
+    graph = small_net()
+    plan = lower(graph, hlsfuse.fuse(graph), LowerOptions(fold=Folding(lanes=(("conv", 4),))))
+    areas = design_area(graph, plan, DSP48E2)[0]
+    conv = next(s for s in plan.stages if s.kind == "convert" and s.schedule.main.lanes_in == 1)
+    main, bits = conv.schedule.main, graph.types[conv.sink].dtype.bits
+    muxes = sum(math.ceil(n / 4) for n in main.sources() if n > 1) + main.kept  # 1 -> 4: 3 x 1 + 3
+    assert muxes == 6 and areas[conv.name].lut == CONTROL_LUT + muxes * bits
 
 
 def test_design_area_counts_every_stage_and_fifo():

@@ -238,6 +238,27 @@ def test_a_frame_count_no_run_could_stream_is_refused_before_building(command, c
                           "exceed the 134217728 elements one run streams; run at most 32768")
 
 
+@pytest.mark.parametrize("driver", ["native", "pyverilator"])
+def test_a_frame_count_no_simulation_finishes_in_time_is_refused_before_building(driver, compiled, capsys,
+                                                                                 monkeypatch):
+    from hlsfuse.sim import rtlsim as module
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("built")
+
+    manifest = json.loads((compiled / "verilog" / "manifest.json").read_text())
+    cycles, latency = manifest["cycles"], manifest["latency"]
+    monkeypatch.setattr(module, "_frames", no_build)
+    if driver == "native":  # its bound is met by designs folded to 8+ cycles per streamed element; not this one
+        monkeypatch.setitem(module.MAX_CYCLES, "native", 1 << 20)
+    frames = module.MAX_CYCLES[driver] // cycles + 1  # streamable (2^27 elements), but over the cycle bound
+    assert main(["rtlsim", str(compiled), "--frames", str(frames), "--driver", driver]) == 2
+    fit = (module.MAX_CYCLES[driver] - latency) // cycles
+    assert capsys.readouterr().err.startswith(
+        f"hlsfuse: error: rtlsim: {frames} frames of {cycles} cycles each exceed the {module.MAX_CYCLES[driver]} "
+        f"cycles one run of the {driver} driver simulates; run at most {fit}")
+
+
 # ------------------------------------------------------------------ OUT edited after compile
 
 

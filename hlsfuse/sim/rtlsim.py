@@ -43,12 +43,17 @@ from ..types import parse_dtype
 from . import cache
 from .csim import Mismatch
 
-__all__ = ["rtlsim", "RtlsimResult", "Run", "DRIVERS", "QUIET_CYCLES", "verilog_dir", "read_manifest", "model_key"]
+__all__ = ["rtlsim", "RtlsimResult", "Run", "DRIVERS", "QUIET_CYCLES", "MAX_CYCLES", "verilog_dir", "read_manifest",
+           "model_key"]
 
 DRIVERS = ("pyverilator", "native")
 QUIET_CYCLES = 64
 """Cycles without any stage or port making progress after which a design counts as deadlocked."""
 MAX_SHOWN = 10
+MAX_CYCLES = {"native": 1 << 30, "pyverilator": 1 << 24}
+"""Most cycles one run simulates, per driver (frames x the plan's cycles per frame + its latency), so that a
+run answers within minutes (the native harness simulated 552,097 cycles of ResNet-8 in under 2 s here, the
+pyverilator driver steps each cycle from Python, far slower); more frames are refused before anything is built."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,7 @@ def read_manifest(vdir: Path) -> dict:
     path = vdir / "manifest.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        for key in ("top", "sim_top", "sim_sources", "ports", "stages", "channels", "cycles"):
+        for key in ("top", "sim_top", "sim_sources", "ports", "stages", "channels", "cycles", "latency"):
             data[key]  # noqa: B018 - presence check
         return data
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -476,6 +481,11 @@ def rtlsim(
     manifest = read_manifest(vdir)
     graph = graph if graph is not None else load_graph(out / "graph.json")
     reference.check_frames(graph, frames, "rtlsim")
+    cycles = frames * manifest["cycles"] + manifest["latency"]
+    if cycles > MAX_CYCLES[driver]:
+        fit = max(1, (MAX_CYCLES[driver] - manifest["latency"]) // max(1, manifest["cycles"]))
+        raise HlsfuseError(f"rtlsim: {frames} frames of {manifest['cycles']} cycles each exceed the "
+                           f"{MAX_CYCLES[driver]} cycles one run of the {driver} driver simulates; run at most {fit}")
     raw_frames = _frames(graph, inputs, frames, seed)
     frames = len(raw_frames)
     golden = [reference.run_raw(graph, f) for f in raw_frames]

@@ -26,11 +26,13 @@ from hlsfuse.lower.area import (
     DSP48E1,
     DSP48E2,
     LUTRAM_BITS,
+    SRL_DEPTH,
     bram18,
     buffer_area,
     design_area,
     dsp_of_part,
     dsp_per_product,
+    fifo_storage,
     memory_area,
     stage_area,
 )
@@ -206,6 +208,21 @@ def test_a_converter_costs_a_multiplexer_per_bit_by_its_sources():
     main, bits = conv.schedule.main, graph.types[conv.sink].dtype.bits
     muxes = sum(math.ceil(n / 4) for n in main.sources() if n > 1) + main.kept  # 1 -> 4: 3 x 1 + 3
     assert muxes == 6 and areas[conv.name].lut == CONTROL_LUT + muxes * bits
+
+
+def test_a_shallow_wide_fifo_is_a_shift_register_in_the_model_and_the_cpp():
+    assert fifo_storage(15, 128) == "srl" and fifo_storage(33, 128) == "memory" and fifo_storage(60, 16) == "auto-srl"
+    graph = hlsfuse.load_graph("examples/residual.json")
+    fold = Folding(lanes=(("conv1", 8), ("conv2", 8)), simd=(("conv1", 18), ("conv2", 18)))
+    design = compile(graph, CompileOptions(fold=fold))
+    wide = [c for c in design.plan.channels if c.lanes == 8]
+    assert wide and all(c.depth <= SRL_DEPTH and c.depth * c.width >= LUTRAM_BITS for c in wide)
+    cpp = design.files["hls/residual.cpp"]
+    for c in design.plan.channels:
+        bound = f"#pragma HLS BIND_STORAGE variable={c.name} type=fifo impl=srl\n" in cpp
+        assert bound == (c in wide)
+    deep = [c for c in design.plan.channels if c.depth > SRL_DEPTH]  # the residual path and conv1's output
+    assert len(deep) == 2 and design.fifos.bram18 == sum(bram18(c.depth, c.width) for c in deep) == 2
 
 
 def test_design_area_counts_every_stage_and_fifo():

@@ -11,7 +11,8 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  per LUT, none for one source), and per kept bit a LUT choosing to shift it or hold it
     memories     each Buffer that is a memory or a ROM, bank by bank: a bank of depth ceil(elements / banks)
                  and ``width`` bits holds fewer than LUTRAM_BITS bits -> LUTRAM, else BRAM18s (the best
-                 of the BRAM18 aspect ratios); FIFOs (channels) by the same rule, SRLs below it
+                 of the BRAM18 aspect ratios); FIFOs (channels) by the same rule, SRLs below it and at
+                 most SRL_DEPTH deep whatever their width (``fifo_storage``)
     ff           register bits (register buffers but ROMs, the partial sum of a folded stage) + CONTROL_FF
     lut          CONTROL_LUT + a width-wide adder per elementwise node + the adder tree of a MAC stage
                  + LUT multipliers + LUTRAM (64 x 1 bits per LUT; an SRL FIFO 32 x 1 per LUT)
@@ -33,6 +34,8 @@ from .schedule import Buffer
 
 __all__ = [
     "LUTRAM_BITS",
+    "SRL_DEPTH",
+    "fifo_storage",
     "LUT_PRODUCT_BITS",
     "FLOAT_MAC_DSP",
     "BRAM18_SHAPES",
@@ -193,16 +196,29 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
     return out
 
 
+SRL_DEPTH = 32
+"""A FIFO at most this deep is a shift register (one SRL32 LUT per bit) whatever its width: the C++ binds it so
+(``BIND_STORAGE type=fifo impl=srl``) where Vitis HLS's default (memory from 1024 bits on) would not."""
+
+
+def fifo_storage(depth: int, width: int) -> str:
+    """How a FIFO of ``depth`` tokens of ``width`` bits is built: "srl" (bound so: at most SRL_DEPTH deep and
+    LUTRAM_BITS bits or more), "auto-srl" (below LUTRAM_BITS bits, Vitis HLS's default SRL) or "memory"."""
+    if depth * width < LUTRAM_BITS:
+        return "auto-srl"
+    return "srl" if depth <= SRL_DEPTH else "memory"
+
+
 def fifo_area(plan: DataflowPlan) -> Area:
-    """The channels' FIFOs (``width`` = lanes x element bits): SRLs (32 bits of depth per LUT) below LUTRAM_BITS
-    bits, else BRAM18s."""
+    """The channels' FIFOs (``width`` = lanes x element bits) by ``fifo_storage``: SRLs (32 bits of depth per
+    LUT), or BRAM18s."""
     out = Area()
     for c in plan.channels:
         width = c.width
-        if c.depth * width < LUTRAM_BITS:
-            out += Area(lutram_bits=c.depth * width, lut=math.ceil(c.depth / 32) * width)
-        else:
+        if fifo_storage(c.depth, width) == "memory":
             out += Area(bram18=bram18(c.depth, width))
+        else:
+            out += Area(lutram_bits=c.depth * width, lut=math.ceil(c.depth / 32) * width)
     return out
 
 

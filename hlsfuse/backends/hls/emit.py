@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ...errors import HlsfuseError
 from ...ir import Graph
+from ...lower.area import fifo_storage
 from ...lower.plan import STAGE_KINDS, DataflowPlan
 from ...resources import hw_dir
 from ..templates import render
@@ -75,6 +76,7 @@ class ChannelView:
     type: str
     depth: int
     note: str
+    srl: bool  # bound to a shift register (lower.area.fifo_storage), not left to the tool's default
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "outputs": tuple(p for p in ports if p.direction == "out"),
         "channels": tuple(
             ChannelView(c.name, ctx.token(c.name), c.depth, f"'{c.tensor}': {c.producer} -> {c.consumer}"
-                        + (f", {c.lanes} lanes" if c.lanes > 1 else ""))
+                        + (f", {c.lanes} lanes" if c.lanes > 1 else ""), fifo_storage(c.depth, c.width) == "srl")
             for c in plan.channels
         ),
         "typedefs": _typedefs(ctx),

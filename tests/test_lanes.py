@@ -24,6 +24,7 @@ from hlsfuse.lower import Folding, LowerOptions, lower
 from hlsfuse.lower.area import design_area, dsp_of_part
 from hlsfuse.lower.elements import Operand, Program, Step, tokens
 from hlsfuse.lower.fold import read_fold
+from hlsfuse.lower.report import stage_table
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
@@ -224,6 +225,9 @@ def test_a_window_stage_pushes_its_lanes_and_emits_its_pe_channels_per_cycle():
     conv = stages["conv"].schedule
     # 8 x 8 padded positions, one 4-channel token each; one output pixel's 8 channels per emit
     assert conv.main.geometry.pushes == 64 and conv.main.engine.emits == 1
+    # the fold column names both of a window stage's lanes as fold.json does
+    table = stage_table(wide, design_area(g, wide, dsp_of_part("xczu7ev"))[0])
+    assert "simd 36/36 lanes 4 pe 8" in table and "simd 3/18 lanes 8 pe 8" in table and "lanes 8 pe 8" in table
     assert conv.multipliers == 8 * 36 and conv.macs == 36 * 36 * 8
     weights = next(b for b in conv.buffers if b.tensor == "w")
     assert (weights.banks, weights.columns, weights.column_banks, weights.parts) == (36, 8, 8, 288)  # all at once

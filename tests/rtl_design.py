@@ -1,6 +1,6 @@
 """Compile graphs to Verilog designs and simulate them, for the tests of the Verilog backend.
 
-    random_fold(graph, rng)        a random legal folding of the graph's MAC stages, map stages and ports
+    random_fold(graph, rng)        a random legal folding of the graph's MAC, map, window and reduce stages and ports
     saved_fold(graph, fold)        the folding as fold.json text
     design(graph, folder)          write OUT/graph.json and OUT/verilog/ for ``graph`` (fpga fusion)
     simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult. A run that passes
@@ -17,9 +17,10 @@ import subprocess
 from pathlib import Path
 
 from hlsfuse.backends.verilog import emit_verilog
+from hlsfuse.errors import HlsfuseError
 from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import graph_to_dict
-from hlsfuse.lower import PORT_BITS, Folding, LowerOptions, actors, links, lower
+from hlsfuse.lower import PORT_BITS, Folding, LowerOptions, actors, links, lower, refold
 from hlsfuse.lower.fold import fold_json
 from hlsfuse.lower.timing import simulate as model_simulate
 from hlsfuse.outdir import with_checksums
@@ -34,8 +35,10 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
     """A random legal folding of ``graph``, drawn from ``rng`` (a random.Random): per MAC stage a SIMD whose folds
     are at most ``max_folds`` (so that random designs stay quick to simulate); half the map stages and a third of
     the ports get lanes dividing their innermost dimensions, half the window stages input lanes (channels per push)
-    and a PE (output channels per emit); the lowering adds the width converters."""
-    plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions())
+    and a PE (output channels per emit), half the reduce stages input lanes (those ``refold`` allows); the lowering
+    adds the width converters."""
+    fusion = fuse(graph, mode="fpga")
+    plan = lower(graph, fusion, LowerOptions())
     simd, lanes, pe = [], [], []
 
     def innermost(s) -> int:  # what lanes (or PE) of the stage's output and per-element inputs must divide
@@ -53,6 +56,16 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
             lanes.append((s.head, rng.choice(_divisors(main.geometry.c))))
             if main.weights is None or main.weights in graph.constant_map:  # pe reads constant weights only
                 pe.append((s.head, rng.choice(_divisors(innermost(s)))))
+        if s.kind == "reduce" and rng.random() < 0.5:
+            source = graph.types[graph.node(s.head).inputs[0]]
+            allowed = []
+            for d in _divisors(source.shape[-1] if source.shape else 1):
+                try:  # the output side (the innermost axis kept) and the phases' operands must allow them too
+                    refold(graph, fusion, plan, s, lanes=d)
+                except HlsfuseError:
+                    continue
+                allowed.append(d)
+            lanes.append((s.head, rng.choice(allowed)))
     ports = []
     for p in (*plan.inputs, *plan.outputs):
         fits = [d for d in _divisors(p.type.shape[-1] if p.type.shape else 1) if d * p.type.dtype.bits <= PORT_BITS]

@@ -111,7 +111,7 @@ def test_lanes_and_pe_on_stages_that_have_none_are_refused():
     b = GraphBuilder("fc", dtype="fixed<8,3>")
     x = b.input("x", [1, 4])
     b.output(b.relu(b.dense(x, b.constant("w", np.ones([2, 4]), dtype="fixed<8,3>"), name="fc"), name="r"))
-    with pytest.raises(HlsfuseError, match="is a rows stage; lanes is for map and window stages"):
+    with pytest.raises(HlsfuseError, match="is a rows stage; lanes is for map, window and reduce stages"):
         plan(b.build(), lanes=(("fc", 2),))
     with pytest.raises(HlsfuseError, match="is a map stage; pe is for window stages"):
         plan(chain(), pe=(("a", 2),))

@@ -20,7 +20,7 @@ from ..fusion import FusionPlan
 from ..ir import Graph
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
-from .schedule import Schedule
+from .schedule import Schedule, reduce_lanes_out
 from .stages import check_lanes, convert_schedule, fork_schedule, layout, phases, schedule_of
 from .timing import Actor, Link, replay
 
@@ -49,7 +49,8 @@ class Folding:
     """The parallelism of each stage and port (docs/folding.md); a stage or port not named runs unfolded."""
 
     simd: tuple[tuple[str, int], ...] = ()  # (stage or node name, products per iteration) of MAC stages
-    lanes: tuple[tuple[str, int], ...] = ()  # (stage or node name, elements per token) of map stages
+    lanes: tuple[tuple[str, int], ...] = ()  # (stage or node name, elements per token) of map stages, a window
+    # stage's input channels per push, a reduce stage's input elements per iteration
     pe: tuple[tuple[str, int], ...] = ()  # (stage or node name, output channels per emit) of window stages
     ports: tuple[tuple[str, int], ...] = ()  # (graph input or output tensor, elements per transfer)
     port_lanes: int = 1  # elements per transfer of every port not in ``ports``
@@ -80,7 +81,7 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
             raise HlsfuseError(f"fold: '{key}' is neither a stage nor a node of graph '{graph.name}'")
         name, lay = stage_of[key]
         if not allowed(lay):
-            kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map and window stages",
+            kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map, window and reduce stages",
                      "pe": "window stages"}[what]
             raise HlsfuseError(f"fold: stage '{name}' (of '{key}') is a {lay.kind} stage; {what} is for {kinds}")
         if out.get(name, value) != value:
@@ -91,26 +92,45 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
 
 def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     """Per stage, checked: the SIMD of MAC stages; the elements per token of its output and of the inputs read per
-    output element (a map stage's lanes, a window stage's PE); those of a window stage's head input (its lanes:
-    channels per push)."""
+    output element (a map stage's lanes, a window stage's PE, a reduce stage's output lanes); those of a window
+    stage's head input (its lanes: channels per push) or of a reduce stage's head and prologue inputs (its
+    lanes)."""
     simd = _by_stage(graph, fold.simd, drafts, "simd",
                      lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
-    lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", "window"))
+    lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", "window", "reduce"))
     pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind == "window")
-    kinds = {name: lay.kind for name, lay, _ in drafts}
-    stage_lanes = {name: (pe if kinds[name] == "window" else lanes).get(name, 1) for name in kinds}
-    head_lanes = {name: lanes.get(name, 1) if kinds[name] == "window" else 1 for name in kinds}
-    for name, lay, group in drafts:  # before any converter is sized by them
-        _check_lanes(graph, name, lay, group.nodes, stage_lanes[name], head_lanes[name])
+    stage_lanes, head_lanes = {}, {}
+    for name, lay, group in drafts:
+        stage_lanes[name], head_lanes[name] = _lanes_of(graph, lay, lanes.get(name, 1), pe.get(name, 1))
+        _check_lanes(graph, name, lay, group.nodes, stage_lanes[name], head_lanes[name])  # before any converter
     return simd, stage_lanes, head_lanes
+
+
+def _lanes_of(graph: Graph, lay, lanes: int, pe: int) -> tuple[int, int]:
+    """(lanes of the output and of the inputs read per output element, lanes of the head input) of a stage given
+    ``lanes`` and ``pe`` by the folding."""
+    if lay.kind == "window":
+        return pe, lanes
+    if lay.kind == "reduce":
+        return reduce_lanes_out(graph, lay.head, lanes), lanes
+    return lanes, 1
 
 
 def _check_lanes(graph: Graph, name: str, lay, nodes, lanes: int, head_lanes: int) -> None:
     """Refuse lanes (a window stage's PE) or head lanes that the stage's tensors or weights do not allow."""
+    where = f"stage '{name}'"
+    if lay.kind == "reduce":  # the input side at head lanes, the output side at (output) lanes
+        prologue, epilogue = phases(graph, nodes, lay.head)
+        source = graph.node(lay.head).inputs[0]
+        check_lanes(where, head_lanes, [graph.types[t] for t in (source, *prologue, *(t for t, use in lay.uses
+                                                                                      if use == "pre"))])
+        check_lanes(where, lanes, [graph.types[t] for t in (lay.head, *epilogue, *(t for t, use in lay.uses
+                                                                                  if use == "post"))])
+        return
     streamed = [*nodes, *(t for t, use in lay.uses if use == "post")]
-    check_lanes(f"stage '{name}'", lanes, [graph.types[t] for t in streamed], "pe" if lay.kind == "window" else "lanes")
+    check_lanes(where, lanes, [graph.types[t] for t in streamed], "pe" if lay.kind == "window" else "lanes")
     if lay.kind == "window":
-        check_lanes(f"stage '{name}'", head_lanes, [graph.types[graph.node(lay.head).inputs[0]]])
+        check_lanes(where, head_lanes, [graph.types[graph.node(lay.head).inputs[0]]])
         weights = graph.node(lay.head).inputs[1] if graph.node(lay.head).op == "conv2d" else None
         if lanes > 1 and weights is not None and weights not in graph.constant_map:
             raise HlsfuseError(f"fold: stage '{name}': pe needs constant conv2d weights, and '{weights}' is "
@@ -184,7 +204,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
             return port_lanes[tensor]
         if use == "copy":  # a fork reads what its producer writes
             return lanes_out[reader]
-        if use == "head":
+        if use in ("head", "pre"):  # a reduce stage's prologue reads its inputs as its head does
             return head_lanes[reader]
         return stage_lanes[reader] if use == "post" else 1
 
@@ -304,14 +324,13 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
 def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int | None = None,
            lanes: int = 1, pe: int = 1) -> Stage:
     """``stage`` of ``plan`` folded as a Folding entry would fold it (``simd`` of its MAC head, ``lanes`` of a map
-    stage or of a window stage's input, ``pe`` of a window stage), its channels and every other fact unchanged
-    (the plan's timing is not replayed): what the solver costs. Illegal factors raise HlsfuseError."""
+    stage or of a window or reduce stage's input, ``pe`` of a window stage), its channels and every other fact
+    unchanged (the plan's timing is not replayed): what the solver costs. Illegal factors raise HlsfuseError."""
     group = next(g for g in fusion.groups if g.id == stage.group)
     lay = layout(graph, group)
-    window = stage.kind == "window"
-    stage_lanes, head_lanes = (pe, lanes) if window else (lanes, 1)
-    if not window and pe != 1 or stage.kind not in ("map", "window") and lanes != 1:
+    if stage.kind != "window" and pe != 1 or stage.kind not in ("map", "window", "reduce") and lanes != 1:
         raise HlsfuseError(f"fold: stage '{stage.name}' is a {stage.kind} stage")
+    stage_lanes, head_lanes = _lanes_of(graph, lay, lanes, pe)
     _check_lanes(graph, stage.name, lay, stage.nodes, stage_lanes, head_lanes)
     ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
     schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, simd, stage_lanes, head_lanes)

@@ -5,6 +5,10 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
 
     multipliers  a MAC stage's SIMD (products per iteration); every other stage 0
     dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node
+    reduce       a reduce stage of L input lanes and L_o output lanes (``ReduceMain.lanes_out``): its prologue's
+                 elementwise logic L times, its head's accumulating adder (comparator) and its epilogue L_o
+                 times, and when the innermost axis is reduced (L_o = 1 < L) the tree combining a token's
+                 lanes, L - 1 adders (comparators) as wide as the accumulator
     lanes        a map stage's elementwise logic (below) once per lane; a converter from A to B lanes: per
                  bit of each element it holds, a multiplexer over the elements that may land there (a kept
                  one, or the lanes of the token read, over the possible fills: ``ConvertMain.sources``; 4:1
@@ -161,19 +165,30 @@ def buffer_area(buf: Buffer) -> Area:
     return memory_area(buf.parts, math.ceil(buf.elements / buf.parts), buf.width)
 
 
+def _copies(stage: Stage, name: str) -> int:
+    """Copies of node ``name``'s logic in ``stage``: one per lane of the loop computing it (a reduce stage's prologue
+    runs over its input lanes, its head's accumulation and its epilogue over its output lanes)."""
+    main = stage.schedule.main
+    if stage.kind == "reduce":
+        return main.lanes if name in main.prologue.nodes else main.lanes_out
+    return stage.schedule.lanes
+
+
 def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
     """The resources of one stage, by the rules of the module docstring."""
     schedule = stage.schedule
     out = Area(lut=CONTROL_LUT, ff=CONTROL_FF)
     for buf in schedule.buffers:
         out += buffer_area(buf)
-    lanes = schedule.lanes
     for name in stage.nodes:
         node = graph.node(name)
         if name == stage.head and schedule.multipliers:
             continue
+        lanes = _copies(stage, name)
         bits = graph.types[name].dtype.bits
         out += Area(lut=lanes * bits)  # per lane, an adder, comparator or multiplexer as wide as the result
+        if name == stage.head and stage.kind == "reduce" and schedule.main.combines:  # the tree over the lanes
+            out += Area(lut=(schedule.main.lanes - 1) * schedule.buffer("accumulators").width)
         if node.op == "mul":
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))

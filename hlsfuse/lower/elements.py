@@ -44,7 +44,7 @@ from ..ir import Graph
 from ..ops import get_op
 
 __all__ = ["Digit", "Operand", "Step", "Program", "PreLoop", "Read", "ElementPhase", "broadcast_digits", "phase",
-           "tokens"]
+           "tokens", "token_digits"]
 
 Digit = tuple[int, int, int]
 """(inner, size, stride): the term ((i / inner) % size) * stride of an index."""
@@ -131,6 +131,25 @@ class ElementPhase:
         return dataclasses.replace(self, count=self.count // lanes, program=tokens(self.program, lanes, where))
 
 
+def token_digits(digits: Sequence[Digit], lanes: int, where: str, what: str) -> tuple[tuple[Digit, ...], int]:
+    """``digits`` of an index over elements rewritten over tokens of ``lanes`` elements (the module docstring):
+    (the digits over the token index, the index's offset per lane). ``what`` names the indexed array in errors."""
+    out, lane = [], 0
+    for inner, size, stride in digits:
+        if inner == 1:
+            if size % lanes:
+                raise HlsfuseError(f"{where}: lanes {lanes} does not divide the innermost run of {size} "
+                                   f"elements of '{what}' it reads")
+            out.append((1, size // lanes, stride * lanes))
+            lane = stride
+        else:
+            if inner % lanes:
+                raise HlsfuseError(f"{where}: lanes {lanes} does not divide the {inner} elements of the "
+                                   f"innermost axes '{what}' is broadcast along")
+            out.append((inner // lanes, size, stride))
+    return tuple(out), lane
+
+
 def tokens(prog: Program, lanes: int, where: str) -> Program:
     """``prog`` over tokens of ``lanes`` elements (the module docstring); ``where`` names the stage."""
     if lanes == 1:
@@ -139,20 +158,7 @@ def tokens(prog: Program, lanes: int, where: str) -> Program:
         raise HlsfuseError(f"{where}: lanes {lanes} does not divide its {prog.count} elements")
 
     def widen(o: Operand) -> Operand:
-        digits, lane = [], 0
-        for inner, size, stride in o.digits:
-            if inner == 1:
-                if size % lanes:
-                    raise HlsfuseError(f"{where}: lanes {lanes} does not divide the innermost run of {size} "
-                                       f"elements of '{o.tensor}' it reads")
-                digits.append((1, size // lanes, stride * lanes))
-                lane = stride
-            else:
-                if inner % lanes:
-                    raise HlsfuseError(f"{where}: lanes {lanes} does not divide the {inner} elements of the "
-                                       f"innermost axes '{o.tensor}' is broadcast along")
-                digits.append((inner // lanes, size, stride))
-        return Operand(o.tensor, o.source, tuple(digits), lane)
+        return Operand(o.tensor, o.source, *token_digits(o.digits, lanes, where, o.tensor))
 
     steps = tuple(Step(s.node, tuple(widen(o) for o in s.operands)) for s in prog.steps)
     return Program(prog.count // lanes, steps)

@@ -1,8 +1,9 @@
 """Folding: how many products per cycle each MAC stage computes, chosen to fit a budget or meet a rate.
 
 A MAC stage (conv2d, dense, matmul) computes SIMD products per iteration, SIMD a divisor of its
-products per output (``schedule.Folded``); every other stage has one schedule. A folding is a SIMD
-per MAC stage, and the solver picks it:
+products per output (``schedule.Folded``); map, window and reduce stages move ``lanes`` elements per
+token (a window stage also PE output channels per emit); own stages have one schedule. A folding is
+these factors per stage (and the ports' lanes), and the solver picks it:
 
     budget (DSPs, BRAM18s)  minimise the cycles per frame, max over stages of their iterations
                             (and the ports' tokens), then give every stage the fewest DSPs (then
@@ -66,7 +67,7 @@ class Choice:
     """One folding of a stage (the factors of its Folding entry) and its cost (``stage_area``'s figures)."""
 
     simd: int | None  # MAC stages
-    lanes: int  # map stages: elements per token; window stages: input channels per push
+    lanes: int  # map stages: elements per token; window stages: input channels per push; reduce: input elements
     pe: int  # window stages: output channels per emit
     cycles: int
     dsp: int
@@ -84,9 +85,9 @@ def is_mac(stage) -> bool:
     return stage.schedule.multipliers > 0
 
 
-FOLDABLE = ("map", "window", "rows")
-"""The stage kinds the solver folds; the others (reduce, own) keep one schedule, and the forks and converters
-follow their neighbours (a fork's tokens are its producer's, a converter's iterations those of its busier end)."""
+FOLDABLE = ("map", "window", "rows", "reduce")
+"""The stage kinds the solver folds; the others (own) keep one schedule, and the forks and converters follow their
+neighbours (a fork's tokens are its producer's, a converter's iterations those of its busier end)."""
 
 
 def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Dsp) -> list[Choice]:
@@ -94,9 +95,10 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
 
     A window stage's factors are its input lanes L, PE and (conv2d) SIMD, each a divisor of what it
     divides; for each (PE, SIMD) the input lanes are tried from 1 up until the stage runs as fast as with
-    all of them (more lanes cost more and gain nothing from there on). A map stage's lanes and a dense or
-    matmul stage's SIMD are tried in full. Illegal combinations (lanes that a broadcast input's innermost
-    run does not allow, PE over weights computed by another stage) are skipped."""
+    all of them (more lanes cost more and gain nothing from there on). A map stage's lanes, a reduce stage's
+    lanes (divisors of its input's innermost dimension) and a dense or matmul stage's SIMD are tried in full.
+    Illegal combinations (lanes that a broadcast input's innermost run or a reduce stage's output does not
+    allow, PE over weights computed by another stage) are skipped."""
     main = stage.schedule.main
 
     def cost(simd, lanes=1, pe=1) -> Choice | None:
@@ -124,6 +126,9 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     elif stage.kind == "map":
         inner = graph.types[stage.sink].shape[-1] if graph.types[stage.sink].shape else 1
         found = [cost(None, ll) for ll in _divisors(inner)]
+    elif stage.kind == "reduce":
+        source = graph.types[graph.node(stage.head).inputs[0]]
+        found = [cost(None, ll) for ll in _divisors(source.shape[-1] if source.shape else 1)]
     elif stage.kind == "rows":
         found = [cost(simd) for simd in _divisors(main.products)]
     else:
@@ -208,7 +213,7 @@ def _fmt(c: Choice) -> str:
 
 def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget,
           free_ports: bool = True) -> Folding:
-    """The folding of ``plan``'s map, window and MAC stages (and, when ``free_ports``, of its ports) for
+    """The folding of ``plan``'s map, window, reduce and MAC stages (and, when ``free_ports``, of its ports) for
     ``budget``: every stage and port by name."""
     folded = [s for s in plan.stages if s.kind in FOLDABLE]
     areas, fifos, _ = design_area(graph, plan, dsp)
@@ -294,8 +299,8 @@ def within(budget: Budget, plan: DataflowPlan, areas: Mapping[str, Area], total:
 
 
 def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
-    """OUT/fold.json: the folding of every MAC and window stage (by head node) and map stage (by its last node),
-    and the lanes of every port (by tensor); editable, and read back by --fold."""
+    """OUT/fold.json: the folding of every MAC, window and reduce stage (by head node) and map stage (by its last
+    node), and the lanes of every port (by tensor); editable, and read back by --fold."""
     stages = {}
     for s in plan.stages:
         main = s.schedule.main
@@ -310,6 +315,10 @@ def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
         elif s.kind == "map":
             stages[s.sink] = {"stage": s.name, "lanes": s.schedule.lanes, "innermost": graph.types[s.sink].shape[-1],
                               "cycles": s.cycles}
+        elif s.kind == "reduce":
+            source = graph.types[graph.node(s.head).inputs[0]].shape
+            stages[s.head] = {"stage": s.name, "lanes": main.lanes, "innermost": source[-1] if source else 1,
+                              "lanes_out": main.lanes_out, "cycles": s.cycles}
     ports = {p.tensor: p.lanes for p in (*plan.inputs, *plan.outputs)}
     return {"graph": graph.name, "fold": stages, "ports": ports}
 
@@ -322,7 +331,8 @@ def _positive(path: str, where: str, value) -> int:
 
 FACTORS = ("simd", "pe", "lanes")
 """The factors a fold.json entry may give: simd (conv2d, dense, matmul), pe (conv2d and pools), lanes (map
-stages: elements per token; window stages: input channels per push)."""
+stages: elements per token; window stages: input channels per push; reduce stages: input elements per
+iteration)."""
 
 
 def read_fold(path: str) -> Folding:
@@ -342,7 +352,7 @@ def read_fold(path: str) -> Folding:
         factors = [f for f in FACTORS if isinstance(entry, dict) and f in entry]
         if not factors:
             raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd' (conv2d, dense, matmul), "
-                               "'pe' (conv2d, pools) or 'lanes' (map stages, and a window stage's input)")
+                               "'pe' (conv2d, pools) or 'lanes' (map stages, and a window or reduce stage's input)")
         for f in factors:
             found[f].append((key, _positive(path, f"fold entry '{key}': {f}", entry[f])))
     ports = data.get("ports", {})

@@ -18,7 +18,8 @@ facts here; the backends only spell them.
             line buffer (reading the input, or a zero for padding) and emit one output channel of
             the last completed window, from a snapshot of that window
     rows    push/emit loop over rows of K inputs, each emitting N outputs (dense, matmul)
-    reduce  N_in iterations accumulating, then N_out iterations emitting
+    reduce  N_in / L iterations accumulating a token of L input elements each, then N_out / L_o iterations
+            emitting a token of L_o output elements (L_o = L when the innermost axis is kept, else 1)
     own     the op's own loop (own.py)
 
 The push/emit loop overlaps reading and writing: a push that completes a window (or a row) copies
@@ -46,7 +47,7 @@ from ..ir import Graph
 from ..ops.nn import pool_counts
 from ..ops.reduce import count as reduce_count
 from ..types import Fmt
-from .elements import Digit, ElementPhase, broadcast_digits
+from .elements import Digit, ElementPhase, broadcast_digits, token_digits
 
 __all__ = [
     "REGISTER_LIMIT",
@@ -63,6 +64,7 @@ __all__ = [
     "RowsMain",
     "ReduceMain",
     "Schedule",
+    "reduce_lanes_out",
 ]
 
 REGISTER_LIMIT = 64
@@ -564,41 +566,70 @@ class RowsMain(Folded):
 @dataclass(frozen=True)
 class ReduceMain:
     """acc[j] combines every input element i whose kept coordinates are j's; j is an index of
-    digits of i (``index``), and i is the first of its output when the ``first`` counters are 0."""
+    digits of i (``index``), and i is the first of its output when the ``first`` counters are 0.
+
+    With ``lanes`` L > 1 an iteration reads a token of L consecutive innermost elements, and ``index`` and
+    ``first`` count tokens (``elements.token_digits``). The output's lanes follow from the axes
+    (``reduce_lanes_out``): when the innermost axis is kept, lane l of a token updates acc[index + l], the
+    accumulators are banked cyclically L ways (bank l holds the j with j % L == l) and the output is written in
+    tokens of ``lanes_out`` = L; when it is reduced, the L lanes belong to one output: they are combined first
+    (a tree of L - 1 adders or comparators) into acc[index], and the output has ``lanes_out`` = 1."""
 
     op: str  # sum | mean | max (global_avg_pool is a mean over H and W)
-    inputs: int  # N_in
-    outputs: int  # N_out
+    inputs: int  # N_in elements
+    outputs: int  # N_out elements
     n: int  # input elements per output (a mean's divisor)
-    prologue: ElementPhase  # over the head's input elements; its result is the value reduced
-    index: tuple[Digit, ...]
-    first: tuple[tuple[int, int], ...]  # (inner, size) counters that are all 0 on an output's first element
+    prologue: ElementPhase  # over the head's input tokens of ``lanes``; its result is the value reduced
+    index: tuple[Digit, ...]  # over input tokens
+    first: tuple[tuple[int, int], ...]  # (inner, size) counters that are all 0 on an output's first token
     accumulator: Fmt | None  # sum/mean on fixed point; max keeps the input's format
-    epilogue: ElementPhase  # over the head's output elements
+    epilogue: ElementPhase  # over the head's output tokens of ``lanes_out``
     writes: tuple[str, ...]
+    lanes: int = 1  # input elements per iteration (per token of the head and prologue inputs)
+    lanes_out: int = 1  # output elements per token: ``lanes`` or 1 (``reduce_lanes_out``)
+
+    @property
+    def in_tokens(self) -> int:
+        return self.inputs // self.lanes
+
+    @property
+    def out_tokens(self) -> int:
+        return self.outputs // self.lanes_out
+
+    @property
+    def combines(self) -> bool:
+        """The lanes of a token update one accumulator (the innermost axis is reduced): a tree combines them."""
+        return self.lanes > 1 and self.lanes_out == 1
+
+    @property
+    def address(self) -> tuple[Digit, ...]:
+        """The accumulator's index within its bank (``index`` over the ``lanes_out`` cyclic banks): every stride of
+        ``index`` is then a multiple of ``lanes_out``."""
+        return tuple((inner, size, stride // self.lanes_out) for inner, size, stride in self.index)
 
     @property
     def iterations(self) -> int:
-        return self.inputs + self.outputs
+        return self.in_tokens + self.out_tokens
 
     def io(self) -> dict[str, np.ndarray]:
-        ins = np.arange(self.inputs, dtype=np.int64)
-        outs = np.arange(self.inputs, self.inputs + self.outputs, dtype=np.int64)
+        ins = np.arange(self.in_tokens, dtype=np.int64)
+        outs = np.arange(self.in_tokens, self.iterations, dtype=np.int64)
         out = {r.channel: ins for r in self.prologue.reads}
         out.update(dict.fromkeys((*(r.channel for r in self.epilogue.reads), *self.writes), outs))
         return out
 
     @cached_property
     def distance(self) -> int:
-        """Iterations between two updates of the same accumulator, at the soonest."""
-        j = np.zeros(self.inputs, dtype=np.int64)
-        i = np.arange(self.inputs, dtype=np.int64)
+        """Iterations between two updates of the same accumulator, at the soonest (each bank sees the same
+        updates, lane l at index + l)."""
+        j = np.zeros(self.in_tokens, dtype=np.int64)
+        i = np.arange(self.in_tokens, dtype=np.int64)
         for inner, size, stride in self.index:
             j += (i // inner) % size * stride
         order = np.argsort(j, kind="stable")
         same = j[order][1:] == j[order][:-1]
         gaps = np.diff(order)[same]
-        return int(gaps.min()) if gaps.size else self.inputs
+        return int(gaps.min()) if gaps.size else self.in_tokens
 
 
 # --------------------------------------------------------------------------
@@ -621,7 +652,7 @@ class Schedule:
     @property
     def lanes(self) -> int:
         """Elements per token of the streamed channels of a map or fork stage, of a window stage's output and
-        epilogue inputs (its PE); 1 for every other kind."""
+        epilogue inputs (its PE), of a reduce stage's input and prologue inputs; 1 for every other kind."""
         return getattr(self.main, "lanes", 1)
 
     @property
@@ -811,7 +842,18 @@ def reduce_axes(graph: Graph, head: str) -> tuple[int, ...]:
     return tuple(range(ndim)) if sig["axes"] is None else normalize_axes(sig["axes"], ndim)
 
 
-def reduce_main(graph: Graph, head: str, prologue: ElementPhase, epilogue: ElementPhase, writes) -> ReduceMain:
+def reduce_lanes_out(graph: Graph, head: str, lanes: int) -> int:
+    """The lanes of a reduce stage's output for ``lanes`` input elements per iteration: ``lanes`` when the
+    input's innermost axis is kept (a token's lanes update consecutive accumulators, and the output's innermost
+    axis is the input's), 1 when it is reduced (they all go into one accumulator)."""
+    ndim = len(graph.sigs[head].shapes[0])
+    return 1 if ndim and ndim - 1 in reduce_axes(graph, head) else lanes
+
+
+def reduce_main(graph: Graph, head: str, prologue: ElementPhase, epilogue: ElementPhase, writes,
+                lanes: int = 1) -> ReduceMain:
+    """``prologue`` and ``epilogue`` over single elements (widened here); ``lanes``: input elements per iteration
+    (a divisor of the input's innermost dimension)."""
     node, sig = graph.node(head), graph.sigs[head]
     source = graph.types[node.inputs[0]]
     axes = reduce_axes(graph, head)
@@ -823,16 +865,22 @@ def reduce_main(graph: Graph, head: str, prologue: ElementPhase, epilogue: Eleme
     acc = None
     if op != "max" and not source.dtype.is_float:
         acc = Fmt.of(source.dtype).accumulate(n).check(f"{node.where()}: the exact sum")
-    first = tuple(dict.fromkeys((d[0], d[1]) for d in broadcast_digits(shape, reduced)))
+    where = node.where()
+    lanes_out = reduce_lanes_out(graph, head, lanes)
+    # over tokens; a digit of size 1 (a run of exactly L elements) is always 0
+    index = tuple(d for d in token_digits(broadcast_digits(shape, kept), lanes, where, node.inputs[0])[0] if d[1] > 1)
+    first = [d for d in token_digits(broadcast_digits(shape, reduced), lanes, where, node.inputs[0])[0] if d[1] > 1]
     return ReduceMain(
         op=op,
         inputs=source.size,
         outputs=graph.types[head].size,
         n=n,
-        prologue=prologue,
-        index=broadcast_digits(shape, kept),
-        first=first,
+        prologue=prologue.widen(lanes, where),
+        index=index,
+        first=tuple(dict.fromkeys((d[0], d[1]) for d in first)),
         accumulator=acc,
-        epilogue=epilogue,
+        epilogue=epilogue.widen(lanes_out, where),
         writes=tuple(writes),
+        lanes=lanes,
+        lanes_out=lanes_out,
     )

@@ -171,8 +171,9 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
     per input channel in order, ``outs``: its output channels; ``simd``: a MAC stage's products per
     iteration (None: all of an output's); ``lanes``: elements per token of the output and the inputs
-    read per output element (a map stage's lanes, a window stage's PE); ``head_lanes``: a window
-    stage's input channels per push."""
+    read per output element (a map stage's lanes, a window stage's PE, a reduce stage's output lanes
+    ``schedule.reduce_lanes_out``); ``head_lanes``: a window stage's input channels per push, a reduce
+    stage's input elements per iteration (its head and prologue inputs' lanes)."""
     by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
         by_use[use].append((channel, tensor))
@@ -189,8 +190,8 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
         buffers = (*held_buffers(graph, held, parts), *phase_buffers(graph, [phase], parts))
         return Schedule("map", held, MapMain(phase.count, phase, outs, lanes), buffers, state)
-    if (lanes != 1 or head_lanes != 1) and lay.kind != "window":
-        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map and window stages have lanes yet, not {lanes}")
+    if (lanes != 1 or head_lanes != 1) and lay.kind not in ("window", "reduce"):
+        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map, window and reduce stages have lanes, not {lanes}")
     node = graph.node(head)
     if lay.kind == "own":
         main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name)
@@ -252,13 +253,19 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
                                   head)
         held = held_inputs(graph, held_pairs, _used(graph, [prologue, epilogue]))
-        main = reduce_main(graph, head, prologue, epilogue, outs)
+        main = reduce_main(graph, head, prologue, epilogue, outs, head_lanes)  # lanes checked by the lowering
+        if main.lanes_out != lanes:
+            raise HlsfuseError(f"stage '{name}': a reduce stage of {head_lanes} input lanes writes "
+                               f"{main.lanes_out}, not {lanes}")
         if main.accumulator is not None:
             acc_bits = main.accumulator.width
         else:  # max keeps the input's type; float32 sums accumulate in double
             acc_bits = 64 if graph.types[source].dtype.is_float and main.op != "max" else graph.types[source].dtype.bits
-        buffers = (memory("accumulators", main.outputs, acc_bits, main.distance), *held_buffers(graph, held),
-                   *phase_buffers(graph, [prologue, epilogue]))
+        # lane l of an output token reads (and of an input token updates, the innermost axis kept) bank l
+        parts = {**lane_parts(main.epilogue, main.lanes_out), **lane_parts(main.prologue, main.lanes)}
+        buffers = (memory("accumulators", main.outputs, acc_bits, main.distance, banks=main.lanes_out,
+                          banking="cyclic"),
+                   *held_buffers(graph, held, parts), *phase_buffers(graph, [main.prologue, main.epilogue], parts))
         return Schedule("reduce", held, main, buffers, (_COUNTERS, State("accumulators", "first")))
     raise HlsfuseError(f"stage '{name}': unknown stage kind '{lay.kind}'")
 

@@ -13,6 +13,13 @@ The accumulator of input element i is j = i with the reduced coordinates dropped
 index counters of the schedule's digits; the element is the first of its output when all its
 reduced coordinates are 0. The accumulators are registers, or a memory updated again no sooner than
 the schedule's distance (a DEPENDENCE pragma says how far), so the loop keeps II=1.
+
+With L > 1 lanes an iteration reads one ``hlsf::lanes`` token per streamed input and runs the
+prologue per lane in a loop unrolled over the lanes. When the innermost axis is kept, lane l updates
+acc[j + l] (the accumulators partitioned cyclically L ways, so every lane has its bank) and an output
+iteration writes a token of L outputs, the epilogue unrolled over its lanes; when it is reduced, the
+lanes' values are first combined by hlsf::tree_sum (tree_max) into one update of acc[j], and the
+output keeps one element per iteration.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import dataclass
 from ...lower.plan import Stage
 from .context import Context
 from .expr import Term, Wheel
-from .phase import Array, Phase, Rom, Setup, Write, accumulator, array, local_roms, phase, setup, wheels, writes
+from .phase import Array, Phase, Rom, Setup, Token, Write, accumulator, array, local_roms, phase, setup, wheels, writes
 from .view import StageView, make_view
 
 __all__ = ["ReduceBody", "view"]
@@ -35,15 +42,16 @@ class ReduceBody:
     iterations: int
     setup: Setup
     roms: tuple[Rom, ...]
-    prologue: Phase  # over the head's input elements; its result is the value reduced
-    epilogue: Phase  # over the head's output elements
-    inputs: int  # IN: elements of the head's input
-    outputs: int  # OUT: elements of the head's output
+    prologue: Phase  # over the head's input tokens; its result is the value reduced (per lane)
+    epilogue: Phase  # over the head's output tokens
+    inputs: int  # IN: input iterations (tokens of the head's input)
+    outputs: int  # OUT: output iterations (tokens of the head's output)
     n: int  # input elements per output element (a mean's divisor)
     acc_type: str  # typedef name of the accumulator
     accumulator: str  # its C++ type
     acc: Array  # the accumulators
-    index: tuple[Term, ...]  # acc's index for the current input element
+    index: tuple[Term, ...]  # acc's index for the current input element (lane)
+    emit_index: tuple[Term, ...]  # acc's index for the current output element (lane)
     first: tuple[str, ...]  # counters that are all 0 on the first element of an output
     first_var: str
     wheels: tuple[Wheel, ...]  # the counters of ``index`` and ``first``
@@ -51,6 +59,24 @@ class ReduceBody:
     head_var: str
     is_float: bool
     writes: tuple[Write, ...]
+    lanes: int  # input elements per iteration
+    lanes_out: int  # output elements per iteration
+    lane: str  # the lane loop's counter (lanes > 1)
+    reads: tuple[Token, ...]  # lanes > 1: the prologue's tokens read
+    tokens: tuple[Token, ...]  # lanes_out > 1: the epilogue's tokens read
+    out_token: str  # lanes_out > 1: the output token's C++ type
+    out_var: str  # lanes_out > 1: the output token
+    values: str  # the innermost axis reduced (lanes > 1): the lanes' values, combined by a tree
+    part: str  # their sum or maximum
+
+    @property
+    def combines(self) -> bool:
+        return self.lanes > 1 and self.lanes_out == 1
+
+
+def _tokens(ctx: Context, reads) -> tuple[Token, ...]:
+    return tuple(Token(r.channel, ctx.token(r.channel), ctx.names.local(f"tok_{r.channel}"), r.var, r.type)
+                 for r in reads)
 
 
 def body(ctx: Context, stage: Stage) -> ReduceBody:
@@ -59,13 +85,20 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
     local = ctx.names.local
     source = ctx.graph.node(stage.head).inputs[0]
     i, o = local("i"), local("o")
-    pre = phase(ctx, main.prologue, {}, i)
+    lane = local("l") if main.lanes > 1 else None
+    pre = phase(ctx, main.prologue, {}, i, lane)
     digits = [(d[0], d[1]) for d in main.index] + list(main.first)
-    terms, counters = wheels(ctx, digits, main.inputs, i, "a")
+    terms, counters = wheels(ctx, digits, main.in_tokens, i, "a")
     head_var = ctx.value(stage.head)
-    post = phase(ctx, main.epilogue, {stage.head: head_var}, o)
+    post = phase(ctx, main.epilogue, {stage.head: head_var}, o, lane if main.lanes_out > 1 else None)
     acc_spelling = ctx.ctype(source) if main.op == "max" else accumulator(main.accumulator)
     acc_type = local("acc_t")
+    index = tuple(Term(terms[(inner, size)].var, stride) for inner, size, stride in main.index)
+    emit_index = (Term(o, 1),)
+    if main.lanes_out > 1:  # lane l: accumulator j + l, in bank l
+        index += (Term(lane, 1),)
+        emit_index = (Term(o, main.lanes_out), Term(lane, 1))
+    out_var = local("tok_out") if main.lanes_out > 1 else ""
     return ReduceBody(
         op=main.op,
         loop=local("t"),
@@ -74,20 +107,30 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
         roms=local_roms(ctx, schedule, {}),
         prologue=pre,
         epilogue=post,
-        inputs=main.inputs,
-        outputs=main.outputs,
+        inputs=main.in_tokens,
+        outputs=main.out_tokens,
         n=main.n,
         acc_type=acc_type,
         accumulator=acc_spelling,
         acc=array(local("acc"), acc_type, schedule.buffer("accumulators")),
-        index=tuple(Term(terms[(inner, size)].var, stride) for inner, size, stride in main.index),
+        index=index,
+        emit_index=emit_index,
         first=tuple(dict.fromkeys(terms[key].var for key in main.first)),
         first_var=local("first"),
         wheels=counters,
         head_type=ctx.ctype(stage.head),
         head_var=head_var,
         is_float=ctx.dtype(source).is_float,
-        writes=writes(main.writes, post.result),
+        writes=writes(main.writes, out_var or post.result),
+        lanes=main.lanes,
+        lanes_out=main.lanes_out,
+        lane=lane or "",
+        reads=_tokens(ctx, pre.reads) if main.lanes > 1 else (),
+        tokens=_tokens(ctx, post.reads) if main.lanes_out > 1 else (),
+        out_token=ctx.token(main.writes[0]) if main.lanes_out > 1 else "",
+        out_var=out_var,
+        values=local("vals") if main.combines else "",
+        part=local("part") if main.combines else "",
     )
 
 

@@ -17,8 +17,8 @@ from .expr import counters, program
 from .module import Assign, ModuleBuilder, Sequencer, Update
 from .vlog import XW, ulit, zext
 
-__all__ = ["setup_loops", "setup", "reads", "element_phase", "lanes_phase", "PushEmit", "push_emit", "fold_sum",
-           "emit_epilogue"]
+__all__ = ["setup_loops", "setup", "reads", "element_phase", "lane_values", "lanes_phase", "PushEmit", "push_emit",
+           "fold_sum", "emit_epilogue"]
 
 
 def setup_loops(schedule: Schedule) -> list[tuple[str, int]]:
@@ -81,11 +81,11 @@ def element_phase(b: ModuleBuilder, ph: ElementPhase, values: dict[str, str], ar
     return values[ph.result]
 
 
-def lanes_phase(b: ModuleBuilder, ph: ElementPhase, lanes: int, tokens: dict[str, str], per_lane: list[dict[str, str]],
-                arrays: dict[str, str], index: tuple[str, int] | None, step: str, prefix: str) -> str:
+def lane_values(b: ModuleBuilder, ph: ElementPhase, lanes: int, tokens: dict[str, str], per_lane: list[dict[str, str]],
+                arrays: dict[str, str], index: tuple[str, int] | None, step: str, prefix: str) -> list[str]:
     """The phase over tokens of ``lanes`` elements: its counters once, its program once per lane (``tokens``: tensor ->
     the token wire read this element, sliced per lane; ``per_lane``: each lane's other values, the head's result);
-    returns the signal of the result token, lane l in bits [l W, (l + 1) W)."""
+    returns the signal of each lane's result."""
     scope = counters(b, ph.program.counters, step, prefix)
     scope[(1, ph.count)] = index
     results = []
@@ -96,6 +96,13 @@ def lanes_phase(b: ModuleBuilder, ph: ElementPhase, lanes: int, tokens: dict[str
             values[tensor] = b.wire(f"v{lane}_{tensor}", w, f"{token}[{(lane + 1) * w - 1}:{lane * w}]")
         values = program(b, ph.program, values, arrays, scope, f"{prefix}{lane}_", lane)
         results.append(values[ph.result])
+    return results
+
+
+def lanes_phase(b: ModuleBuilder, ph: ElementPhase, lanes: int, tokens: dict[str, str], per_lane: list[dict[str, str]],
+                arrays: dict[str, str], index: tuple[str, int] | None, step: str, prefix: str) -> str:
+    """``lane_values`` packed into one token: returns its signal, lane l in bits [l W, (l + 1) W)."""
+    results = lane_values(b, ph, lanes, tokens, per_lane, arrays, index, step, prefix)
     width = lanes * b.width(ph.result)
     return b.wire(f"{prefix}token", width, "{" + ", ".join(reversed(results)) + "}")
 

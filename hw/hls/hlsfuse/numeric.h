@@ -20,6 +20,8 @@
 //   lut_index<W, SIGNED, SHIFT>(x)   table index (X - X_min) >> SHIFT of hlsfuse/lut.py
 //   lut_lookup(x, table)      table[lut_index(x)] with W, SIGNED from x's type and SHIFT from the table size
 //   lanes<T, L>               a token of L elements of T (element 0 first): what a channel of L lanes carries
+//   tree_sum(v) / tree_max(v) the sum (exact in ACC) or maximum of L values, combined pairwise: a tree of
+//                             L - 1 adders or comparators, ceil(log2 L) deep (a reduce stage's lanes)
 #ifndef HLSFUSE_KERNELS_NUMERIC_H
 #define HLSFUSE_KERNELS_NUMERIC_H
 
@@ -279,6 +281,48 @@ template <class T, int L>
 struct lanes {
   T v[L];
 };
+
+// The sum of the L values of v, combined pairwise in ceil(log2 L) levels (value l + 2^k joins value l at level
+// k): a balanced tree of L - 1 adders. ACC must hold every partial sum exactly (a reduce stage's accumulator
+// holds the sum of all its n >= L values), so the order of the additions does not change the result.
+template <class ACC, int L>
+ACC tree_sum(const ACC (&v)[L]) {
+#pragma HLS INLINE
+  ACC s[L];
+#pragma HLS ARRAY_PARTITION variable=s type=complete dim=0
+  for (int l = 0; l < L; ++l) {
+#pragma HLS UNROLL
+    s[l] = v[l];
+  }
+  for (int k = 0; k < ceil_log2(L); ++k) {
+#pragma HLS UNROLL
+    for (int l = 0; l < L; ++l) {
+#pragma HLS UNROLL
+      if (l % (2 << k) == 0 && l + (1 << k) < L) accumulate(s[l], s[l + (1 << k)]);
+    }
+  }
+  return s[0];
+}
+
+// The maximum of the L values of v by the same tree of L - 1 comparators (exact: it is one of them).
+template <class T, int L>
+T tree_max(const T (&v)[L]) {
+#pragma HLS INLINE
+  T s[L];
+#pragma HLS ARRAY_PARTITION variable=s type=complete dim=0
+  for (int l = 0; l < L; ++l) {
+#pragma HLS UNROLL
+    s[l] = v[l];
+  }
+  for (int k = 0; k < ceil_log2(L); ++k) {
+#pragma HLS UNROLL
+    for (int l = 0; l < L; ++l) {
+#pragma HLS UNROLL
+      if (l % (2 << k) == 0 && l + (1 << k) < L && s[l + (1 << k)] > s[l]) s[l] = s[l + (1 << k)];
+    }
+  }
+  return s[0];
+}
 
 }  // namespace hlsf
 

@@ -32,7 +32,9 @@ from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
-from .area import Area, Dsp, design_area, stage_area
+from .area import Area, Dsp, buffer_area, design_area, stage_area
+from .schedule import window_geometry
+from .stages import line_buffer
 
 __all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
 
@@ -95,8 +97,9 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
 
     A window stage's factors are its input lanes L, PE and (conv2d) SIMD, each a divisor of what it
     divides; for each (PE, SIMD) the input lanes are tried from 1 up until the stage runs as fast as with
-    all of them (more lanes cost more and gain nothing from there on). A map stage's lanes, a reduce stage's
-    lanes (divisors of its input's innermost dimension) and a dense or matmul stage's SIMD are tried in full.
+    all of them and no wider line buffer needs fewer BRAM18s (from there on more lanes only cost LUTs). A
+    map stage's lanes, a reduce stage's lanes (divisors of its input's innermost dimension) and a dense or
+    matmul stage's SIMD are tried in full.
     Illegal combinations (lanes that a broadcast input's innermost run or a reduce stage's output does not
     allow, PE over weights computed by another stage) are skipped."""
     main = stage.schedule.main
@@ -113,15 +116,20 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     if stage.kind == "window":
         simds = _divisors(main.products) if main.op == "conv2d" else [None]
         lanes = _divisors(main.geometry.c)
+        # the input lanes change the cycles and the line buffer only: the BRAM18s of its banks per lane count
+        bits = graph.types[graph.node(stage.head).inputs[0]].dtype.bits
+        stored = [buffer_area(line_buffer(window_geometry(graph, stage.head, ll), bits)).bram18 for ll in lanes]
         for pe in _divisors(main.out_channels):
             for simd in simds:
                 fastest = cost(simd, lanes[-1], pe)
                 if fastest is None:
                     continue
-                for ll in lanes[:-1]:
-                    found.append(cost(simd, ll, pe))
-                    if found[-1] is not None and found[-1].cycles <= fastest.cycles:
-                        break
+                narrower = None
+                for k, ll in enumerate(lanes[:-1]):
+                    if narrower is not None and narrower.cycles <= fastest.cycles and min(stored[k:]) >= stored[k - 1]:
+                        break  # as fast as it gets, and wider lanes save no BRAM18 (they cost LUTs)
+                    narrower = cost(simd, ll, pe)
+                    found.append(narrower)
                 found.append(fastest)
     elif stage.kind == "map":
         inner = graph.types[stage.sink].shape[-1] if graph.types[stage.sink].shape else 1

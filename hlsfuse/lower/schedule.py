@@ -488,7 +488,7 @@ class WindowMain(Folded):
     @cached_property
     def engine(self) -> Engine:
         g = self.geometry
-        return Engine(g.pushes, tuple(int(p) for p in g.completing_pushes()),
+        return Engine(g.pushes, tuple(g.completing_pushes().tolist()),
                       self.out_channels // self.pe * self.folds, self.folds)
 
     @property

@@ -29,6 +29,7 @@ from .schedule import (
     MapMain,
     Schedule,
     State,
+    WindowGeometry,
     held_buffers,
     held_inputs,
     memory,
@@ -39,7 +40,8 @@ from .schedule import (
     window_main,
 )
 
-__all__ = ["Layout", "layout", "phases", "schedule_of", "fork_schedule", "convert_schedule", "check_lanes"]
+__all__ = ["Layout", "layout", "phases", "schedule_of", "line_buffer", "fork_schedule", "convert_schedule",
+           "check_lanes"]
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,12 @@ def check_lanes(where: str, lanes: int, types, what: str = "lanes") -> int:
     return lanes
 
 
+def line_buffer(g: WindowGeometry, bits: int) -> Buffer:
+    """A window stage's stored rows: each its own memory, each split into L banks along the channels
+    (linebuffer.h)."""
+    return Buffer("line buffer", g.line_buffer, bits, banks=max(1, (g.span_h - 1) * g.lanes))
+
+
 def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...],
                 simd: int | None = None, lanes: int = 1, head_lanes: int = 1) -> Schedule:
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
@@ -211,8 +219,7 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         if lay.kind == "window":
             main = window_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
             g = main.geometry
-            # the stored rows, each its own memory, each split into L banks along the channels (linebuffer.h)
-            own = [Buffer("line buffer", g.line_buffer, x_bits, banks=max(1, (g.span_h - 1) * g.lanes)),
+            own = [line_buffer(g, x_bits),
                    Buffer("window", g.window, x_bits, registers=True),
                    Buffer("snapshot", g.taps * g.c, x_bits, registers=True)]
             macs = g.images * g.oh * g.ow * main.out_channels * main.products if node.op == "conv2d" else 0

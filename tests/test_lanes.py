@@ -1,4 +1,4 @@
-"""Lanes: wide tokens on map, fork and window stages (input lanes, PE), width converters and wide ports
+"""Lanes: wide tokens on map, fork, window and rows stages (input lanes, PE), width converters and wide ports
 (docs/folding.md section 5).
 
 The lowering's facts (tokens, converters, rates, banks, FIFO widths, fold.json) are checked here
@@ -8,6 +8,7 @@ cycle, including a map stage of L lanes running at elements / L cycles per frame
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -23,8 +24,9 @@ from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import Folding, LowerOptions, lower
 from hlsfuse.lower.area import design_area, dsp_of_part
 from hlsfuse.lower.elements import Operand, Program, Step, tokens
-from hlsfuse.lower.fold import read_fold
+from hlsfuse.lower.fold import fold_json, read_fold
 from hlsfuse.lower.report import stage_table
+from hlsfuse.lower.schedule import Streamed
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
@@ -108,12 +110,11 @@ def test_bad_lanes_are_one_line_errors(fold, message):
 
 
 def test_lanes_and_pe_on_stages_that_have_none_are_refused():
-    b = GraphBuilder("fc", dtype="fixed<8,3>")
-    x = b.input("x", [1, 4])
-    b.output(b.relu(b.dense(x, b.constant("w", np.ones([2, 4]), dtype="fixed<8,3>"), name="fc"), name="r"))
-    with pytest.raises(HlsfuseError, match="is a rows stage; lanes is for map, window and reduce stages"):
-        plan(b.build(), lanes=(("fc", 2),))
-    with pytest.raises(HlsfuseError, match="is a map stage; pe is for window stages"):
+    b = GraphBuilder("own", dtype="fixed<8,3>")
+    b.output(b.argmax(b.input("x", [1, 4, 4]), name="am"))
+    with pytest.raises(HlsfuseError, match="is a own stage; lanes is for map, window, rows and reduce stages"):
+        plan(b.build(), lanes=(("am", 2),))
+    with pytest.raises(HlsfuseError, match="is a map stage; pe is for window and rows stages"):
         plan(chain(), pe=(("a", 2),))
 
 
@@ -282,4 +283,181 @@ def test_a_pe_as_wide_as_a_tiny_conv_leaves_no_unused_bits(tmp_path):
     g = b.build()
     result = simulate(g, tmp_path, frames=2, plan=plan(g, pe=(("c", 2),)))
     assert result.passed, result.report()
+    assert lint(tmp_path) == ""
+
+
+# ------------------------------------------------------------------ rows stages: input lanes and PE
+
+
+def one_row():
+    """x [1, 64] -> dense to 10 + bias + relu: one row per frame (a folded one is streamed)."""
+    rng = np.random.default_rng(11)
+    b = GraphBuilder("row", dtype="fixed<16,6>")
+    x = b.input("x", [1, 64])
+    d = b.dense(x, b.constant("w", rng.uniform(-1, 1, [10, 64]), dtype="fixed<8,2>"), name="fc")
+    b.output(b.relu(b.bias_add(d, b.constant("bias", rng.uniform(-1, 1, 10), dtype="fixed<8,2>")), name="r"))
+    return b.build()
+
+
+def rows():
+    """x [8, 16] -> dense to 12 + a streamed residual (eight rows: the snapshot's push/emit loop)."""
+    rng = np.random.default_rng(12)
+    b = GraphBuilder("rows", dtype="fixed<16,6>")
+    x = b.input("x", [8, 16])
+    d = b.dense(x, b.constant("w", rng.uniform(-1, 1, [12, 16]), dtype="fixed<8,2>"), name="fc")
+    b.output(b.add(d, b.input("res", [8, 12]), name="y"))
+    return b.build()
+
+
+def batched():
+    """a [2, 2, 3, 8] @ b [2, 1, 8, 6]: b broadcast over the second batch dim, then relu."""
+    rng = np.random.default_rng(13)
+    b = GraphBuilder("mm", dtype="fixed<16,6>")
+    a = b.input("a", [2, 2, 3, 8])
+    m = b.matmul(a, b.constant("bm", rng.uniform(-1, 1, [2, 1, 8, 6]), dtype="fixed<8,2>"), name="mm")
+    b.output(b.relu(m, name="r"))
+    return b.build()
+
+
+def _rows_fold(head: str, lanes: int, pe: int, simd: int, **ports) -> Folding:
+    return Folding(simd=((head, simd),), lanes=((head, lanes),), pe=((head, pe),), **ports)
+
+
+def _streamed_by_hand(k: int, n: int, lanes: int, pe: int, simd: int) -> tuple[list[int], int]:
+    """The iterations of a streamed row's emits and its iterations per frame, stepped one iteration at a time:
+    a push of ``lanes`` elements per iteration; fold f of the next output token once (f + 1) x simd elements
+    were pushed in earlier iterations."""
+    pushed, emits, t = 0, [], 0
+    folds, tokens = k // simd, n // pe
+    while pushed < k or len(emits) < folds * tokens:
+        if len(emits) < folds * tokens and pushed >= (len(emits) // tokens + 1) * simd:
+            emits.append(t)
+        pushed = min(k, pushed + lanes)
+        t += 1
+    return emits, t
+
+
+@pytest.mark.parametrize("lanes, pe, simd, cycles", [
+    (1, 1, 8, 8 + 80),  # only the first fold waits: SIMD + N x FOLDS
+    (4, 2, 16, 4 + 20),  # fold f needs push 4 (f + 1) - 1; 5 tokens per fold: only the first waits
+    (2, 5, 16, 34),  # 2 tokens per fold < 8 pushes per fold: every fold waits, the last for push 31
+    (64, 10, 8, 1 + 8),  # the row in one push, one token per fold
+    (8, 1, 64, 8 + 10),  # unfolded: the snapshot, emitted in the iterations after the row's 8 pushes
+    (64, 10, 64, 2),  # L = K, P = N, SIMD = K: one push, one emit
+])
+def test_a_rows_stage_pushes_k_over_l_tokens_and_emits_n_over_p_per_fold(lanes, pe, simd, cycles):
+    g = one_row()
+    p = plan(g, **_rows_fold("fc", lanes, pe, simd).__dict__)
+    (stage,) = [s for s in p.stages if s.kind == "rows"]
+    main = stage.schedule.main
+    assert (main.lanes_in, main.pe, main.lanes, main.simd) == (lanes, pe, pe, simd)
+    assert stage.schedule.multipliers == pe * simd and stage.schedule.macs == 640
+    assert stage.cycles == cycles
+    reads, writes = stage.schedule.io[stage.inputs[0]], stage.schedule.io[stage.outputs[0]]
+    assert len(reads) == 64 // lanes and len(writes) == 10 // pe
+    if main.streamed:
+        emits, total = _streamed_by_hand(64, 10, lanes, pe, simd)
+        assert list(main.engine.timing[1]) == emits and total == cycles
+    # the PE lanes of an emit read their own bank of w's rows, the SIMD lanes their own bank of each row
+    w = stage.schedule.buffer("w")
+    assert w.parts == pe * simd
+    if pe > 1:
+        assert (w.banks, w.banking, w.columns, w.column_banks) == (pe, "cyclic", 64, simd)
+    # the epilogue runs once per PE lane: the bias is read at consecutive elements, one bank per lane
+    assert stage.schedule.buffer("bias").banks == pe
+    converters = sorted((s.schedule.main.lanes_in, s.schedule.main.lanes_out) for s in p.stages if s.kind == "convert")
+    assert converters == sorted(c for c in [(1, lanes), (pe, 1)] if c[0] != c[1])
+
+
+def test_the_streamed_timing_is_the_step_by_step_one_for_every_factor():
+    for lanes, pe, simd in itertools.product([1, 2, 4, 8, 16, 64], [1, 2, 5, 10], [1, 2, 4, 16, 32]):
+        main = Streamed(64 // lanes, 10 // pe, 64 // simd, simd, lanes)
+        emits, total = _streamed_by_hand(64, 10, lanes, pe, simd)
+        assert (list(main.timing[1]), main.iterations) == (emits, total), (lanes, pe, simd)
+
+
+def test_several_rows_and_batched_matmuls_push_k_over_l_and_emit_n_over_p_folds():
+    g = rows()
+    (stage,) = [s for s in plan(g, **_rows_fold("fc", 4, 3, 4).__dict__).stages if s.kind == "rows"]
+    engine = stage.schedule.main.engine
+    assert not stage.schedule.main.streamed and (engine.pushes, engine.emits, engine.folds) == (8 * 4, 4 * 4, 4)
+    assert list(engine.completes) == [3 + 4 * r for r in range(8)]
+    # row r completes once the row before has emitted its 16 iterations: at 3 + 16 r, then emits 16 more
+    assert stage.cycles == 3 + 16 * 7 + 16 + 1
+    assert len(stage.schedule.io[stage.outputs[0]]) == 8 * 12 // 3
+    assert stage.schedule.multipliers == 12
+    res = next(c for c, use in zip(stage.inputs, stage.uses) if use == "post")
+    assert len(stage.schedule.io[res]) == 8 * 12 // 3  # the residual comes in tokens of PE
+    g = batched()
+    (stage,) = [s for s in plan(g, **_rows_fold("mm", 2, 6, 2).__dict__).stages if s.kind == "rows"]
+    main = stage.schedule.main
+    assert (main.batches, main.rows, main.engine.pushes, main.engine.emits) == (4, 3, 12 * 4, 1 * 4)
+    assert stage.cycles == 3 + 4 * 11 + 4 + 1 and stage.schedule.multipliers == 12
+    assert main.offsets == (0, 0, 48, 48) and main.base_rows == (0, 0, 8, 8)
+    b = stage.schedule.buffer("bm")  # rows j of the batches of b in blocks of SIMD, its columns cyclic PE
+    assert (b.banks, b.banking, b.columns, b.column_banks, b.parts) == (4, "block", 6, 6, 24)
+
+
+@pytest.mark.parametrize("fold, message", [
+    ({"pe": (("fc", 4),)}, "stage 's0_dense_bias_add_relu': pe 4 does not divide the innermost dimension"),
+    ({"lanes": (("fc", 3),)}, "stage 's0_dense_bias_add_relu': lanes 3 does not divide the innermost dimension"),
+    ({"lanes": (("r", 2), ("fc", 4))}, "fold: stage 's0_dense_bias_add_relu' is given lanes 2 and 4"),
+])
+def test_bad_rows_folds_are_one_line_errors(fold, message):
+    with pytest.raises(HlsfuseError, match=message):
+        plan(one_row(), **fold)
+
+
+def test_pe_over_weights_computed_by_another_stage_is_refused():
+    b = GraphBuilder("held", dtype="fixed<8,3>")
+    b.output(b.matmul(b.input("a", [3, 4]), b.input("bb", [4, 6]), name="mm"))
+    g = b.build()
+    assert plan(g, lanes=(("mm", 4),)).cycles > 0  # input lanes read the row, not the weights
+    with pytest.raises(HlsfuseError, match="fold: stage 's0_matmul': pe needs constant matmul weights, and 'bb' is "
+                                           "computed by another stage"):
+        plan(g, pe=(("mm", 2),))
+
+
+def test_fold_json_and_the_stage_table_list_a_rows_stages_lanes_and_pe():
+    g = one_row()
+    p = plan(g, **_rows_fold("fc", 4, 2, 16).__dict__)
+    entry = fold_json(g, p)["fold"]["fc"]
+    assert {k: entry[k] for k in ("lanes", "k", "pe", "n", "simd", "products", "cycles")} == {
+        "lanes": 4, "k": 64, "pe": 2, "n": 10, "simd": 16, "products": 64, "cycles": 24}
+    assert "simd 16/64 lanes 4 pe 2" in stage_table(p, design_area(g, p, dsp_of_part("xczu7ev"))[0])
+
+
+ROWS_FOLDS = [
+    (one_row, _rows_fold("fc", 4, 2, 16, ports=(("x", 4), ("r", 2)))),  # streamed, no converter
+    (one_row, _rows_fold("fc", 64, 10, 64)),  # L = K, P = N, SIMD = K: the snapshot, one push and one emit
+    (one_row, _rows_fold("fc", 64, 10, 8)),  # streamed, one output token per fold
+    (rows, _rows_fold("fc", 4, 3, 4, port_lanes=4)),  # the snapshot, folded, a residual in tokens of 3
+    (rows, _rows_fold("fc", 16, 12, 16)),
+    (batched, _rows_fold("mm", 2, 6, 2, port_lanes=2)),  # matmul, b broadcast, folded
+    (batched, _rows_fold("mm", 8, 2, 8)),
+]
+ROWS_IDS = ["streamed", "whole", "streamed-pe-n", "rows-folded", "rows-whole", "matmul-folded", "matmul"]
+
+
+@pytest.mark.gxx
+@pytest.mark.parametrize("graph, fold", ROWS_FOLDS, ids=ROWS_IDS)
+def test_wide_rows_stages_are_bit_exact_in_csim(graph, fold, tmp_path):
+    g = graph()
+    design = compile(g, CompileOptions(fold=fold))
+    cpp = design.files[f"hls/{g.name}.cpp"]
+    pe = fold.pe[0][1]
+    assert f"hls::stream<hlsf::lanes<t_x, {fold.lanes[0][1]}>>" in cpp or g.name == "mm"
+    assert f"for (int l = 0; l < {pe}; l++)" in cpp and f"type=cyclic factor={pe} dim=" in cpp
+    result = csim(write_tree(tmp_path / "out", design.files), graph=g)
+    assert result.passed, result.report()
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("graph, fold", ROWS_FOLDS, ids=ROWS_IDS)
+def test_wide_rows_stages_run_at_their_predicted_rate_in_rtlsim(graph, fold, tmp_path):
+    g = graph()
+    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=fold))
+    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)  # bit-exact and cycle-exact vs the model
+    assert result.passed, result.report()
+    assert result.frame_cycles == p.cycles
     assert lint(tmp_path) == ""

@@ -50,8 +50,9 @@ class Folding:
 
     simd: tuple[tuple[str, int], ...] = ()  # (stage or node name, products per iteration) of MAC stages
     lanes: tuple[tuple[str, int], ...] = ()  # (stage or node name, elements per token) of map stages, a window
-    # stage's input channels per push, a reduce stage's input elements per iteration
-    pe: tuple[tuple[str, int], ...] = ()  # (stage or node name, output channels per emit) of window stages
+    # stage's input channels per push, a rows stage's row elements per push, a reduce stage's input elements
+    # per iteration
+    pe: tuple[tuple[str, int], ...] = ()  # (stage or node name, outputs per emit) of window and rows stages
     ports: tuple[tuple[str, int], ...] = ()  # (graph input or output tensor, elements per transfer)
     port_lanes: int = 1  # elements per transfer of every port not in ``ports``
 
@@ -63,6 +64,9 @@ class LowerOptions:
     fold: Folding = Folding()
 
 MAC_OPS = ("conv2d", "dense", "matmul")
+
+PE_KINDS = ("window", "rows")
+"""The stage kinds with a PE (outputs per emit, the lanes of their output) and input lanes (elements per push)."""
 
 PORT_BITS = 64
 """A wide port's elements fill at most this many bits of TDATA."""
@@ -81,8 +85,8 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
             raise HlsfuseError(f"fold: '{key}' is neither a stage nor a node of graph '{graph.name}'")
         name, lay = stage_of[key]
         if not allowed(lay):
-            kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map, window and reduce stages",
-                     "pe": "window stages"}[what]
+            kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map, window, rows and reduce stages",
+                     "pe": "window and rows stages"}[what]
             raise HlsfuseError(f"fold: stage '{name}' (of '{key}') is a {lay.kind} stage; {what} is for {kinds}")
         if out.get(name, value) != value:
             raise HlsfuseError(f"fold: stage '{name}' is given {what} {out[name]} and {value}")
@@ -92,13 +96,13 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
 
 def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     """Per stage, checked: the SIMD of MAC stages; the elements per token of its output and of the inputs read per
-    output element (a map stage's lanes, a window stage's PE, a reduce stage's output lanes); those of a window
-    stage's head input (its lanes: channels per push) or of a reduce stage's head and prologue inputs (its
-    lanes)."""
+    output element (a map stage's lanes, a window or rows stage's PE, a reduce stage's output lanes); those of a
+    window or rows stage's head input (its lanes: channels or row elements per push) or of a reduce stage's head
+    and prologue inputs (its lanes)."""
     simd = _by_stage(graph, fold.simd, drafts, "simd",
                      lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
-    lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", "window", "reduce"))
-    pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind == "window")
+    lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", *PE_KINDS, "reduce"))
+    pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind in PE_KINDS)
     stage_lanes, head_lanes = {}, {}
     for name, lay, group in drafts:
         stage_lanes[name], head_lanes[name] = _lanes_of(graph, lay, lanes.get(name, 1), pe.get(name, 1))
@@ -109,7 +113,7 @@ def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int],
 def _lanes_of(graph: Graph, lay, lanes: int, pe: int) -> tuple[int, int]:
     """(lanes of the output and of the inputs read per output element, lanes of the head input) of a stage given
     ``lanes`` and ``pe`` by the folding."""
-    if lay.kind == "window":
+    if lay.kind in PE_KINDS:
         return pe, lanes
     if lay.kind == "reduce":
         return reduce_lanes_out(graph, lay.head, lanes), lanes
@@ -117,7 +121,7 @@ def _lanes_of(graph: Graph, lay, lanes: int, pe: int) -> tuple[int, int]:
 
 
 def _check_lanes(graph: Graph, name: str, lay, nodes, lanes: int, head_lanes: int) -> None:
-    """Refuse lanes (a window stage's PE) or head lanes that the stage's tensors or weights do not allow."""
+    """Refuse lanes (a window or rows stage's PE) or head lanes that the stage's tensors or weights do not allow."""
     where = f"stage '{name}'"
     if lay.kind == "reduce":  # the input side at head lanes, the output side at (output) lanes
         prologue, epilogue = phases(graph, nodes, lay.head)
@@ -128,13 +132,14 @@ def _check_lanes(graph: Graph, name: str, lay, nodes, lanes: int, head_lanes: in
                                                                                   if use == "post"))])
         return
     streamed = [*nodes, *(t for t, use in lay.uses if use == "post")]
-    check_lanes(where, lanes, [graph.types[t] for t in streamed], "pe" if lay.kind == "window" else "lanes")
-    if lay.kind == "window":
-        check_lanes(where, head_lanes, [graph.types[graph.node(lay.head).inputs[0]]])
-        weights = graph.node(lay.head).inputs[1] if graph.node(lay.head).op == "conv2d" else None
+    check_lanes(where, lanes, [graph.types[t] for t in streamed], "pe" if lay.kind in PE_KINDS else "lanes")
+    if lay.kind in PE_KINDS:
+        head = graph.node(lay.head)
+        check_lanes(where, head_lanes, [graph.types[head.inputs[0]]])
+        weights = head.inputs[1] if head.op in MAC_OPS else None
         if lanes > 1 and weights is not None and weights not in graph.constant_map:
-            raise HlsfuseError(f"fold: stage '{name}': pe needs constant conv2d weights, and '{weights}' is "
-                               "computed by another stage (its held array is read one output channel at a time)")
+            raise HlsfuseError(f"fold: stage '{name}': pe needs constant {head.op} weights, and '{weights}' is "
+                               "computed by another stage (its held array is read one output at a time)")
 
 
 def _port_lanes(graph: Graph, options: LowerOptions) -> dict[str, int]:
@@ -324,11 +329,12 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
 def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int | None = None,
            lanes: int = 1, pe: int = 1) -> Stage:
     """``stage`` of ``plan`` folded as a Folding entry would fold it (``simd`` of its MAC head, ``lanes`` of a map
-    stage or of a window or reduce stage's input, ``pe`` of a window stage), its channels and every other fact
-    unchanged (the plan's timing is not replayed): what the solver costs. Illegal factors raise HlsfuseError."""
+    stage or of a window, rows or reduce stage's input, ``pe`` of a window or rows stage), its channels and every
+    other fact unchanged (the plan's timing is not replayed): what the solver costs. Illegal factors raise
+    HlsfuseError."""
     group = next(g for g in fusion.groups if g.id == stage.group)
     lay = layout(graph, group)
-    if stage.kind != "window" and pe != 1 or stage.kind not in ("map", "window", "reduce") and lanes != 1:
+    if stage.kind not in PE_KINDS and pe != 1 or stage.kind not in ("map", *PE_KINDS, "reduce") and lanes != 1:
         raise HlsfuseError(f"fold: stage '{stage.name}' is a {stage.kind} stage")
     stage_lanes, head_lanes = _lanes_of(graph, lay, lanes, pe)
     _check_lanes(graph, stage.name, lay, stage.nodes, stage_lanes, head_lanes)

@@ -3,22 +3,25 @@
 Every figure follows from the plan's schedules by a rule simple enough to recompute by hand
 (docs/folding.md gives them with worked examples):
 
-    multipliers  a MAC stage's SIMD (products per iteration); every other stage 0
+    multipliers  a MAC stage's PE x SIMD (products per iteration); every other stage 0
     dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node
     reduce       a reduce stage of L input lanes and L_o output lanes (``ReduceMain.lanes_out``): its prologue's
                  elementwise logic L times, its head's accumulating adder (comparator) and its epilogue L_o
                  times, and when the innermost axis is reduced (L_o = 1 < L) the tree combining a token's
                  lanes, L - 1 adders (comparators) as wide as the accumulator
-    lanes        a map stage's elementwise logic (below) once per lane; a converter from A to B lanes: per
-                 bit of each element it holds, a multiplexer over the elements that may land there (a kept
-                 one, or the lanes of the token read, over the possible fills: ``ConvertMain.sources``; 4:1
-                 per LUT, none for one source), and per kept bit a LUT choosing to shift it or hold it
+    lanes        a map stage's elementwise logic (below) once per lane, a window or rows stage's epilogue once
+                 per PE lane; a converter from A to B lanes: per bit of each element it holds, a multiplexer
+                 over the elements that may land there (a kept one, or the lanes of the token read, over the
+                 possible fills: ``ConvertMain.sources``; 4:1 per LUT, none for one source), and per kept bit
+                 a LUT choosing to shift it or hold it
     memories     each Buffer that is a memory or a ROM, bank by bank: a bank of depth ceil(elements / banks)
                  and ``width`` bits holds fewer than LUTRAM_BITS bits -> LUTRAM, else BRAM18s (the best
                  of the BRAM18 aspect ratios); FIFOs (channels) by the same rule, SRLs below it and at
                  most SRL_DEPTH deep whatever their width (``fifo_storage``)
-    ff           register bits (register buffers but ROMs, the partial sum of a folded stage) + CONTROL_FF
-    lut          CONTROL_LUT + a width-wide adder per elementwise node + the adder tree of a MAC stage
+    ff           register bits (register buffers but ROMs, the partial sum of each PE lane of a folded stage)
+                 + CONTROL_FF
+    lut          CONTROL_LUT + a width-wide adder per elementwise node + the adder tree of each PE lane of a MAC
+                 stage (SIMD - 1 adders as wide as the exact accumulator)
                  + LUT multipliers + LUTRAM (64 x 1 bits per LUT; an SRL FIFO 32 x 1 per LUT)
 
 The figures are estimates of what Vivado builds from the HLS C++ (no synthesis runs here); FINN's
@@ -201,12 +204,12 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         x, w = (graph.types[i].dtype for i in head.inputs[:2])
         main = schedule.main
         acc = 64 if main.accumulator is None else main.accumulator.width
-        products = schedule.multipliers
+        products, pe = schedule.multipliers, schedule.lanes  # PE lanes of SIMD products
         out += Area(
             multipliers=products,
             dsp=products * dsp_per_product(x, w, dsp),
-            lut=products * lut_multiplier(x, w) + (products - 1) * acc,  # the adder tree
-            ff=acc if main.folds > 1 else 0,  # the partial sum
+            lut=products * lut_multiplier(x, w) + pe * (main.simd - 1) * acc,  # an adder tree per lane
+            ff=pe * acc if main.folds > 1 else 0,  # the partial sums
         )
     return out
 

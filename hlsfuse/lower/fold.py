@@ -318,6 +318,9 @@ def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
             if is_mac(s):
                 entry.update(simd=main.simd, products=main.products)
             stages[s.head] = {**entry, "cycles": s.cycles}
+        elif s.kind == "rows":
+            stages[s.head] = {"stage": s.name, "lanes": main.lanes_in, "k": main.k, "pe": main.pe, "n": main.n,
+                              "simd": main.simd, "products": main.products, "cycles": s.cycles}
         elif is_mac(s):
             stages[s.head] = {"stage": s.name, "simd": main.simd, "products": main.products, "cycles": s.cycles}
         elif s.kind == "map":
@@ -338,9 +341,9 @@ def _positive(path: str, where: str, value) -> int:
 
 
 FACTORS = ("simd", "pe", "lanes")
-"""The factors a fold.json entry may give: simd (conv2d, dense, matmul), pe (conv2d and pools), lanes (map
-stages: elements per token; window stages: input channels per push; reduce stages: input elements per
-iteration)."""
+"""The factors a fold.json entry may give: simd (conv2d, dense, matmul), pe (conv2d, pools, dense, matmul), lanes
+(map stages: elements per token; window stages: input channels per push; rows stages: row elements per push;
+reduce stages: input elements per iteration)."""
 
 
 def read_fold(path: str) -> Folding:
@@ -360,7 +363,8 @@ def read_fold(path: str) -> Folding:
         factors = [f for f in FACTORS if isinstance(entry, dict) and f in entry]
         if not factors:
             raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd' (conv2d, dense, matmul), "
-                               "'pe' (conv2d, pools) or 'lanes' (map stages, and a window or reduce stage's input)")
+                               "'pe' (conv2d, pools, dense, matmul) or 'lanes' (map stages, and a window, rows or "
+                               "reduce stage's input)")
         for f in factors:
             found[f].append((key, _positive(path, f"fold entry '{key}': {f}", entry[f])))
     ports = data.get("ports", {})

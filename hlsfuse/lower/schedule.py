@@ -17,7 +17,8 @@ facts here; the backends only spell them.
     window  push/emit loop: each iteration may push one padded input position's channel into the
             line buffer (reading the input, or a zero for padding) and emit one output channel of
             the last completed window, from a snapshot of that window
-    rows    push/emit loop over rows of K inputs, each emitting N outputs (dense, matmul)
+    rows    push/emit loop over rows of K inputs, each pushed in K / L tokens (L input lanes) and emitting
+            N / P output tokens of P lanes (PE), each over its folds (dense, matmul)
     reduce  N_in / L iterations accumulating a token of L input elements each, then N_out / L_o iterations
             emitting a token of L_o output elements (L_o = L when the innermost axis is kept, else 1)
     own     the op's own loop (own.py)
@@ -94,7 +95,8 @@ class Buffer:
     element written in one iteration is read again ``distance`` iterations later at the soonest
     (the loop-carried dependence a pipelined loop must respect; None: never read back in the loop).
     An array read by several output channels at once is also seen as rows of ``columns`` elements
-    (row-major), each row banked cyclically ``column_banks`` ways: ``banks`` x ``column_banks`` banks."""
+    (row-major; ``columns`` > 1): its rows banked ``banks`` ways as ``banking`` says, each row banked
+    cyclically ``column_banks`` ways: ``banks`` x ``column_banks`` banks."""
 
     name: str  # its role, unique in the stage ("line buffer", "accumulators", "held x", ...)
     elements: int
@@ -105,7 +107,7 @@ class Buffer:
     tensor: str | None = None  # a held input, a pre-loop result or a ROM's constant: the tensor it holds
     banking: str = "block"  # how a flat index maps to its ``banks``: "block" (consecutive runs) or "cyclic"
     rom: bool = False  # a constant's ROM (weights): not counted in the stage's ``storage`` of data
-    columns: int = 1  # elements per row when ``column_banks`` > 1 (a conv2d's weights: Cout)
+    columns: int = 1  # > 1: elements per row of a 2-D view (weights read by PE lanes: Cout, N or K)
     column_banks: int = 1
 
     @property
@@ -209,27 +211,30 @@ def check_simd(where: str, simd: int, products: int) -> None:
 
 @dataclass(frozen=True)
 class Streamed:
-    """A folded dense stage of one row per frame: its ``k`` pushes, one per iteration from iteration 0, and
-    its ``outputs`` x ``folds`` emits in fold-major order (fold f of every output, then fold f + 1), each
-    adding ``simd`` products to its output's accumulator. Fold f needs row elements up to (f+1) x simd - 1,
-    so its first emit waits until they are pushed (in an earlier iteration); the outputs are written in
-    the last fold. Emitting while the row is read hides the row's k pushes that a snapshot would wait for."""
+    """A folded dense stage of one row per frame: its ``pushes`` (tokens of ``lanes`` row elements), one per
+    iteration from iteration 0, and its ``outputs`` x ``folds`` emits in fold-major order (fold f of every
+    output token, then fold f + 1), each adding ``simd`` products per lane to its outputs' accumulators. Fold f
+    needs row elements up to (f+1) x simd - 1, in push ceil((f+1) x simd / lanes) - 1, so its first emit waits
+    until that push is done (in an earlier iteration); the outputs are written in the last fold. Emitting
+    while the row is read hides the row's pushes that a snapshot would wait for."""
 
-    k: int
-    outputs: int
+    pushes: int
+    outputs: int  # emits per fold: output tokens (N / PE)
     folds: int
     simd: int
+    lanes: int = 1  # row elements per push
 
     @cached_property
     def timing(self) -> tuple[np.ndarray, np.ndarray, int]:
         """(iteration of each push, iteration of each emit, iterations per frame): emit e of fold f goes
-        out at e + max over f' <= f of ((f' + 1) x simd - f' x outputs), one per iteration."""
+        out at e + max over f' <= f of (ceil((f' + 1) x simd / lanes) - f' x outputs), one per iteration."""
         f = np.arange(self.folds, dtype=np.int64)
-        lead = np.maximum.accumulate((f + 1) * self.simd - f * self.outputs)
+        need = -(-(f + 1) * self.simd // self.lanes)  # pushes done before fold f's first emit
+        lead = np.maximum.accumulate(need - f * self.outputs)
         e = np.arange(self.outputs * self.folds, dtype=np.int64)
         emit = e + lead[e // self.outputs]
-        push = np.arange(self.k, dtype=np.int64)
-        return push, emit, int(max(self.k, emit[-1] + 1))
+        push = np.arange(self.pushes, dtype=np.int64)
+        return push, emit, int(max(self.pushes, emit[-1] + 1))
 
     @property
     def iterations(self) -> int:
@@ -513,6 +518,10 @@ class WindowMain(Folded):
 
 @dataclass(frozen=True)
 class RowsMain(Folded):
+    """Rows of K elements, each pushed in K / ``lanes_in`` tokens, each giving N outputs emitted ``pe`` at a time
+    (one output token of ``pe`` lanes per emit, over ``folds`` iterations): per row K / lanes_in pushes and
+    N / pe x folds emits."""
+
     op: str  # dense | matmul
     batches: int  # batches of the output (matmul), 1 for dense
     rows: int  # rows per batch
@@ -522,9 +531,16 @@ class RowsMain(Folded):
     weights: str  # a constant or a held input: dense w[N, K], matmul b[..., K, N]
     offsets: tuple[int, ...]  # matmul: element offset of b's batch per output batch; () when always 0
     accumulator: Fmt | None
-    epilogue: ElementPhase
+    epilogue: ElementPhase  # over the head's output tokens of ``pe`` elements (``ElementPhase.widen``)
     writes: tuple[str, ...]
     simd: int  # products per iteration, a divisor of k
+    pe: int = 1  # output columns computed per emit (a divisor of n): the output token's lanes
+    lanes_in: int = 1  # row elements per push (a divisor of k): the input token's lanes
+
+    @property
+    def lanes(self) -> int:
+        """Elements per token of the output and of the epilogue's streamed inputs."""
+        return self.pe
 
     @property
     def products(self) -> int:
@@ -535,17 +551,32 @@ class RowsMain(Folded):
         return self.op == "matmul"
 
     @property
+    def pushes_per_row(self) -> int:
+        return self.k // self.lanes_in
+
+    @property
+    def emits_per_row(self) -> int:
+        """Output tokens per row (each emitted over ``folds`` iterations)."""
+        return self.n // self.pe
+
+    @property
+    def base_rows(self) -> tuple[int, ...]:
+        """matmul: ``offsets`` counted in rows of b (b seen as rows of N)."""
+        return tuple(o // self.n for o in self.offsets)
+
+    @property
     def streamed(self) -> bool:
         """One folded dense row per frame: emitted while it is read (``Streamed``), not from a snapshot."""
         return self.op == "dense" and self.batches * self.rows == 1 and self.folds > 1
 
     @cached_property
     def engine(self) -> Engine | Streamed:
+        per_row = self.pushes_per_row
         if self.streamed:
-            return Streamed(self.k, self.n, self.folds, self.simd)
+            return Streamed(per_row, self.emits_per_row, self.folds, self.simd, self.lanes_in)
         units = self.batches * self.rows
-        return Engine(units * self.k, tuple(range(self.k - 1, units * self.k, self.k)), self.n * self.folds,
-                      self.folds)
+        return Engine(units * per_row, tuple(range(per_row - 1, units * per_row, per_row)),
+                      self.emits_per_row * self.folds, self.folds)
 
     @property
     def iterations(self) -> int:
@@ -651,8 +682,8 @@ class Schedule:
 
     @property
     def lanes(self) -> int:
-        """Elements per token of the streamed channels of a map or fork stage, of a window stage's output and
-        epilogue inputs (its PE), of a reduce stage's input and prologue inputs; 1 for every other kind."""
+        """Elements per token of the streamed channels of a map or fork stage, of a window or rows stage's output
+        and epilogue inputs (its PE), of a reduce stage's input and prologue inputs; 1 for every other kind."""
         return getattr(self.main, "lanes", 1)
 
     @property
@@ -812,8 +843,10 @@ def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:
     return flat if any(flat) else ()
 
 
-def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes, simd: int | None = None) -> RowsMain:
-    """``simd``: products per iteration (None: all k, one output per iteration)."""
+def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes, simd: int | None = None,
+              pe: int = 1, lanes: int = 1) -> RowsMain:
+    """``simd``: products per iteration (None: all k, one output per iteration); ``pe``: output columns per
+    emit (``epilogue`` is over tokens of that many); ``lanes``: row elements per push."""
     node = graph.node(head)
     x, w = node.inputs
     x_type, w_type, out_type = graph.types[x], graph.types[w], graph.types[head]
@@ -829,7 +862,10 @@ def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes
         acc.check(f"{node.where()}: the exact accumulation")
     simd = k if simd is None else simd
     check_simd(node.where(), simd, k)
-    return RowsMain(node.op, batches, rows, k, n, read, w, offsets, acc, epilogue, tuple(writes), simd)
+    if k % lanes or n % pe:
+        raise HlsfuseError(f"{node.where()}: lanes {lanes} and pe {pe} must divide its {k} row elements and "
+                           f"{n} columns")
+    return RowsMain(node.op, batches, rows, k, n, read, w, offsets, acc, epilogue, tuple(writes), simd, pe, lanes)
 
 
 def reduce_axes(graph: Graph, head: str) -> tuple[int, ...]:

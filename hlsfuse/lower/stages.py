@@ -179,9 +179,10 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
     per input channel in order, ``outs``: its output channels; ``simd``: a MAC stage's products per
     iteration (None: all of an output's); ``lanes``: elements per token of the output and the inputs
-    read per output element (a map stage's lanes, a window stage's PE, a reduce stage's output lanes
-    ``schedule.reduce_lanes_out``); ``head_lanes``: a window stage's input channels per push, a reduce
-    stage's input elements per iteration (its head and prologue inputs' lanes)."""
+    read per output element (a map stage's lanes, a window or rows stage's PE, a reduce stage's output lanes
+    ``schedule.reduce_lanes_out``); ``head_lanes``: a window stage's input channels per push, a rows stage's
+    row elements per push, a reduce stage's input elements per iteration (its head and prologue inputs'
+    lanes)."""
     by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
         by_use[use].append((channel, tensor))
@@ -198,8 +199,9 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
         buffers = (*held_buffers(graph, held, parts), *phase_buffers(graph, [phase], parts))
         return Schedule("map", held, MapMain(phase.count, phase, outs, lanes), buffers, state)
-    if (lanes != 1 or head_lanes != 1) and lay.kind not in ("window", "reduce"):
-        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map, window and reduce stages have lanes, not {lanes}")
+    if (lanes != 1 or head_lanes != 1) and lay.kind not in ("window", "rows", "reduce"):
+        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map, window, rows and reduce stages have lanes, "
+                           f"not {lanes}")
     node = graph.node(head)
     if lay.kind == "own":
         main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name)
@@ -214,7 +216,7 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
                                   head)
         held = held_inputs(graph, held_pairs, _used(graph, [epilogue]) | {weights})
-        epilogue = epilogue.widen(lanes, f"stage '{name}'")  # a window stage's PE output channels per emit
+        epilogue = epilogue.widen(lanes, f"stage '{name}'")  # the PE output channels (columns) per emit
         x_bits = graph.types[node.inputs[0]].dtype.bits
         if lay.kind == "window":
             main = window_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
@@ -224,24 +226,31 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
                    Buffer("snapshot", g.taps * g.c, x_bits, registers=True)]
             macs = g.images * g.oh * g.ow * main.out_channels * main.products if node.op == "conv2d" else 0
         else:
-            main = rows_main(graph, head, heads[0][0], epilogue, outs, simd)
+            main = rows_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
             own = [Buffer("row", main.k, x_bits, registers=True), Buffer("snapshot", main.k, x_bits, registers=True)]
             if main.streamed:  # the row is emitted from while it is read; each output keeps its partial sum
-                own[1] = memory("accumulators", main.n, main.accumulator.width if main.accumulator else 64, main.n)
+                # an emit reads and writes PE consecutive ones, each again a fold (N / PE emits) later
+                own[1] = memory("accumulators", main.n, main.accumulator.width if main.accumulator else 64,
+                                main.emits_per_row, banks=main.pe, banking="cyclic")
             macs = main.batches * main.rows * main.n * main.k
         parts, weight_buffers = lane_parts(epilogue, lanes), []
         if weights is not None:
             # the lanes of a fold read ``simd`` banks: in blocks (conv2d, and matmul per batch of b) or cyclically;
-            # a conv2d's PE output channels read consecutive columns of its [products][Cout] weights
+            # the PE lanes of an emit read PE consecutive output channels (columns): a conv2d's [products][Cout]
+            # and a matmul's b as rows of N, each row cyclically PE ways; a dense w[N][K], whose rows are its
+            # columns, in PE cyclic banks of rows, each row cyclically SIMD ways
             size = graph.types[weights].size
             parts[weights] = {"banks": main.simd * (size // (main.k * main.n)) if node.op == "matmul" else main.simd,
                               "banking": "block" if main.strided else "cyclic"}
-            if lay.kind == "window" and main.pe > 1:
-                parts[weights].update(columns=main.out_channels, column_banks=main.pe)
+            if main.pe > 1 and node.op == "dense":
+                parts[weights] = {"banks": main.pe, "banking": "cyclic", "columns": main.k, "column_banks": main.simd}
+            elif main.pe > 1:
+                parts[weights].update(columns=main.n if node.op == "matmul" else main.out_channels,
+                                      column_banks=main.pe)
             if weights in graph.constant_map:
                 weight_buffers = [memory(f"rom {weights}", size, graph.types[weights].dtype.bits, tensor=weights,
                                          rom=True, **parts[weights])]
-        multipliers = main.simd * (main.pe if lay.kind == "window" else 1) if macs else 0
+        multipliers = main.simd * main.pe if macs else 0
         buffers = (*own, *weight_buffers, *held_buffers(graph, held, parts), *phase_buffers(graph, [epilogue], parts))
         state = [_COUNTERS, State(own[0].name, "overwritten")]
         if lay.kind == "rows" and main.streamed:

@@ -240,7 +240,7 @@ void matmul_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_B (&b)
   static_assert(NB == B_BATCH * K * N && (B_BATCH == 1 || B_BATCH == BATCH), "matmul_stage: b's shape");
   T_IN x[K];
   for (int batch = 0; batch < BATCH; ++batch) {
-    const int base = B_BATCH == 1 ? 0 : batch * K * N;
+    const int base = B_BATCH == 1 ? 0 : batch * K;  // the first row of b's matrix (b as rows of N)
     for (int m = 0; m < M; ++m) {
       for (int k = 0; k < K; ++k) {
 #pragma HLS PIPELINE II=1

@@ -26,7 +26,8 @@ from .expr import Body, Digit, Term, Wheel, body
 
 __all__ = [
     "Array", "Held", "Read", "Store", "Pre", "Setup", "Write", "Token", "Phase", "Rom",
-    "partition", "array", "setup", "phase", "writes", "wheels", "accumulator", "local_roms", "Weights", "weights",
+    "partition", "partitions", "array", "setup", "phase", "writes", "wheels", "accumulator", "local_roms",
+    "Weights", "weights",
 ]
 
 
@@ -133,7 +134,7 @@ class Rom:
     size: int
     partitions: tuple[str, ...]  # each ARRAY_PARTITION pragma's arguments for parallel reads ("type=block factor=9")
     doubles: bool  # its values are exact doubles (weights.h has them as doubles for C simulation)
-    columns: int = 0  # > 0: declared as [size / columns][columns] (a conv2d's weights read PE columns at once)
+    columns: int = 0  # > 0: declared as [size / columns][columns] (weights read by PE lanes at once)
 
     @property
     def dims(self) -> str:
@@ -143,6 +144,16 @@ class Rom:
 def partition(buf: Buffer) -> str:
     """The ARRAY_PARTITION arguments of a buffer read ``banks`` times per iteration, or ""."""
     return f"type={buf.banking} factor={buf.banks}" if buf.banks > 1 else ""
+
+
+def partitions(buf: Buffer) -> tuple[str, ...]:
+    """Each ARRAY_PARTITION pragma's arguments of a buffer: of the flat array, or of its 2-D view when it has
+    ``columns`` (dim=1 its rows, banked as ``banking`` says; dim=2 each row, cyclically), the dimensions of
+    one bank left out."""
+    if buf.columns == 1:
+        return (partition(buf),) if buf.banks > 1 else ()
+    return tuple(p for p, ways in ((f"type={buf.banking} factor={buf.banks} dim=1", buf.banks),
+                                   (f"type=cyclic factor={buf.column_banks} dim=2", buf.column_banks)) if ways > 1)
 
 
 def array(name: str, type_: str, buf: Buffer, parts: str | None = None) -> Array:
@@ -193,11 +204,9 @@ def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, str]) -> 
     out = []
     for buf in (b for b in schedule.buffers if b.rom):
         constant = buf.tensor
-        parts = (partition(buf),) if buf.column_banks == 1 else (
-            f"type={buf.banking} factor={buf.banks} dim=1", f"type=cyclic factor={buf.column_banks} dim=2")
         out.append(Rom(weights.get(constant, ctx.rom(constant)), ctx.rom(constant), ctx.ctype(constant),
-                       ctx.type_of(constant).size, tuple(p for p in parts if p), ctx.rom_doubles[constant],
-                       buf.columns if buf.column_banks > 1 else 0))
+                       ctx.type_of(constant).size, partitions(buf), ctx.rom_doubles[constant],
+                       buf.columns if buf.columns > 1 else 0))
     return tuple(out)
 
 

@@ -13,8 +13,13 @@ so reading row r+1 overlaps emitting row r. A folded dense stage of one row per 
 has no snapshot: it emits fold f of every output, then fold f + 1, as soon as the row elements that
 fold needs are pushed, adding to each output's accumulator, and writes the outputs in the last fold.
 dense reads w[n * K + k] (hlsf::dense_mac). matmul reads
-b[base + k * N + n] (hlsf::matmul_mac), where base is the offset of the batch of b that numpy
+b[(base + k) * N + n] (hlsf::matmul_mac), where base is the first row of the batch of b that numpy
 broadcasting pairs with the current output batch (a table when b's batch dims broadcast).
+
+With input lanes L a push reads one token of L row elements (stored in an unrolled loop); with PE P an
+emit computes columns n P .. n P + P - 1 in an unrolled loop over the lanes of one output token (the
+weights then declared 2-D, each dimension partitioned as the schedule banks it), and the epilogue runs
+per lane on the epilogue inputs' tokens.
 """
 
 from __future__ import annotations
@@ -23,7 +28,21 @@ from dataclasses import dataclass
 
 from ...lower.plan import Stage
 from .context import Context
-from .phase import Array, Phase, Rom, Setup, Write, accumulator, array, local_roms, phase, setup, weights, writes
+from .phase import (
+    Array,
+    Phase,
+    Rom,
+    Setup,
+    Token,
+    Write,
+    accumulator,
+    array,
+    local_roms,
+    phase,
+    setup,
+    weights,
+    writes,
+)
 from .view import StageView, make_view
 
 __all__ = ["RowsBody", "view"]
@@ -50,6 +69,11 @@ class Loop:
     fold: str
     partial: str
     need: str
+    lane: str  # the lane loop's counter (pe > 1, lanes > 1)
+    column: str  # the lane's output column (pe > 1)
+    last: str  # this emit is its outputs' last fold (pe > 1)
+    token: str  # the output token (pe > 1)
+    x_in: str  # the input token (lanes > 1)
 
 
 @dataclass(frozen=True)
@@ -65,6 +89,13 @@ class RowsBody:
     n: int
     simd: int  # products per iteration; an output takes ``folds`` iterations
     folds: int
+    lanes: int  # row elements per push (one token)
+    pushes: int  # per row
+    in_token: str  # the input token's C++ type
+    pe: int  # columns per emit: an unrolled loop over the lanes of the output token
+    emits: int  # output tokens per row
+    tokens: tuple[Token, ...]  # pe > 1: the epilogue's streamed tokens read
+    out_token: str  # pe > 1: its C++ type
     accumulators: Array | None  # a streamed row (schedule.Streamed): each output's partial sum
     in_channel: str
     in_type: str
@@ -73,7 +104,7 @@ class RowsBody:
     is_float: bool
     accumulator: str
     weights: str  # the local ROM or held array of w / b
-    offsets: tuple[int, ...]  # matmul: offset of b's batch per output batch; () when always 0
+    offsets: tuple[int, ...]  # matmul: first row of b's batch per output batch; () when always 0
     epilogue: Phase
     writes: tuple[Write, ...]
 
@@ -84,10 +115,12 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
     local = ctx.names.local
     loop = Loop(*(local(n) for n in (
         "t", "acc_t", "xrow", "snap", "k", "n", "bt", "m", "pushing", "rows_in", "emitting", "completes", "push",
-        "px", "acc", "b_base", "f", "part", "need")))
+        "px", "acc", "b_base", "f", "part", "need", "l", "col", "last", "tok_out", "x_in")))
     w = weights(ctx, schedule, main.weights)
     head_var = ctx.value(stage.head)
-    e = phase(ctx, main.epilogue, {stage.head: head_var}, local("o"))
+    e = phase(ctx, main.epilogue, {stage.head: head_var}, local("o"), loop.lane if main.pe > 1 else None)
+    tokens = tuple(Token(r.channel, ctx.token(r.channel), local(f"tok_{r.channel}"), r.var, r.type)
+                   for r in e.reads) if main.pe > 1 else ()
     x = ctx.graph.node(stage.head).inputs[0]
     return RowsBody(
         op=main.op,
@@ -101,6 +134,13 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
         n=main.n,
         simd=main.simd,
         folds=main.folds,
+        lanes=main.lanes_in,
+        pushes=main.pushes_per_row,
+        in_token=ctx.token(main.read),
+        pe=main.pe,
+        emits=main.emits_per_row,
+        tokens=tokens,
+        out_token=ctx.token(main.writes[0]),
         accumulators=array(local("accs"), accumulator(main.accumulator), schedule.buffer("accumulators"))
         if main.streamed else None,
         in_channel=main.read,
@@ -110,9 +150,9 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
         is_float=ctx.dtype(x).is_float,
         accumulator=accumulator(main.accumulator),
         weights=w.name,
-        offsets=main.offsets,
+        offsets=main.base_rows,
         epilogue=e,
-        writes=writes(main.writes, e.result),
+        writes=writes(main.writes, e.result if main.pe == 1 else loop.token),
     )
 
 

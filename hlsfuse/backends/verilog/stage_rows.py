@@ -10,6 +10,10 @@ After the setup loops (held inputs: epilogue operands, a streamed w or b), the p
 
 dense reads w[n * K + k]; matmul reads b[base + k * N + n], base being the offset of the batch of b
 that broadcasting pairs with the snapshot's output batch (a small ROM when not 0).
+
+A stage of input lanes L pushes one token of L row elements per push (the row register holds tokens; the
+snapshot single elements); a stage of PE P emits columns n P .. n P + P - 1 per emit, one copy of the
+dot product (and of the epilogue) per lane, written as one token.
 """
 
 from __future__ import annotations
@@ -39,84 +43,113 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         return b.build(f"{main.op} '{stage.head}' (streamed row), nodes {', '.join(stage.nodes)}",
                        dict.fromkeys(main.writes, out), state)
 
-    units = main.batches * main.rows
-    loop = push_emit(b, fire, seq.loops[-1].last, main.n, [units, main.k],
-                     lambda position: f"{position[1][0]} == {ulit(main.k - 1, position[1][1])}", main.folds)
+    units, per_row = main.batches * main.rows, main.pushes_per_row
+    loop = push_emit(b, fire, seq.loops[-1].last, main.emits_per_row, [units, per_row],
+                     lambda position: f"{position[1][0]} == {ulit(per_row - 1, position[1][1])}", main.folds)
     push, emitting, (n, nw), n_last, completes = loop.push, loop.emitting, loop.index, loop.last_emit, loop.completes
     writes = emitting if loop.fold is None else f"{emitting} && {loop.writes}"  # an output is written
     k, kw = loop.position[1]
     b.move(main.read, f"{here} && {push}")
     snap = b.array("snap", main.k, x_type.width)
     kb = b.index(snap)
-    if main.k > 1:  # the row so far (the completing push's element goes straight into the snapshot)
-        xrow = b.array("xrow", main.k, x_type.width)
-        b.stores.append(Update(f"{fire} && {push}", f"{xrow}[{zext(k, kw, kb)}]", f"{main.read}_tdata"))
+    xrow = None
+    if per_row > 1:  # the row so far, in tokens (the completing push's token goes straight into the snapshot)
+        xrow = b.array("xrow", per_row, main.lanes_in * x_type.width)
+        b.stores.append(Update(f"{fire} && {push}", f"{xrow}[{zext(k, kw, b.index(xrow))}]", f"{main.read}_tdata"))
     for j in range(main.k):
-        source = f"{main.read}_tdata" if j == main.k - 1 else f"{xrow}[{ulit(j, kb)}]"
+        t, lane = divmod(j, main.lanes_in)
+        source = f"{main.read}_tdata" if t == per_row - 1 else f"{xrow}[{ulit(t, b.index(xrow))}]"
+        if main.lanes_in > 1:
+            source += f"[{(lane + 1) * x_type.width - 1}:{lane * x_type.width}]"
         b.stores.append(Update(f"{fire} && {push} && {completes}", f"{snap}[{ulit(j, kb)}]", source))
 
-    # the weights, and the index of column n of the snapshot's row
+    # the weights, and the base index of each lane's column n P + lane of the snapshot's row
     weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
     iw = b.index(weights)
-    col = zext(n, nw, iw)
-    if main.op == "dense":
-        base, step = b.wire("wbase", iw, f"{col} * {ulit(main.k % (1 << iw), iw)}"), 1
-    else:
-        base, step = col, main.n
-        if main.offsets:
-            batch, _ = b.odometer("out", [main.batches, main.rows], f"{fire} && {writes} && {n_last}")[0]
-            table = b.rom("b_base", len(main.offsets), iw, mem_lines(main.offsets, iw))
-            bsel = zext(batch, bits_for(main.batches), b.index(table))
-            base = b.wire("wbase", iw, f"{table}[{bsel}] + {col}")
-    terms = []
+    batch_base = None
+    if main.op == "matmul" and main.offsets:
+        batch, _ = b.odometer("out", [main.batches, main.rows], f"{fire} && {writes} && {n_last}")[0]
+        table = b.rom("b_base", len(main.offsets), iw, mem_lines(main.offsets, iw))
+        batch_base = f"{table}[{zext(batch, bits_for(main.batches), b.index(table))}]"
+    # lane s of this fold computes product j = main.product(fold, s): row element j (the same for every column)
+    js = []
     for s in range(main.simd):
-        # lane s computes product j = main.product(fold, s): row element j, weight base + j * step
         if loop.fold is None:
-            j = s
-            xj = sext64(f"{snap}[{ulit(j, kb)}]", x_type)
-            ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
+            js.append(s)
         else:
             f, fw = loop.fold
             j0, dj = main.product(0, s), main.product(1, s) - main.product(0, s)  # j = j0 + fold * dj
-            jx = b.wire(f"j{s}", kb, f"{ulit(j0, kb)} + {zext(f, fw, kb)} * {ulit(dj % (1 << kb), kb)}")
-            xj = sext64(f"{snap}[{jx}]", x_type)
-            ix = f"{base} + {zext(jx, kb, iw)} * {ulit(step % (1 << iw), iw)}"
-        wj = b.wire(f"w{s}", w_type.width, f"{weights}[{ix}]")
-        terms.append(f"{xj} * {sext64(wj, w_type)}")
-    b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column n")
-    exact = fold_sum(b, terms, fire, emitting, loop, "dot")
-    result = b.net("v_head", head_type.width)
-    b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), "u_head",
-               (("in_data", exact), ("in_sticky", "1'b0"), ("out_data", result)))
+            js.append(b.wire(f"j{s}", kb, f"{ulit(j0, kb)} + {zext(f, fw, kb)} * {ulit(dj % (1 << kb), kb)}"))
+    xs = [sext64(f"{snap}[{ulit(j, kb) if isinstance(j, int) else j}]", x_type) for j in js]
+    results = []
+    for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):
+        tag = f"l{lane}_" if main.pe > 1 else ""
+        if main.op == "dense":
+            base, step = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}"), 1
+        else:
+            base, step = zext(col, cw, iw), main.n
+            if batch_base is not None:
+                base = b.wire(f"{tag}wbase", iw, f"{batch_base} + {base}")
+        terms = []
+        for s, (j, xj) in enumerate(zip(js, xs)):  # weight base + j * step
+            if isinstance(j, int):
+                ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
+            else:
+                ix = f"{base} + {zext(j, kb, iw)} * {ulit(step % (1 << iw), iw)}"
+            wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
+            terms.append(f"{xj} * {sext64(wj, w_type)}")
+        b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column "
+                  f"{'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}")
+        exact = fold_sum(b, terms, fire, emitting, loop, f"{tag}dot")
+        result = b.net(f"{tag}v_head", head_type.width)
+        b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
+                   (("in_data", exact), ("in_sticky", "1'b0"), ("out_data", result)))
+        results.append(result)
 
-    out = emit_epilogue(b, main, stage.head, result, arrays, here, fire, writes)
+    out = emit_epilogue(b, main, stage.head, results if main.pe > 1 else results[0], arrays, here, fire, writes)
     return b.build(f"{main.op} '{stage.head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out),
                    state)
+
+
+def _columns(b: ModuleBuilder, main, n: str, nw: int) -> list[tuple[str, int]]:
+    """The column of each PE lane of the emit counted by ``n`` (``nw`` bits): n x PE + lane, as (signal, width)."""
+    if main.pe == 1:
+        return [(n, nw)]
+    w = bits_for(main.n)
+    # with PE = N the emit counter stays 0: the lane is the column (and PE would not fit w bits)
+    return [(b.wire(f"col{lane}", w, ulit(lane, w) if main.emits_per_row == 1 else
+                    f"{zext(n, nw, w)} * {ulit(main.pe, w)} + {ulit(lane, w)}"), w) for lane in range(main.pe)]
 
 
 def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, frame_end: str, x_type, w_type,
               head_type) -> str:
     """A folded dense stage of one row per frame (``lower.schedule.Streamed``): pushes fill the row register
-    while fold f of column n emits once the row's first (f + 1) x SIMD elements are in (``need``), adding to
-    accumulator n; the last fold writes. Returns the signal the output channels carry."""
+    (a token of L elements each) while fold f of columns n P .. n P + P - 1 emits once the row's first
+    (f + 1) x SIMD elements are in (``need``), adding to their accumulators; the last fold writes. Returns the
+    signal the output channels carry."""
     main = stage.schedule.main
+    lanes, width = main.lanes_in, x_type.width
     k_w = bits_for(main.k + 1)
     pushed = b.reg("pushed", k_w, ulit(0, k_w))  # row elements pushed so far in this frame
     push = b.wire("push", 1, f"{pushed} != {ulit(main.k, k_w)}")
     b.move(main.read, f"{here} && {push}")
-    xrow = b.array("xrow", main.k, x_type.width)
+    xrow = b.array("xrow", main.k, width)
     kb = b.index(xrow)
-    b.stores.append(Update(f"{fire} && {push}", f"{xrow}[{zext(pushed, k_w, kb)}]", f"{main.read}_tdata"))
+    at = zext(pushed, k_w, kb)
+    for lane in range(lanes):  # the token's elements
+        to = at if lane == 0 else f"{at} + {ulit(lane, kb)}"
+        bits = f"[{(lane + 1) * width - 1}:{lane * width}]" if lanes > 1 else ""
+        b.stores.append(Update(f"{fire} && {push}", f"{xrow}[{to}]", f"{main.read}_tdata{bits}"))
 
     f_w = bits_for(main.folds + 1)
     need_w = bits_for(main.k + main.simd + 1)
     fold = b.reg("fold", f_w, ulit(0, f_w))
     need = b.reg("need", need_w, ulit(main.simd, need_w))
     emit = b.wire("emit", 1, f"{fold} != {ulit(main.folds, f_w)} && {zext(pushed, k_w, need_w)} >= {need}")
-    n, nw = b.counter("n", main.n, f"{fire} && {emit}")
-    n_last = f"{n} == {ulit(main.n - 1, nw)}"
+    n, nw = b.counter("n", main.emits_per_row, f"{fire} && {emit}")
+    n_last = f"{n} == {ulit(main.emits_per_row - 1, nw)}"
     b.updates += [
-        Update(f"{fire} && {push}", pushed, f"{pushed} + {ulit(1, k_w)}"),
+        Update(f"{fire} && {push}", pushed, f"{pushed} + {ulit(lanes, k_w)}"),
         Update(f"{fire} && {emit} && {n_last}", fold, f"{fold} + {ulit(1, f_w)}"),
         Update(f"{fire} && {emit} && {n_last}", need, f"{need} + {ulit(main.simd, need_w)}"),
         Update(f"{fire} && {frame_end}", pushed, ulit(0, k_w)),
@@ -126,22 +159,28 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
 
     weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
     iw = b.index(weights)
-    base = b.wire("wbase", iw, f"{zext(n, nw, iw)} * {ulit(main.k % (1 << iw), iw)}")
     fb = zext(fold, f_w, kb)
-    terms = []
-    for s in range(main.simd):  # lane s: row element j = fold x SIMD + s, weight n x K + j
-        jx = b.wire(f"j{s}", kb, f"{fb} * {ulit(main.simd % (1 << kb), kb)} + {ulit(s, kb)}")
-        wj = b.wire(f"w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
-        terms.append(f"{sext64(f'{xrow}[{jx}]', x_type)} * {sext64(wj, w_type)}")
+    js = [b.wire(f"j{s}", kb, f"{fb} * {ulit(main.simd % (1 << kb), kb)} + {ulit(s, kb)}")  # j = fold x SIMD + s
+          for s in range(main.simd)]
     accs = b.array("accs", main.n, XW)
     ab = b.index(accs)
-    start = b.wire("start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({accs}[{zext(n, nw, ab)}])",
-                   signed=True)
-    b.comment(f"dense '{stage.head}': fold f of column n's dot product, added to its accumulator")
-    total = b.wire("dot", XW, " + ".join([start, *terms]), signed=True)
-    b.stores.append(Update(f"{fire} && {emit}", f"{accs}[{zext(n, nw, ab)}]", total))
-    result = b.net("v_head", head_type.width)
-    b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), "u_head",
-               (("in_data", total), ("in_sticky", "1'b0"), ("out_data", result)))
+    results = []
+    for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):  # lane s: weight col x K + j
+        tag = f"l{lane}_" if main.pe > 1 else ""
+        base = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}")
+        terms = []
+        for s, jx in enumerate(js):
+            wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
+            terms.append(f"{sext64(f'{xrow}[{jx}]', x_type)} * {sext64(wj, w_type)}")
+        acc = f"{accs}[{zext(col, cw, ab)}]"
+        start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({acc})", signed=True)
+        b.comment(f"dense '{stage.head}': fold f of column {'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}'s "
+                  "dot product, added to its accumulator")
+        total = b.wire(f"{tag}dot", XW, " + ".join([start, *terms]), signed=True)
+        b.stores.append(Update(f"{fire} && {emit}", acc, total))
+        result = b.net(f"{tag}v_head", head_type.width)
+        b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
+                   (("in_data", total), ("in_sticky", "1'b0"), ("out_data", result)))
+        results.append(result)
     writes = b.wire("writes", 1, f"{emit} && {fold} == {ulit(main.folds - 1, f_w)}")
-    return emit_epilogue(b, main, stage.head, result, arrays, here, fire, writes)
+    return emit_epilogue(b, main, stage.head, results if main.pe > 1 else results[0], arrays, here, fire, writes)

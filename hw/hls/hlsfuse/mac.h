@@ -6,8 +6,9 @@
 // for float32 graphs). The caller then assigns the result once to the node's output type.
 //
 // A window snapshot (line_buffer::snapshot) holds TAPS*C values, tap-major: taps[t*C + c]; a row snapshot
-// holds the K values of a row. Weights are flat arrays in the graph's row-major layout (a ROM declared by the
-// stage, or a held input).
+// holds the K values of a row. Weights are arrays in the graph's row-major layout (a ROM declared by the
+// stage, or a held input): flat, or 2-D as rows of their last dimension (the form a stage computing PE
+// outputs per cycle declares, so that each dimension is partitioned on its own; detail::weights reads both).
 //
 // The MAC helpers are folded (lower/schedule.py, Folded): an output's P products are computed SIMD per call,
 // over F = P / SIMD calls f = 0..F-1, each adding its SIMD products to the ``acc`` it is given (0 for f = 0,
@@ -16,14 +17,18 @@
 // different banks:
 //   conv2d  j = s*F + f   w[KH][KW][Cin/groups][Cout] -> w[j*COUT + co]  ARRAY_PARTITION type=block factor=SIMD
 //   dense   j = f*SIMD + s  w[N][K]                   -> w[n*K + j]      ARRAY_PARTITION type=cyclic factor=SIMD
-//   matmul  j = s*F + f   b[..., K, N] -> b[base + j*N + n]  ARRAY_PARTITION type=block factor=SIMD*(batches of b)
-// (product j of conv2d is tap t = j / CG, input channel ci = j % CG of its group).
+//   matmul  j = s*F + f   b[..., K, N] -> b[(base + j)*N + n]  ARRAY_PARTITION type=block factor=SIMD*(batches of b)
+// (product j of conv2d is tap t = j / CG, input channel ci = j % CG of its group). A stage of PE > 1 calls the
+// helper once per output of an emit (an unrolled loop) and declares the weights 2-D: conv2d [KH*KW*CG][COUT]
+// and matmul [rows][N] partitioned as above along dim=1 and cyclic factor=PE along dim=2; dense [N][K] cyclic
+// factor=PE along dim=1 and cyclic factor=SIMD along dim=2, so that the PE x SIMD weights sit in as many banks.
 //
 //   conv_mac<ACC, TAPS, COUT, GROUPS, SIMD>(acc, taps, w, co, f)   fold f of output channel co of conv2d: the
 //       products taps[t*C + g*CG + ci] * w[(t*CG + ci)*COUT + co] of its lanes, CG = C/GROUPS, g = co /
 //       (COUT/GROUPS) the group of co (GROUPS = C: a depthwise convolution); w may also be [KH*KW*CG][COUT]
-//   dense_mac<ACC, SIMD>(acc, x, w, n, f)          fold f of output n of dense: x[j] * w[n*K + j]
-//   matmul_mac<ACC, N, SIMD>(acc, x, b, base, n, f)  fold f of output n of a row of matmul: x[j] * b[base + j*N + n]
+//   dense_mac<ACC, SIMD>(acc, x, w, n, f)          fold f of output n of dense: x[j] * w[n*K + j] (w may be [N][K])
+//   matmul_mac<ACC, N, SIMD>(acc, x, b, base, n, f)  fold f of output n of a row of matmul: x[j] * b[(base + j)*N + n],
+//       base the first row (of N) of b's matrix (b may be [rows][N])
 //   window_sum<ACC, TAPS>(taps, c)       sum of channel c over the taps (padding was pushed as zeros)
 //   window_max<TAPS>(taps, c, real)      maximum of channel c over the taps t with real[t] (not padding: padding
 //                                        never wins, and every pooling window has a real tap)
@@ -36,20 +41,20 @@ namespace hlsf {
 
 namespace detail {
 
-// Weight (product j, output channel co) of a conv2d's weights: flat, w[j*COUT + co], or as rows of COUT,
-// w[j][co] (the form a stage computing PE output channels per cycle declares: its rows banked in blocks of the
-// SIMD lanes, its columns cyclically by PE). COUNT: how many weights there are.
-template <class W, int COUT>
-struct conv_weights;
-template <class T, int N, int COUT>
-struct conv_weights<T[N], COUT> {
+// Weight (row r, column c) of weights seen as rows of COLS: flat, w[r*COLS + c], or 2-D, w[r][c] (the form a
+// stage computing PE outputs per cycle declares, each dimension partitioned on its own). COUNT: how many weights
+// there are.
+template <class W, int COLS>
+struct weights;
+template <class T, int N, int COLS>
+struct weights<T[N], COLS> {
   static const int COUNT = N;
-  static const T& at(const T (&w)[N], int j, int co) { return w[j * COUT + co]; }
+  static const T& at(const T (&w)[N], int r, int c) { return w[r * COLS + c]; }
 };
-template <class T, int ROWS, int COUT>
-struct conv_weights<T[ROWS][COUT], COUT> {
-  static const int COUNT = ROWS * COUT;
-  static const T& at(const T (&w)[ROWS][COUT], int j, int co) { return w[j][co]; }
+template <class T, int ROWS, int COLS>
+struct weights<T[ROWS][COLS], COLS> {
+  static const int COUNT = ROWS * COLS;
+  static const T& at(const T (&w)[ROWS][COLS], int r, int c) { return w[r][c]; }
 };
 
 }  // namespace detail
@@ -57,7 +62,7 @@ struct conv_weights<T[ROWS][COUT], COUT> {
 template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_X, int NT, class W>
 ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
 #pragma HLS INLINE
-  typedef detail::conv_weights<W, COUT> weights;
+  typedef detail::weights<W, COUT> weights;  // product j, output channel co
   const int C = NT / TAPS;
   const int CG = C / GROUPS;
   const int CO_G = COUT / GROUPS;
@@ -75,29 +80,31 @@ ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
   return acc;
 }
 
-template <class ACC, int SIMD, class T_X, int K, class T_W, int NK>
-ACC dense_mac(ACC acc, const T_X (&x)[K], const T_W (&w)[NK], int n, int f) {
+template <class ACC, int SIMD, class T_X, int K, class W>
+ACC dense_mac(ACC acc, const T_X (&x)[K], const W& w, int n, int f) {
 #pragma HLS INLINE
-  static_assert(NK % K == 0, "dense_mac: w must hold N rows of K weights");
+  typedef detail::weights<W, K> weights;  // output n, product j
+  static_assert(weights::COUNT % K == 0, "dense_mac: w must hold N rows of K weights");
   static_assert(K % SIMD == 0, "dense_mac: SIMD must divide K");
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = f * SIMD + s;
-    accumulate(acc, mul(x[j], w[n * K + j]));
+    accumulate(acc, mul(x[j], weights::at(w, n, j)));
   }
   return acc;
 }
 
-template <class ACC, int N, int SIMD, class T_X, int K, class T_W, int NB>
-ACC matmul_mac(ACC acc, const T_X (&x)[K], const T_W (&b)[NB], int base, int n, int f) {
+template <class ACC, int N, int SIMD, class T_X, int K, class W>
+ACC matmul_mac(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
 #pragma HLS INLINE
-  static_assert(NB % (K * N) == 0, "matmul_mac: b must hold whole K x N matrices");
+  typedef detail::weights<W, N> weights;  // row base + j, output n
+  static_assert(weights::COUNT % (K * N) == 0, "matmul_mac: b must hold whole K x N matrices");
   static_assert(K % SIMD == 0, "matmul_mac: SIMD must divide K");
   const int F = K / SIMD;
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = s * F + f;
-    accumulate(acc, mul(x[j], b[base + j * N + n]));
+    accumulate(acc, mul(x[j], weights::at(b, base + j, n)));
   }
   return acc;
 }

@@ -1,6 +1,7 @@
 """Compile graphs to Verilog designs and simulate them, for the tests of the Verilog backend.
 
-    random_fold(graph, rng)        a random legal folding of the graph's MAC, map, window and reduce stages and ports
+    random_fold(graph, rng)        a random legal folding of the graph's map, window, rows and reduce stages and
+                                   ports
     saved_fold(graph, fold)        the folding as fold.json text
     design(graph, folder)          write OUT/graph.json and OUT/verilog/ for ``graph`` (fpga fusion)
     simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult. A run that passes
@@ -34,9 +35,9 @@ def _divisors(n: int) -> list[int]:
 def random_fold(graph, rng, max_folds: int = 8) -> Folding:
     """A random legal folding of ``graph``, drawn from ``rng`` (a random.Random): per MAC stage a SIMD whose folds
     are at most ``max_folds`` (so that random designs stay quick to simulate); half the map stages and a third of
-    the ports get lanes dividing their innermost dimensions, half the window stages input lanes (channels per push)
-    and a PE (output channels per emit), half the reduce stages input lanes (those ``refold`` allows); the lowering
-    adds the width converters."""
+    the ports get lanes dividing their innermost dimensions, half the window and rows stages input lanes (channels
+    or row elements per push) and a PE (output channels or columns per emit, over constant weights), half the
+    reduce stages input lanes (those ``refold`` allows); the lowering adds the width converters."""
     fusion = fuse(graph, mode="fpga")
     plan = lower(graph, fusion, LowerOptions())
     simd, lanes, pe = [], [], []
@@ -51,9 +52,9 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
             simd.append((s.head, rng.choice([d for d in _divisors(products) if products // d <= max_folds])))
         if s.kind == "map" and rng.random() < 0.5:
             lanes.append((s.sink, rng.choice(_divisors(innermost(s)))))
-        if s.kind == "window" and rng.random() < 0.5:
+        if s.kind in ("window", "rows") and rng.random() < 0.5:
             main = s.schedule.main
-            lanes.append((s.head, rng.choice(_divisors(main.geometry.c))))
+            lanes.append((s.head, rng.choice(_divisors(main.geometry.c if s.kind == "window" else main.k))))
             if main.weights is None or main.weights in graph.constant_map:  # pe reads constant weights only
                 pe.append((s.head, rng.choice(_divisors(innermost(s)))))
         if s.kind == "reduce" and rng.random() < 0.5:

@@ -4,8 +4,8 @@ Each hypothesis example is a batch of graphs built and simulated two at a time (
 cost), so that one test run checks 120 random graphs mixing elementwise, broadcast, injective,
 reduction, conv2d, dense, pool and opaque ops with fan-out and residual joins, and the strided,
 dilated, grouped and attention-like graphs of ``strategies.nn_graphs``, each on two frames, every MAC
-stage folded at random, and map, window and reduce stages and ports given random lanes with the width converters they
-need (``rtl_design.random_fold``).
+stage folded at random, map and reduce stages and ports given random lanes, window and rows stages
+random input lanes and PE, with the width converters they need (``rtl_design.random_fold``).
 
 A failing graph does not shrink (minutes of g++ builds): the run's hypothesis seed is printed at the
 end of the test session, and the graph is saved under tests/failed/ (``hlsfuse compile`` and

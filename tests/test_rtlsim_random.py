@@ -5,10 +5,11 @@ side by side in one design (``rtl_design.union``): one build checks them all. Fo
 graphs give 80 random graphs per run, mixing elementwise, broadcast, injective, reduction,
 conv2d, dense, pool and opaque ops with fan-out and residual joins, and the strided, dilated,
 grouped and attention-like graphs of ``strategies.nn_graphs``, every MAC stage folded at random,
-half the map, window and reduce stages and a third of the ports given random lanes, with the width converters the
-lowering inserts (``rtl_design.random_fold``). Every run must be bit-exact and the
-plan's timing model cycle for cycle (``rtl_design.simulate``), so no random graph may deadlock with
-the planned FIFO depths. They run on the pyverilator driver, whose -O1 builds are the quickest;
+half the map and reduce stages and a third of the ports given random lanes, half the window and rows
+stages random input lanes and PE, with the width converters the lowering inserts
+(``rtl_design.random_fold``). Every run must be bit-exact and the plan's timing model cycle for cycle
+(``rtl_design.simulate``), so no random graph may deadlock with the planned FIFO depths. They run on
+the pyverilator driver, whose -O1 builds are the quickest;
 tests/test_rtlsim_native.py and the examples check that the native driver observes exactly the
 same runs. Linting is cheap, so another 200 random graphs are only linted.
 

@@ -1,9 +1,9 @@
 """Folding: how many products per cycle each MAC stage computes, chosen to fit a budget or meet a rate.
 
 A MAC stage (conv2d, dense, matmul) computes SIMD products per iteration, SIMD a divisor of its
-products per output (``schedule.Folded``); map, window and reduce stages move ``lanes`` elements per
-token (a window stage also PE output channels per emit); own stages have one schedule. A folding is
-these factors per stage (and the ports' lanes), and the solver picks it:
+products per output (``schedule.Folded``); map, window, rows and reduce stages move ``lanes`` elements
+per token (a window or rows stage also PE outputs per emit); own stages have one schedule. A folding
+is these factors per stage (and the ports' lanes), and the solver picks it:
 
     budget (DSPs, BRAM18s)  minimise the cycles per frame, max over stages of their iterations
                             (and the ports' tokens), then give every stage the fewest DSPs (then
@@ -69,8 +69,8 @@ class Choice:
     """One folding of a stage (the factors of its Folding entry) and its cost (``stage_area``'s figures)."""
 
     simd: int | None  # MAC stages
-    lanes: int  # map stages: elements per token; window stages: input channels per push; reduce: input elements
-    pe: int  # window stages: output channels per emit
+    lanes: int  # elements per token of a map stage, per push of a window or rows stage, per iteration of a reduce
+    pe: int  # window and rows stages: outputs per emit
     cycles: int
     dsp: int
     bram18: int
@@ -95,11 +95,12 @@ neighbours (a fork's tokens are its producer's, a converter's iterations those o
 def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Dsp) -> list[Choice]:
     """The stage's foldings that no other beats in cycles, DSPs, BRAM18s and LUTs at once, fastest last.
 
-    A window stage's factors are its input lanes L, PE and (conv2d) SIMD, each a divisor of what it
-    divides; for each (PE, SIMD) the input lanes are tried from 1 up until the stage runs as fast as with
-    all of them and no wider line buffer needs fewer BRAM18s (from there on more lanes only cost LUTs). A
-    map stage's lanes, a reduce stage's lanes (divisors of its input's innermost dimension) and a dense or
-    matmul stage's SIMD are tried in full.
+    A window or rows stage's factors are its input lanes L (channels or row elements per push), PE (output
+    channels or columns per emit) and (conv2d, dense, matmul) SIMD, each a divisor of what it divides; for
+    each (PE, SIMD) the input lanes are tried from 1 up until the stage runs as fast as with all of them and
+    no wider line buffer needs fewer BRAM18s (from there on more lanes only cost LUTs; a rows stage's lanes
+    change no memory). A map stage's lanes and a reduce stage's lanes (divisors of its input's innermost
+    dimension) are tried in full.
     Illegal combinations (lanes that a broadcast input's innermost run or a reduce stage's output does not
     allow, PE over weights computed by another stage) are skipped."""
     main = stage.schedule.main
@@ -113,13 +114,17 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
         return Choice(simd, lanes, pe, folded.cycles, area.dsp, area.bram18, area.lut)
 
     found: list[Choice | None] = []
-    if stage.kind == "window":
-        simds = _divisors(main.products) if main.op == "conv2d" else [None]
-        lanes = _divisors(main.geometry.c)
-        # the input lanes change the cycles and the line buffer only: the BRAM18s of its banks per lane count
-        bits = graph.types[graph.node(stage.head).inputs[0]].dtype.bits
-        stored = [buffer_area(line_buffer(window_geometry(graph, stage.head, ll), bits)).bram18 for ll in lanes]
-        for pe in _divisors(main.out_channels):
+    if stage.kind in ("window", "rows"):
+        if stage.kind == "window":
+            simds = _divisors(main.products) if main.op == "conv2d" else [None]
+            lanes, pes = _divisors(main.geometry.c), _divisors(main.out_channels)
+            # the input lanes change the cycles and the line buffer only: the BRAM18s of its banks per lane count
+            bits = graph.types[graph.node(stage.head).inputs[0]].dtype.bits
+            stored = [buffer_area(line_buffer(window_geometry(graph, stage.head, ll), bits)).bram18 for ll in lanes]
+        else:  # a rows stage's input lanes change its cycles only (its row is registers whatever they are)
+            simds, lanes, pes = _divisors(main.products), _divisors(main.k), _divisors(main.n)
+            stored = [0] * len(lanes)
+        for pe in pes:
             for simd in simds:
                 fastest = cost(simd, lanes[-1], pe)
                 if fastest is None:
@@ -137,8 +142,6 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     elif stage.kind == "reduce":
         source = graph.types[graph.node(stage.head).inputs[0]]
         found = [cost(None, ll) for ll in _divisors(source.shape[-1] if source.shape else 1)]
-    elif stage.kind == "rows":
-        found = [cost(simd) for simd in _divisors(main.products)]
     else:
         raise HlsfuseError(f"fold: a {stage.kind} stage has one schedule")
     out: list[Choice] = []

@@ -37,6 +37,9 @@ _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
 # Generators of constants and the defaults of their parameters.
 _INIT_PARAMS = {"uniform": {"low": -1.0, "high": 1.0}, "normal": {"mean": 0.0, "std": 1.0}, "zeros": {}}
+_FLOAT_MAX = int(np.finfo(np.float64).max)
+_FLOAT_DIGITS = len(str(_FLOAT_MAX))  # 309
+_TOO_LARGE = 10**_FLOAT_DIGITS
 _EXACT_LIMIT = 1 << 53  # raw values below this in magnitude are exact as float64
 
 
@@ -54,7 +57,7 @@ def load_graph(path: str | os.PathLike) -> Graph:
     except OSError as exc:
         raise HlsfuseError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise HlsfuseError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except HlsfuseError as exc:
@@ -72,6 +75,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise HlsfuseError(f"key '{key}' appears twice in one object")
         out[key] = value
     return out
+
+
+def _integer(text: str) -> int:
+    # Python refuses to read integers of more than 4300 digits; any beyond 309 is too large for a
+    # float64 all the same, and is kept as one that is, so the field's check can name it
+    if len(text.lstrip("-")) > _FLOAT_DIGITS:
+        return -_TOO_LARGE if text.startswith("-") else _TOO_LARGE
+    return int(text)
 
 
 def _no_constant(name: str) -> Any:
@@ -114,7 +125,7 @@ def _constant(entry: Any, where: str) -> Constant:
         values = init_values(init, ttype.shape)
     else:
         init = None
-        values = _data(entry["data"], f"{where}.data", ttype.shape)
+        values = _data(entry["data"], f"{where}.data", ttype.shape, name)
     if ttype.dtype.is_float:
         raw = values.astype(np.float32)
     else:
@@ -122,12 +133,17 @@ def _constant(entry: Any, where: str) -> Constant:
     return Constant(name, ttype, raw, init)
 
 
-def _data(value: Any, where: str, shape: tuple[int, ...]) -> np.ndarray:
+def _data(value: Any, where: str, shape: tuple[int, ...], name: str) -> np.ndarray:
     if not isinstance(value, list) or not all(_is_number(v) for v in value):
         raise HlsfuseError(f"{where} must be a flat list of numbers")
     if len(value) != math.prod(shape):
         raise HlsfuseError(f"{where} has {len(value)} values, expected {math.prod(shape)} for shape {list(shape)}")
-    values = np.array(value, dtype=np.float64).reshape(shape)
+    try:
+        values = np.array(value, dtype=np.float64).reshape(shape)
+    except OverflowError:  # JSON integers have no limit; float64 stops near 1.8e308
+        index = next(i for i, v in enumerate(value) if isinstance(v, int) and abs(v) > _FLOAT_MAX)
+        raise HlsfuseError(f"{where}[{index}] of constant '{name}' is an integer too large for a number (expected "
+                           "finite numbers, at most about 1.8e308 in magnitude)") from None
     if not np.all(np.isfinite(values)):  # 1e999 parses as infinity
         raise HlsfuseError(f"{where} must hold finite numbers")
     return values

@@ -414,3 +414,27 @@ def test_an_interrupt_during_a_verilator_build_stops_the_whole_build_and_leaves_
     assert proc.returncode == 130 and err == "hlsfuse: interrupted\n"
     assert _working_in(scratch) == []  # Verilator, make and the compilers make started are gone too
     assert [p.name for p in rtl.iterdir() if p.is_dir()] == []  # no entry, no scratch
+
+
+# ------------------------------------------------------------------ trials: each of these once ended in a traceback
+
+
+def _residual_with(tmp_path: Path, name: str, edit) -> Path:
+    data = json.loads(Path(RESIDUAL).read_text())
+    edit(data)
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("digits", [401, 5000])  # 5000: more than the 4300 Python reads as an int
+@pytest.mark.parametrize("command", ["check", "run", "compile"])
+def test_a_constant_holding_a_huge_integer_is_one_line_naming_it(command, digits, tmp_path, capsys):
+    path = _residual_with(tmp_path, "huge.json", lambda d: d["constants"][1]["data"].__setitem__(3, 7))
+    path.write_text(path.read_text().replace(", 7,", f", -{'9' * digits},", 1))
+    extra = ["-o", str(tmp_path / "OUT")] if command == "compile" else []
+    assert main([command, str(path), *extra]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {path}: constants[1].data[3] of constant 'b1' is an integer "
+                                       "too large for a number (expected finite numbers, at most about 1.8e308 in "
+                                       "magnitude)\n")
+    assert not (tmp_path / "OUT").exists()

@@ -40,14 +40,16 @@ __all__ = ["check_out_dir", "write_tree", "CHECKSUMS", "with_checksums", "verify
 CHECKSUMS = "checksums.json"
 
 
-def _alive(pid: int) -> bool:
+def _dead(pid: int) -> bool:
+    """Whether process ``pid`` has ended, so that its staging folders may go. An id no process can have
+    (beyond a C int: ``.OUT.99999999999999999999.x``) names no run of ours: its folder is left alone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
         return True
-    return True
+    except (PermissionError, OverflowError):  # another user's process; no process at all
+        return False
+    return False
 
 
 def _recover(out: Path) -> None:
@@ -58,7 +60,7 @@ def _recover(out: Path) -> None:
         return
     for entry in sorted(parent.iterdir()):
         match = pattern.fullmatch(entry.name)
-        if match is None or not entry.is_dir() or _alive(int(match.group(2))):
+        if match is None or not entry.is_dir() or not _dead(int(match.group(2))):
             continue
         if match.group(1) and not out.exists():
             os.replace(entry, out)

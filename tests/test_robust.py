@@ -438,3 +438,12 @@ def test_a_constant_holding_a_huge_integer_is_one_line_naming_it(command, digits
                                        "too large for a number (expected finite numbers, at most about 1.8e308 in "
                                        "magnitude)\n")
     assert not (tmp_path / "OUT").exists()
+
+
+@pytest.mark.parametrize("pid", ["99999999999999999999", str(2**31), str(2**64)])
+def test_a_folder_named_like_staging_with_an_impossible_pid_is_left_alone(pid, tmp_path, capsys):
+    stray = tmp_path / f".OUT.{pid}.x"
+    stray.mkdir()
+    (stray / "keep.txt").write_text("mine")
+    assert main(["compile", RESIDUAL, "-o", str(tmp_path / "OUT")]) == 0, capsys.readouterr().err
+    assert (stray / "keep.txt").read_text() == "mine" and (tmp_path / "OUT" / "checksums.json").is_file()

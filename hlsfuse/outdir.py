@@ -154,12 +154,16 @@ def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:
     path = out / CHECKSUMS
     hint = "compile again, or pass --allow-edits to simulate the files as they are"
     try:
-        digests = json.loads(path.read_text(encoding="utf-8"))["sha256"]
+        document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise HlsfuseError(f"{path}: missing, so the files cannot be checked against what hlsfuse compile wrote; "
                            f"{hint}") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError) as exc:
         raise HlsfuseError(f"{path}: unreadable ({exc}); {hint}") from None
+    digests = document.get("sha256") if isinstance(document, dict) else None
+    if not isinstance(digests, dict) or not all(isinstance(d, str) for d in digests.values()):
+        raise HlsfuseError(f"{path}: not what hlsfuse compile writes (expected an object {{\"sha256\": {{file: "
+                           f"SHA-256 hex digest}}}}); {hint}")
     for rel, digest in digests.items():
         if rel != "graph.json" and not rel.startswith(tuple(f"{f}/" for f in folders)):
             continue

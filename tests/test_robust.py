@@ -447,3 +447,15 @@ def test_a_folder_named_like_staging_with_an_impossible_pid_is_left_alone(pid, t
     (stray / "keep.txt").write_text("mine")
     assert main(["compile", RESIDUAL, "-o", str(tmp_path / "OUT")]) == 0, capsys.readouterr().err
     assert (stray / "keep.txt").read_text() == "mine" and (tmp_path / "OUT" / "checksums.json").is_file()
+
+
+@pytest.mark.parametrize("document", ['{"sha256": ["x"]}', '["x"]', '"x"', '{"sha": {}}',
+                                      '{"sha256": {"graph.json": 5}}'])
+def test_checksums_of_the_wrong_shape_are_one_line_naming_the_file(document, compiled, tmp_path, capsys):
+    out = tmp_path / "OUT"
+    shutil.copytree(compiled, out)
+    (out / "checksums.json").write_text(document)
+    assert main(["csim", str(out)]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {out / 'checksums.json'}: not what hlsfuse compile writes "
+                                       '(expected an object {"sha256": {file: SHA-256 hex digest}}); compile again, '
+                                       "or pass --allow-edits to simulate the files as they are\n")

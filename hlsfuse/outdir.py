@@ -3,7 +3,8 @@
 Files are written into a hidden staging folder beside the target, ``.<name>.<pid>.<random>``.
 When they are all there, the staging folder takes the target's place in one step:
 
-    new target      rename(staging, OUT)
+    new target      rename(staging, OUT), which succeeds only onto a missing or empty folder, so
+                    files the user put in OUT meanwhile stay and the compile is refused
     --force         renameat2(staging, OUT, RENAME_EXCHANGE) (Linux 3.15+, glibc 2.28+): the two
                     folders swap atomically, then the old one (now the staging folder) is deleted
 
@@ -99,8 +100,19 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def _replace(staging: Path, out: Path) -> None:
-    """``staging`` becomes ``out``; the old ``out`` is deleted (the module docstring)."""
+def _replace(staging: Path, out: Path, force: bool) -> None:
+    """``staging`` becomes ``out``; the old ``out`` is deleted (the module docstring). Without ``force``
+    one rename, which succeeds only onto a missing or empty folder: files the user put in OUT while
+    the compile ran are never replaced."""
+    if not force:
+        try:
+            os.rename(staging, out)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise HlsfuseError(f"{out}: was filled or made a file while the output was made; it is left as it "
+                                   "is and nothing was written (use --force to replace it)") from None
+            raise
+        return
     if not out.exists():
         os.replace(staging, out)
         return
@@ -131,7 +143,7 @@ def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes], force: 
                 raise HlsfuseError(f"{out}: cannot write {rel}: {exc.strerror or exc}; {out} is left as it "
                                    "was") from None
         os.chmod(staging, 0o755)
-        _replace(staging, out)
+        _replace(staging, out, force)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -459,3 +459,26 @@ def test_checksums_of_the_wrong_shape_are_one_line_naming_the_file(document, com
     assert capsys.readouterr().err == (f"hlsfuse: error: {out / 'checksums.json'}: not what hlsfuse compile writes "
                                        '(expected an object {"sha256": {file: SHA-256 hex digest}}); compile again, '
                                        "or pass --allow-edits to simulate the files as they are\n")
+
+
+@pytest.mark.parametrize("made", ["a file in OUT", "OUT as a file"])
+def test_files_put_in_out_while_compiling_are_never_replaced_without_force(made, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "OUT"
+    out.mkdir()  # an empty OUT is allowed at the start
+    real_write = Path.write_bytes
+
+    def user_meanwhile(self, data):  # after every check, while the files are written
+        if self.name == "report.md":
+            if made == "OUT as a file":
+                out.rmdir()
+                out.write_text("mine")
+            else:
+                (out / "mine.txt").write_text("mine")
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", user_meanwhile)
+    assert main(["compile", RESIDUAL, "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {out}: was filled or made a file while the output was made; "
+                                       "it is left as it is and nothing was written (use --force to replace it)\n")
+    assert (out.read_text() if out.is_file() else _tree(out)) in ("mine", {"mine.txt": b"mine"})
+    assert _leftovers(tmp_path) == []

@@ -10,9 +10,12 @@ from .errors import HlsfuseError
 __all__ = ["write_atomic"]
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
+def write_atomic(path: str | os.PathLike, data: str | bytes, overwrite: bool = True) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` through a temporary file in the same folder and a
-    rename, so readers see the old file or the complete new one; returns the path."""
+    rename, so readers see the old file or the complete new one; returns the path.
+
+    Without ``overwrite`` the file is moved in with a hard link, which fails if ``path`` exists: a file
+    that appeared since the command checked (``cli.common.output_arg``) is never replaced."""
     path = Path(path)
     if not path.parent.is_dir():
         raise HlsfuseError(f"{path}: folder '{path.parent}' does not exist")
@@ -21,7 +24,15 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
     try:
         with open(tmp, "xb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise HlsfuseError(f"{path}: appeared while the output was made; it is left as it is and nothing "
+                                   "was written (pass --force to overwrite it)") from None
+            tmp.unlink()
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

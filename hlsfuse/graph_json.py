@@ -334,9 +334,10 @@ def _json_value(value: Any, node: Node, key: str) -> Any:
     raise HlsfuseError(f"{node.where()}: attribute '{key}' holds {value!r}, which JSON cannot represent")
 
 
-def save_graph(graph: Graph, path: str | os.PathLike) -> Path:
-    """Write ``graph`` as JSON (one line per input, constant and node, for readable diffs)."""
-    return write_atomic(path, _dumps(graph_to_dict(graph)))
+def save_graph(graph: Graph, path: str | os.PathLike, overwrite: bool = True) -> Path:
+    """Write ``graph`` as JSON (one line per input, constant and node, for readable diffs); without
+    ``overwrite`` an existing ``path`` is refused (``fileio.write_atomic``)."""
+    return write_atomic(path, _dumps(graph_to_dict(graph)), overwrite=overwrite)
 
 
 def _dumps(data: dict[str, Any]) -> str:

@@ -23,6 +23,7 @@ import pytest
 
 import hlsfuse.cli.run
 import hlsfuse.compile
+import hlsfuse.fileio
 import hlsfuse.outdir
 from hlsfuse.cli import main
 from hlsfuse.outdir import check_out_dir, write_tree
@@ -482,3 +483,40 @@ def test_files_put_in_out_while_compiling_are_never_replaced_without_force(made,
                                        "it is left as it is and nothing was written (use --force to replace it)\n")
     assert (out.read_text() if out.is_file() else _tree(out)) in ("mine", {"mine.txt": b"mine"})
     assert _leftovers(tmp_path) == []
+
+
+def _single_file_command(kind: str, tmp_path: Path) -> list[str]:
+    """A command that writes the one file tmp_path/target (refused up front if it exists, without --force)."""
+    target = str(tmp_path / "target")
+    if kind == "convert":
+        onnx = pytest.importorskip("onnx")
+        from onnx import TensorProto, helper
+
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+        model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                                  opset_imports=[helper.make_opsetid("", 17)])
+        onnx.save_model(model, tmp_path / "m.onnx")
+        return ["convert", str(tmp_path / "m.onnx"), "-o", target]
+    return {"run": ["run", RESIDUAL, "-o", target], "fuse --dot": ["fuse", RESIDUAL, "--dot", target]}[kind]
+
+
+@pytest.mark.parametrize("kind", ["run", "convert", "fuse --dot"])
+def test_a_file_that_appears_while_a_command_runs_is_never_overwritten_without_force(kind, tmp_path, capsys,
+                                                                                      monkeypatch):
+    argv = _single_file_command(kind, tmp_path)
+    target = tmp_path / "target"
+    real_open = open
+
+    def user_meanwhile(file, *args, **kwargs):  # after the check at the start, before the file is moved in
+        if not target.exists():
+            target.write_text("mine")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(hlsfuse.fileio, "open", user_meanwhile, raising=False)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.endswith(f"hlsfuse: error: {target}: appeared while the output was made; it is "
+                                            "left as it is and nothing was written (pass --force to overwrite it)\n")
+    assert target.read_text() == "mine" and _leftovers(tmp_path) == []
+    monkeypatch.undo()
+    assert main([*argv, "--force"]) == 0 and target.read_bytes() != b"mine"

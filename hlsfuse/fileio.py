@@ -33,6 +33,9 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, overwrite: bool = T
                 raise HlsfuseError(f"{path}: appeared while the output was made; it is left as it is and nothing "
                                    "was written (pass --force to overwrite it)") from None
             tmp.unlink()
+    except OSError as exc:  # a full disk says nothing of the file; the user needs its path
+        tmp.unlink(missing_ok=True)
+        raise HlsfuseError(f"{path}: cannot write: {exc.strerror or exc}; {path} is left as it was") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -520,3 +520,31 @@ def test_a_file_that_appears_while_a_command_runs_is_never_overwritten_without_f
     assert target.read_text() == "mine" and _leftovers(tmp_path) == []
     monkeypatch.undo()
     assert main([*argv, "--force"]) == 0 and target.read_bytes() != b"mine"
+
+
+@pytest.mark.parametrize("kind", ["run", "convert", "fuse --dot"])
+def test_a_full_disk_names_the_single_file_being_written(kind, tmp_path, capsys, monkeypatch):
+    argv = _single_file_command(kind, tmp_path)
+    target = tmp_path / "target"
+    target.write_bytes(b"old")
+    real_open = open
+
+    class Full:
+        def __init__(self, file):
+            self.file = real_open(file, "xb")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.file.close()
+
+        def write(self, data):
+            self.file.write(data[:10])
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(hlsfuse.fileio, "open", lambda file, mode: Full(file), raising=False)
+    assert main([*argv, "--force"]) == 2
+    assert capsys.readouterr().err.endswith(f"hlsfuse: error: {target}: cannot write: No space left on device; "
+                                            f"{target} is left as it was\n")
+    assert target.read_bytes() == b"old" and _leftovers(tmp_path) == []

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import HlsfuseError
 from .fileio import write_atomic
-from .ir import Constant, Graph, Input, Node, TensorType
+from .ir import Constant, Graph, Input, Node, TensorType, check_size
 from .ops import Pattern
 from .types import DType, from_float, parse_dtype, to_float
 
@@ -118,6 +118,7 @@ def _constant(entry: Any, where: str) -> Constant:
     _fields(entry, where, _CONSTANT_FIELDS, required=("name", "shape", "dtype"))
     name = _name(entry["name"], f"{where}.name")
     ttype = TensorType(_shape(entry["shape"], f"{where}.shape"), _dtype(entry["dtype"], f"{where}.dtype"))
+    check_size(ttype.shape, f"constant '{name}'")  # before its values are made
     if ("data" in entry) == ("init" in entry):
         raise HlsfuseError(f"{where} needs exactly one of the fields 'data' and 'init'")
     if "init" in entry:

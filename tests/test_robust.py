@@ -548,3 +548,16 @@ def test_a_full_disk_names_the_single_file_being_written(kind, tmp_path, capsys,
     assert capsys.readouterr().err.endswith(f"hlsfuse: error: {target}: cannot write: No space left on device; "
                                             f"{target} is left as it was\n")
     assert target.read_bytes() == b"old" and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["check", "run", "compile"])
+def test_a_constant_too_large_is_refused_before_its_values_are_made(command, tmp_path, capsys):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"name": "big", "inputs": [{"name": "x", "shape": [1, 4], "dtype": "fixed<8,3>"}],
+                                "constants": [{"name": "w", "shape": [100000, 100000], "dtype": "fixed<8,3>",
+                                               "init": {"kind": "uniform"}}],
+                                "nodes": [{"name": "r", "op": "relu", "inputs": ["x"]}], "outputs": ["r"]}))
+    extra = ["-o", str(tmp_path / "OUT")] if command == "compile" else []
+    assert main([command, str(path), *extra]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {path}: constant 'w': shape [100000, 100000] has "
+                                       "10000000000 elements, more than the 2147483647 (2^31 - 1) a tensor may have\n")

@@ -561,3 +561,31 @@ def test_a_constant_too_large_is_refused_before_its_values_are_made(command, tmp
     assert main([command, str(path), *extra]) == 2
     assert capsys.readouterr().err == (f"hlsfuse: error: {path}: constant 'w': shape [100000, 100000] has "
                                        "10000000000 elements, more than the 2147483647 (2^31 - 1) a tensor may have\n")
+
+
+def _forged_npz(path: Path, shape: tuple[int, ...]) -> Path:
+    """An .npz whose array 'x' has a header claiming ``shape`` (float64) and only 64 bytes of data."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    buffer.write(bytes(64))
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", buffer.getvalue())
+    return path
+
+
+@pytest.mark.parametrize("shape, message", [
+    ((1, 100000, 100000, 8), "array 'x': shape [1, 100000, 100000, 8] has 80000000000 elements, more than the "
+                             "2147483647 (2^31 - 1) a tensor may have"),
+    ((1, 16, 16, 800000), "array 'x': its header says shape [1, 16, 16, 800000] of float64 (1638400000 bytes), but "
+                          "the archive holds 192 bytes for it"),
+])
+@pytest.mark.parametrize("command", ["run", "csim", "rtlsim"])
+def test_an_inputs_array_too_large_for_its_file_is_refused_from_its_header(command, shape, message, compiled,
+                                                                           tmp_path, capsys):
+    path = _forged_npz(tmp_path / "in.npz", shape)
+    argv = ["run", RESIDUAL] if command == "run" else [command, str(compiled)]
+    assert main([*argv, "--inputs", str(path)]) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {path}: {message}\n"

@@ -1,13 +1,15 @@
-"""Writing output files so that a failure never leaves a half-written file behind."""
+"""Writing output files so that a failure never leaves a half-written file behind, and refusing
+input paths that are no file at all."""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from .errors import HlsfuseError
 
-__all__ = ["write_atomic"]
+__all__ = ["write_atomic", "check_readable"]
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, overwrite: bool = True) -> Path:
@@ -40,3 +42,20 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, overwrite: bool = T
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+# st_mode tests of the paths that are neither files nor folders, and what to call them
+_SPECIAL = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe"),
+            (stat.S_ISSOCK, "a socket"))
+
+
+def check_readable(path: str | os.PathLike) -> None:
+    """Refuse an input path that is a device, pipe or socket (``/dev/zero`` never ends, a pipe may never
+    answer) before reading it; a missing file or a folder is left to the reader's own error."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    for test, kind in _SPECIAL:
+        if test(mode):
+            raise HlsfuseError(f"{path}: not a regular file ({kind})")

@@ -589,3 +589,12 @@ def test_an_inputs_array_too_large_for_its_file_is_refused_from_its_header(comma
     argv = ["run", RESIDUAL] if command == "run" else [command, str(compiled)]
     assert main([*argv, "--inputs", str(path)]) == 2
     assert capsys.readouterr().err == f"hlsfuse: error: {path}: {message}\n"
+
+
+@pytest.mark.parametrize("what", ["graph", "inputs"])
+def test_a_device_given_as_a_file_is_refused_before_reading(what, tmp_path, capsys):
+    device = tmp_path / ("z.json" if what == "graph" else "z.npz")
+    device.symlink_to("/dev/zero")  # a .json name, so the suffix check lets it through
+    argv = ["run", str(device)] if what == "graph" else ["run", RESIDUAL, "--inputs", str(device)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {device}: not a regular file (a character device)\n"

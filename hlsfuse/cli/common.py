@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HlsfuseError
+from ..fileio import check_readable
 from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..ir import Graph, check_size
@@ -69,6 +70,7 @@ def load_graph_arg(path: str, args: argparse.Namespace | None = None) -> Graph:
     given = [k for k in _ONNX_OPTIONS if getattr(args, k, None)]
     if given and suffix != ".onnx":
         raise HlsfuseError(f"--{given[0].replace('_', '-')} applies to ONNX models (.onnx), not to {path}")
+    check_readable(path)
     return _LOADERS[suffix](path, args)
 
 
@@ -134,6 +136,7 @@ def read_inputs(path: str, graph: Graph, layout=None) -> dict[str, np.ndarray]:
     """The real input values in the .npz file ``path`` (``layout``: converts the arrays to the graph's
     layout first), checked against the graph; every problem with the file or its arrays (a missing or
     unknown name, a wrong shape, complex values, a value the type cannot hold) is one line naming ``path``."""
+    check_readable(path)
     try:
         arrays = read_npz(path)
         arrays = layout(arrays) if layout is not None else arrays

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import HlsfuseError
 from .fileio import write_atomic
-from .ir import Constant, Graph, Input, Node, TensorType
+from .ir import Constant, Graph, Input, Node, TensorType, check_size
 from .ops import Pattern
 from .types import DType, from_float, parse_dtype, to_float
 
@@ -37,6 +37,9 @@ _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
 # Generators of constants and the defaults of their parameters.
 _INIT_PARAMS = {"uniform": {"low": -1.0, "high": 1.0}, "normal": {"mean": 0.0, "std": 1.0}, "zeros": {}}
+_FLOAT_MAX = int(np.finfo(np.float64).max)
+_FLOAT_DIGITS = len(str(_FLOAT_MAX))  # 309
+_TOO_LARGE = 10**_FLOAT_DIGITS
 _EXACT_LIMIT = 1 << 53  # raw values below this in magnitude are exact as float64
 
 
@@ -54,7 +57,7 @@ def load_graph(path: str | os.PathLike) -> Graph:
     except OSError as exc:
         raise HlsfuseError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise HlsfuseError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except HlsfuseError as exc:
@@ -72,6 +75,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise HlsfuseError(f"key '{key}' appears twice in one object")
         out[key] = value
     return out
+
+
+def _integer(text: str) -> int:
+    # Python refuses to read integers of more than 4300 digits; any beyond 309 is too large for a
+    # float64 all the same, and is kept as one that is, so the field's check can name it
+    if len(text.lstrip("-")) > _FLOAT_DIGITS:
+        return -_TOO_LARGE if text.startswith("-") else _TOO_LARGE
+    return int(text)
 
 
 def _no_constant(name: str) -> Any:
@@ -107,6 +118,7 @@ def _constant(entry: Any, where: str) -> Constant:
     _fields(entry, where, _CONSTANT_FIELDS, required=("name", "shape", "dtype"))
     name = _name(entry["name"], f"{where}.name")
     ttype = TensorType(_shape(entry["shape"], f"{where}.shape"), _dtype(entry["dtype"], f"{where}.dtype"))
+    check_size(ttype.shape, f"constant '{name}'")  # before its values are made
     if ("data" in entry) == ("init" in entry):
         raise HlsfuseError(f"{where} needs exactly one of the fields 'data' and 'init'")
     if "init" in entry:
@@ -114,7 +126,7 @@ def _constant(entry: Any, where: str) -> Constant:
         values = init_values(init, ttype.shape)
     else:
         init = None
-        values = _data(entry["data"], f"{where}.data", ttype.shape)
+        values = _data(entry["data"], f"{where}.data", ttype.shape, name)
     if ttype.dtype.is_float:
         raw = values.astype(np.float32)
     else:
@@ -122,12 +134,17 @@ def _constant(entry: Any, where: str) -> Constant:
     return Constant(name, ttype, raw, init)
 
 
-def _data(value: Any, where: str, shape: tuple[int, ...]) -> np.ndarray:
+def _data(value: Any, where: str, shape: tuple[int, ...], name: str) -> np.ndarray:
     if not isinstance(value, list) or not all(_is_number(v) for v in value):
         raise HlsfuseError(f"{where} must be a flat list of numbers")
     if len(value) != math.prod(shape):
         raise HlsfuseError(f"{where} has {len(value)} values, expected {math.prod(shape)} for shape {list(shape)}")
-    values = np.array(value, dtype=np.float64).reshape(shape)
+    try:
+        values = np.array(value, dtype=np.float64).reshape(shape)
+    except OverflowError:  # JSON integers have no limit; float64 stops near 1.8e308
+        index = next(i for i, v in enumerate(value) if isinstance(v, int) and abs(v) > _FLOAT_MAX)
+        raise HlsfuseError(f"{where}[{index}] of constant '{name}' is an integer too large for a number (expected "
+                           "finite numbers, at most about 1.8e308 in magnitude)") from None
     if not np.all(np.isfinite(values)):  # 1e999 parses as infinity
         raise HlsfuseError(f"{where} must hold finite numbers")
     return values
@@ -318,9 +335,10 @@ def _json_value(value: Any, node: Node, key: str) -> Any:
     raise HlsfuseError(f"{node.where()}: attribute '{key}' holds {value!r}, which JSON cannot represent")
 
 
-def save_graph(graph: Graph, path: str | os.PathLike) -> Path:
-    """Write ``graph`` as JSON (one line per input, constant and node, for readable diffs)."""
-    return write_atomic(path, _dumps(graph_to_dict(graph)))
+def save_graph(graph: Graph, path: str | os.PathLike, overwrite: bool = True) -> Path:
+    """Write ``graph`` as JSON (one line per input, constant and node, for readable diffs); without
+    ``overwrite`` an existing ``path`` is refused (``fileio.write_atomic``)."""
+    return write_atomic(path, _dumps(graph_to_dict(graph)), overwrite=overwrite)
 
 
 def _dumps(data: dict[str, Any]) -> str:

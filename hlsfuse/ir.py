@@ -27,7 +27,7 @@ from .errors import HlsfuseError, OpError
 from .ops import OPS, Pattern, Sig, get_op
 from .types import DType, FixedType, FloatType, to_float
 
-__all__ = ["TensorType", "Input", "Constant", "Node", "Graph", "verify", "MAX_ELEMENTS"]
+__all__ = ["TensorType", "Input", "Constant", "Node", "Graph", "verify", "MAX_ELEMENTS", "check_size"]
 
 MAX_ELEMENTS = 2**31 - 1
 """The most elements a tensor may have: a stage's loop counts them in a C++ int (and the reference holds
@@ -272,7 +272,7 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
         except HlsfuseError as exc:
             raise HlsfuseError(f"{node.where()}: {exc}") from None
         types[node.name] = TensorType(sig.out_shape, sig.out_dtype)
-        _check_size(sig.out_shape, node.where())
+        check_size(sig.out_shape, node.where())
         sigs[node.name] = sig
         patterns[node.name] = pattern
 
@@ -298,10 +298,11 @@ def _suggest(op: object) -> str:
 def _check_shape(shape: tuple[int, ...], where: str) -> None:
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in shape):
         raise HlsfuseError(f"{where}: shape must be a list of positive integers, not {list(shape)}")
-    _check_size(tuple(shape), where)
+    check_size(tuple(shape), where)
 
 
-def _check_size(shape: tuple[int, ...], where: str) -> None:
+def check_size(shape: tuple[int, ...], where: str) -> None:
+    """Refuse a tensor of more than MAX_ELEMENTS elements; ``where`` names it (``input 'x'``)."""
     size = math.prod(shape)
     if size > MAX_ELEMENTS:
         raise HlsfuseError(f"{where}: shape {list(shape)} has {size} elements, more than the {MAX_ELEMENTS} "

@@ -3,7 +3,8 @@
 Files are written into a hidden staging folder beside the target, ``.<name>.<pid>.<random>``.
 When they are all there, the staging folder takes the target's place in one step:
 
-    new target      rename(staging, OUT)
+    new target      rename(staging, OUT), which succeeds only onto a missing or empty folder, so
+                    files the user put in OUT meanwhile stay and the compile is refused
     --force         renameat2(staging, OUT, RENAME_EXCHANGE) (Linux 3.15+, glibc 2.28+): the two
                     folders swap atomically, then the old one (now the staging folder) is deleted
 
@@ -40,14 +41,16 @@ __all__ = ["check_out_dir", "write_tree", "CHECKSUMS", "with_checksums", "verify
 CHECKSUMS = "checksums.json"
 
 
-def _alive(pid: int) -> bool:
+def _dead(pid: int) -> bool:
+    """Whether process ``pid`` has ended, so that its staging folders may go. An id no process can have
+    (beyond a C int: ``.OUT.99999999999999999999.x``) names no run of ours: its folder is left alone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
         return True
-    return True
+    except (PermissionError, OverflowError):  # another user's process; no process at all
+        return False
+    return False
 
 
 def _recover(out: Path) -> None:
@@ -58,7 +61,7 @@ def _recover(out: Path) -> None:
         return
     for entry in sorted(parent.iterdir()):
         match = pattern.fullmatch(entry.name)
-        if match is None or not entry.is_dir() or _alive(int(match.group(2))):
+        if match is None or not entry.is_dir() or not _dead(int(match.group(2))):
             continue
         if match.group(1) and not out.exists():
             os.replace(entry, out)
@@ -97,8 +100,19 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def _replace(staging: Path, out: Path) -> None:
-    """``staging`` becomes ``out``; the old ``out`` is deleted (the module docstring)."""
+def _replace(staging: Path, out: Path, force: bool) -> None:
+    """``staging`` becomes ``out``; the old ``out`` is deleted (the module docstring). Without ``force``
+    one rename, which succeeds only onto a missing or empty folder: files the user put in OUT while
+    the compile ran are never replaced."""
+    if not force:
+        try:
+            os.rename(staging, out)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise HlsfuseError(f"{out}: was filled or made a file while the output was made; it is left as it "
+                                   "is and nothing was written (use --force to replace it)") from None
+            raise
+        return
     if not out.exists():
         os.replace(staging, out)
         return
@@ -129,7 +143,7 @@ def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes], force: 
                 raise HlsfuseError(f"{out}: cannot write {rel}: {exc.strerror or exc}; {out} is left as it "
                                    "was") from None
         os.chmod(staging, 0o755)
-        _replace(staging, out)
+        _replace(staging, out, force)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -152,12 +166,16 @@ def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:
     path = out / CHECKSUMS
     hint = "compile again, or pass --allow-edits to simulate the files as they are"
     try:
-        digests = json.loads(path.read_text(encoding="utf-8"))["sha256"]
+        document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise HlsfuseError(f"{path}: missing, so the files cannot be checked against what hlsfuse compile wrote; "
                            f"{hint}") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError) as exc:
         raise HlsfuseError(f"{path}: unreadable ({exc}); {hint}") from None
+    digests = document.get("sha256") if isinstance(document, dict) else None
+    if not isinstance(digests, dict) or not all(isinstance(d, str) for d in digests.values()):
+        raise HlsfuseError(f"{path}: not what hlsfuse compile writes (expected an object {{\"sha256\": {{file: "
+                           f"SHA-256 hex digest}}}}); {hint}")
     for rel, digest in digests.items():
         if rel != "graph.json" and not rel.startswith(tuple(f"{f}/" for f in folders)):
             continue

@@ -23,6 +23,7 @@ import pytest
 
 import hlsfuse.cli.run
 import hlsfuse.compile
+import hlsfuse.fileio
 import hlsfuse.outdir
 from hlsfuse.cli import main
 from hlsfuse.outdir import check_out_dir, write_tree
@@ -414,3 +415,186 @@ def test_an_interrupt_during_a_verilator_build_stops_the_whole_build_and_leaves_
     assert proc.returncode == 130 and err == "hlsfuse: interrupted\n"
     assert _working_in(scratch) == []  # Verilator, make and the compilers make started are gone too
     assert [p.name for p in rtl.iterdir() if p.is_dir()] == []  # no entry, no scratch
+
+
+# ------------------------------------------------------------------ trials: each of these once ended in a traceback
+
+
+def _residual_with(tmp_path: Path, name: str, edit) -> Path:
+    data = json.loads(Path(RESIDUAL).read_text())
+    edit(data)
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("digits", [401, 5000])  # 5000: more than the 4300 Python reads as an int
+@pytest.mark.parametrize("command", ["check", "run", "compile"])
+def test_a_constant_holding_a_huge_integer_is_one_line_naming_it(command, digits, tmp_path, capsys):
+    path = _residual_with(tmp_path, "huge.json", lambda d: d["constants"][1]["data"].__setitem__(3, 7))
+    path.write_text(path.read_text().replace(", 7,", f", -{'9' * digits},", 1))
+    extra = ["-o", str(tmp_path / "OUT")] if command == "compile" else []
+    assert main([command, str(path), *extra]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {path}: constants[1].data[3] of constant 'b1' is an integer "
+                                       "too large for a number (expected finite numbers, at most about 1.8e308 in "
+                                       "magnitude)\n")
+    assert not (tmp_path / "OUT").exists()
+
+
+@pytest.mark.parametrize("pid", ["99999999999999999999", str(2**31), str(2**64)])
+def test_a_folder_named_like_staging_with_an_impossible_pid_is_left_alone(pid, tmp_path, capsys):
+    stray = tmp_path / f".OUT.{pid}.x"
+    stray.mkdir()
+    (stray / "keep.txt").write_text("mine")
+    assert main(["compile", RESIDUAL, "-o", str(tmp_path / "OUT")]) == 0, capsys.readouterr().err
+    assert (stray / "keep.txt").read_text() == "mine" and (tmp_path / "OUT" / "checksums.json").is_file()
+
+
+@pytest.mark.parametrize("document", ['{"sha256": ["x"]}', '["x"]', '"x"', '{"sha": {}}',
+                                      '{"sha256": {"graph.json": 5}}'])
+def test_checksums_of_the_wrong_shape_are_one_line_naming_the_file(document, compiled, tmp_path, capsys):
+    out = tmp_path / "OUT"
+    shutil.copytree(compiled, out)
+    (out / "checksums.json").write_text(document)
+    assert main(["csim", str(out)]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {out / 'checksums.json'}: not what hlsfuse compile writes "
+                                       '(expected an object {"sha256": {file: SHA-256 hex digest}}); compile again, '
+                                       "or pass --allow-edits to simulate the files as they are\n")
+
+
+@pytest.mark.parametrize("made", ["a file in OUT", "OUT as a file"])
+def test_files_put_in_out_while_compiling_are_never_replaced_without_force(made, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "OUT"
+    out.mkdir()  # an empty OUT is allowed at the start
+    real_write = Path.write_bytes
+
+    def user_meanwhile(self, data):  # after every check, while the files are written
+        if self.name == "report.md":
+            if made == "OUT as a file":
+                out.rmdir()
+                out.write_text("mine")
+            else:
+                (out / "mine.txt").write_text("mine")
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", user_meanwhile)
+    assert main(["compile", RESIDUAL, "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {out}: was filled or made a file while the output was made; "
+                                       "it is left as it is and nothing was written (use --force to replace it)\n")
+    assert (out.read_text() if out.is_file() else _tree(out)) in ("mine", {"mine.txt": b"mine"})
+    assert _leftovers(tmp_path) == []
+
+
+def _single_file_command(kind: str, tmp_path: Path) -> list[str]:
+    """A command that writes the one file tmp_path/target (refused up front if it exists, without --force)."""
+    target = str(tmp_path / "target")
+    if kind == "convert":
+        onnx = pytest.importorskip("onnx")
+        from onnx import TensorProto, helper
+
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+        model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                                  opset_imports=[helper.make_opsetid("", 17)])
+        onnx.save_model(model, tmp_path / "m.onnx")
+        return ["convert", str(tmp_path / "m.onnx"), "-o", target]
+    return {"run": ["run", RESIDUAL, "-o", target], "fuse --dot": ["fuse", RESIDUAL, "--dot", target]}[kind]
+
+
+@pytest.mark.parametrize("kind", ["run", "convert", "fuse --dot"])
+def test_a_file_that_appears_while_a_command_runs_is_never_overwritten_without_force(kind, tmp_path, capsys,
+                                                                                      monkeypatch):
+    argv = _single_file_command(kind, tmp_path)
+    target = tmp_path / "target"
+    real_open = open
+
+    def user_meanwhile(file, *args, **kwargs):  # after the check at the start, before the file is moved in
+        if not target.exists():
+            target.write_text("mine")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(hlsfuse.fileio, "open", user_meanwhile, raising=False)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.endswith(f"hlsfuse: error: {target}: appeared while the output was made; it is "
+                                            "left as it is and nothing was written (pass --force to overwrite it)\n")
+    assert target.read_text() == "mine" and _leftovers(tmp_path) == []
+    monkeypatch.undo()
+    assert main([*argv, "--force"]) == 0 and target.read_bytes() != b"mine"
+
+
+@pytest.mark.parametrize("kind", ["run", "convert", "fuse --dot"])
+def test_a_full_disk_names_the_single_file_being_written(kind, tmp_path, capsys, monkeypatch):
+    argv = _single_file_command(kind, tmp_path)
+    target = tmp_path / "target"
+    target.write_bytes(b"old")
+    real_open = open
+
+    class Full:
+        def __init__(self, file):
+            self.file = real_open(file, "xb")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.file.close()
+
+        def write(self, data):
+            self.file.write(data[:10])
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(hlsfuse.fileio, "open", lambda file, mode: Full(file), raising=False)
+    assert main([*argv, "--force"]) == 2
+    assert capsys.readouterr().err.endswith(f"hlsfuse: error: {target}: cannot write: No space left on device; "
+                                            f"{target} is left as it was\n")
+    assert target.read_bytes() == b"old" and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["check", "run", "compile"])
+def test_a_constant_too_large_is_refused_before_its_values_are_made(command, tmp_path, capsys):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"name": "big", "inputs": [{"name": "x", "shape": [1, 4], "dtype": "fixed<8,3>"}],
+                                "constants": [{"name": "w", "shape": [100000, 100000], "dtype": "fixed<8,3>",
+                                               "init": {"kind": "uniform"}}],
+                                "nodes": [{"name": "r", "op": "relu", "inputs": ["x"]}], "outputs": ["r"]}))
+    extra = ["-o", str(tmp_path / "OUT")] if command == "compile" else []
+    assert main([command, str(path), *extra]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {path}: constant 'w': shape [100000, 100000] has "
+                                       "10000000000 elements, more than the 2147483647 (2^31 - 1) a tensor may have\n")
+
+
+def _forged_npz(path: Path, shape: tuple[int, ...]) -> Path:
+    """An .npz whose array 'x' has a header claiming ``shape`` (float64) and only 64 bytes of data."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    buffer.write(bytes(64))
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", buffer.getvalue())
+    return path
+
+
+@pytest.mark.parametrize("shape, message", [
+    ((1, 100000, 100000, 8), "array 'x': shape [1, 100000, 100000, 8] has 80000000000 elements, more than the "
+                             "2147483647 (2^31 - 1) a tensor may have"),
+    ((1, 16, 16, 800000), "array 'x': its header says shape [1, 16, 16, 800000] of float64 (1638400000 bytes), but "
+                          "the archive holds 192 bytes for it"),
+])
+@pytest.mark.parametrize("command", ["run", "csim", "rtlsim"])
+def test_an_inputs_array_too_large_for_its_file_is_refused_from_its_header(command, shape, message, compiled,
+                                                                           tmp_path, capsys):
+    path = _forged_npz(tmp_path / "in.npz", shape)
+    argv = ["run", RESIDUAL] if command == "run" else [command, str(compiled)]
+    assert main([*argv, "--inputs", str(path)]) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {path}: {message}\n"
+
+
+@pytest.mark.parametrize("what", ["graph", "inputs"])
+def test_a_device_given_as_a_file_is_refused_before_reading(what, tmp_path, capsys):
+    device = tmp_path / ("z.json" if what == "graph" else "z.npz")
+    device.symlink_to("/dev/zero")  # a .json name, so the suffix check lets it through
+    argv = ["run", str(device)] if what == "graph" else ["run", RESIDUAL, "--inputs", str(device)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {device}: not a regular file (a character device)\n"

@@ -8,6 +8,7 @@ ONNX import options (--precision, --precision-map, --calibrate), which
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import zipfile
 from pathlib import Path
@@ -15,9 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HlsfuseError
+from ..fileio import check_readable
 from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
-from ..ir import Graph
+from ..ir import Graph, check_size
 from ..reference import quantize_inputs
 
 __all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg", "positive_int", "seed", "read_npz",
@@ -68,6 +70,7 @@ def load_graph_arg(path: str, args: argparse.Namespace | None = None) -> Graph:
     given = [k for k in _ONNX_OPTIONS if getattr(args, k, None)]
     if given and suffix != ".onnx":
         raise HlsfuseError(f"--{given[0].replace('_', '-')} applies to ONNX models (.onnx), not to {path}")
+    check_readable(path)
     return _LOADERS[suffix](path, args)
 
 
@@ -100,15 +103,40 @@ def read_npz(path: str) -> dict[str, np.ndarray]:
         raise HlsfuseError("must be an .npz archive of named arrays (numpy.savez), not a single array")
     with archive:
         try:
+            _check_headers(archive)
             return {name: archive[name] for name in archive.files}
         except (ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise HlsfuseError(f"cannot read the arrays ({exc})") from None
+
+
+# .npy header versions numpy reads with a public function (3.0, UTF-8 names, is left to np.load)
+_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def _check_headers(archive: np.lib.npyio.NpzFile) -> None:
+    """Refuse, from its header and before numpy allocates it, an array larger than a tensor may be or
+    than the bytes the archive holds for it (numpy allocates the whole array before reading it)."""
+    for info in archive.zip.infolist():
+        if not info.filename.endswith(".npy"):
+            continue  # numpy gives such a member as bytes, which the checks of the inputs refuse
+        name = info.filename.removesuffix(".npy")
+        with archive.zip.open(info) as member:
+            read_header = _HEADER_READERS.get(np.lib.format.read_magic(member))
+            if read_header is None:
+                continue
+            shape, _, dtype = read_header(member)
+            check_size(shape, f"array '{name}'")
+            size = math.prod(shape) * dtype.itemsize
+            if size > info.file_size:
+                raise HlsfuseError(f"array '{name}': its header says shape {list(shape)} of {dtype} ({size} bytes), "
+                                   f"but the archive holds {info.file_size} bytes for it")
 
 
 def read_inputs(path: str, graph: Graph, layout=None) -> dict[str, np.ndarray]:
     """The real input values in the .npz file ``path`` (``layout``: converts the arrays to the graph's
     layout first), checked against the graph; every problem with the file or its arrays (a missing or
     unknown name, a wrong shape, complex values, a value the type cannot hold) is one line naming ``path``."""
+    check_readable(path)
     try:
         arrays = read_npz(path)
         arrays = layout(arrays) if layout is not None else arrays

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         raise HlsfuseError(f"{args.graph}: convert reads ONNX models (a file ending in .onnx)")
     out = output_arg(args.output, args.force)
     graph = load_graph_arg(args.graph, args)
-    save_graph(graph, out)
+    save_graph(graph, out, overwrite=args.force)
     print(f"converted {args.graph} to graph '{graph.name}' ({len(graph.nodes)} nodes, "
           f"{len(graph.constants)} constants); wrote {out}")
     return 0

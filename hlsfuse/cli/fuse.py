@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(table(plan, graph), end="")
     if dot is not None:
-        write_atomic(dot, to_dot(plan, graph))
+        write_atomic(dot, to_dot(plan, graph), overwrite=args.force)
         if not args.json:  # keep stdout pure JSON
             print(f"wrote {dot}")
     return 0

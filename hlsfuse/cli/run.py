@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     for name, value in outputs.items():
         print(f"  {name}  {graph.types[name]}  min {value.min():.6g}  max {value.max():.6g}  mean {value.mean():.6g}")
     if out is not None:
-        write_atomic(out, _npz_bytes(outputs))
+        write_atomic(out, _npz_bytes(outputs), overwrite=args.force)
         print(f"wrote {out}")
     return 0
 

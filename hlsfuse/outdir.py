@@ -53,6 +53,14 @@ def _dead(pid: int) -> bool:
     return False
 
 
+def _remove(path: Path) -> None:
+    """Delete a folder of ours, or the symbolic link an OUT was (never what it points to)."""
+    if path.is_symlink():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _recover(out: Path) -> None:
     """Put back an OUT a killed run had moved away, and delete dead runs' staging folders of OUT."""
     pattern = re.compile(rf"\.{re.escape(out.name)}\.(old\.)?(\d+)(\..*)?")
@@ -61,12 +69,12 @@ def _recover(out: Path) -> None:
         return
     for entry in sorted(parent.iterdir()):
         match = pattern.fullmatch(entry.name)
-        if match is None or not entry.is_dir() or not _dead(int(match.group(2))):
+        if match is None or not (entry.is_dir() or entry.is_symlink()) or not _dead(int(match.group(2))):
             continue
         if match.group(1) and not out.exists():
             os.replace(entry, out)
         else:
-            shutil.rmtree(entry, ignore_errors=True)
+            _remove(entry)
 
 
 def check_out_dir(out: str | os.PathLike, force: bool) -> Path:
@@ -117,12 +125,12 @@ def _replace(staging: Path, out: Path, force: bool) -> None:
         os.replace(staging, out)
         return
     if _exchange(staging, out):
-        shutil.rmtree(staging, ignore_errors=True)  # the old folder now
+        _remove(staging)  # the old folder (or link) now
         return
     trash = out.with_name(f".{out.name}.old.{os.getpid()}")
     os.replace(out, trash)
     os.replace(staging, out)
-    shutil.rmtree(trash, ignore_errors=True)
+    _remove(trash)
 
 
 def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes], force: bool = False) -> Path:

@@ -83,6 +83,38 @@ def test_command_line_misuse_keeps_the_usage_line_and_says_hlsfuse_error(argv, l
     assert err[0].startswith("usage: hlsfuse ") and err[-1].startswith(line)
 
 
+def test_an_interrupt_while_the_library_is_imported_is_one_line_exit_130(capsys, monkeypatch):
+    import hlsfuse.cli as cli
+
+    # the console script imports hlsfuse.cli before main() runs: that import loads no library module (numpy
+    # alone takes a tenth of a second), so an early Ctrl-C lands in main(), which imports the commands
+    fresh = subprocess.run([sys.executable, "-c", "import sys, hlsfuse.cli; print(sorted(m for m in sys.modules "
+                            "if m.split('.')[0] in ('numpy', 'jinja2', 'onnx') or m.startswith('hlsfuse.')))"],
+                           capture_output=True, text=True, check=True)
+    assert fresh.stdout.strip() == "['hlsfuse.cli', 'hlsfuse.errors']"
+
+    def importing():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "commands", importing)
+    assert main(["check", RESIDUAL]) == 130
+    assert capsys.readouterr().err == "hlsfuse: interrupted\n"
+
+
+def test_an_out_that_is_a_link_is_replaced_by_the_design_and_no_link_is_left_beside_it(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    out = tmp_path / "work" / "OUT"
+    out.parent.mkdir()
+    out.symlink_to(mine, target_is_directory=True)
+    dead = out.with_name(".OUT.999999.gone")  # a link a killed run left: removed, never followed
+    dead.symlink_to(mine, target_is_directory=True)
+    assert main(["compile", RESIDUAL, "-o", str(out), "--force"]) == 0
+    assert not out.is_symlink() and (out / "checksums.json").is_file()
+    assert _tree(mine) == {"notes.txt": b"keep"} and _leftovers(out.parent) == []
+
+
 def test_an_interrupt_during_compile_is_one_line_exit_130_and_out_is_untouched(tmp_path, capsys, monkeypatch):
     out = tmp_path / "OUT"
     assert main(["compile", RESIDUAL, "-o", str(out)]) == 0

@@ -1,7 +1,7 @@
 """The ``hlsfuse`` command: a thin layer over the Python API.
 
 Each command is a module of this package with ``add_parser(subparsers) -> parser`` and
-``run(args) -> int`` (the exit code), listed in ``COMMANDS``. Exit codes:
+``run(args) -> int`` (the exit code), listed by ``commands()``. Exit codes:
 
     0    success (a simulation that PASSes)
     1    a simulation that FAILs or deadlocks
@@ -20,11 +20,15 @@ import traceback
 
 from .. import __version__
 from ..errors import HlsfuseError
-from . import check, compile, convert, csim, fuse, rtlsim, run
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "commands"]
 
-COMMANDS = (check, run, fuse, compile, csim, rtlsim, convert)
+
+def commands() -> tuple:
+    """The command modules in the order of ``hlsfuse --help``; importing them imports the library."""
+    from . import check, compile, convert, csim, fuse, rtlsim, run
+
+    return (check, run, fuse, compile, csim, rtlsim, convert)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,9 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hlsfuse {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    commands = parser.add_subparsers(metavar="COMMAND", required=True)
-    for command in COMMANDS:
-        sub = command.add_parser(commands)
+    subparsers = parser.add_subparsers(metavar="COMMAND", required=True)
+    for command in commands():
+        sub = command.add_parser(subparsers)
         # --debug is accepted after the command too; SUPPRESS keeps the global value when absent
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         sub.set_defaults(command=command)
@@ -53,7 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        parser = build_parser()  # the library's import: an interrupt here is one line too
+    except KeyboardInterrupt:
+        print("hlsfuse: interrupted", file=sys.stderr)
+        return 130
+    args = parser.parse_args(argv)
     try:
         return args.command.run(args)
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -461,3 +462,12 @@ def test_wide_rows_stages_run_at_their_predicted_rate_in_rtlsim(graph, fold, tmp
     assert result.passed, result.report()
     assert result.frame_cycles == p.cycles
     assert lint(tmp_path) == ""
+
+
+def test_a_one_token_frame_in_the_shallowest_fifo_is_no_note(capsys, tmp_path):
+    # the MLP folded for 200 DSPs reads its rows in one token each: FIFOs of 2 (the shallowest) hold 2 frames
+    mlp = Path(__file__).resolve().parents[1] / "examples" / "mlp.json"
+    assert main(["compile", str(mlp), "-o", str(tmp_path / "o"), "--dsp", "200"]) == 0
+    printed = capsys.readouterr().out
+    assert "(2 lanes)" in printed and "note:" not in printed
+

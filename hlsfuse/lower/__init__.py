@@ -28,6 +28,7 @@ __all__ = [
     "LowerOptions",
     "Folding",
     "PORT_BITS",
+    "MIN_FIFO_DEPTH",
     "lower",
     "phases",
     "DataflowPlan",
@@ -57,10 +58,14 @@ class Folding:
     port_lanes: int = 1  # elements per transfer of every port not in ``ports``
 
 
+MIN_FIFO_DEPTH = 2
+"""The shallowest FIFO a channel gets, whatever its timing needs (the default of LowerOptions.min_fifo_depth)."""
+
+
 @dataclass(frozen=True)
 class LowerOptions:
     top: str | None = None  # name of the top function / module (default: the graph's name)
-    min_fifo_depth: int = 2
+    min_fifo_depth: int = MIN_FIFO_DEPTH
     fold: Folding = Folding()
 
 MAC_OPS = ("conv2d", "dense", "matmul")

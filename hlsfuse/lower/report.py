@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from ..fusion import FusionPlan
 from ..fusion.report import table as fusion_table
 from ..ir import Graph
+from . import MIN_FIFO_DEPTH
 from .area import Area
 from .plan import DataflowPlan
 
@@ -90,7 +91,7 @@ def summary(plan: DataflowPlan) -> str:
         f"ports: {ports}",
     ]
     for c in plan.channels:  # paths that meet again after one of them held a whole frame or more
-        if c.depth > c.tokens:
+        if c.depth > max(c.tokens, MIN_FIFO_DEPTH):  # a frame of one token still gets the shallowest FIFO
             lines.append(
                 f"note: channel {c.name} needs {c.depth} tokens, more than a frame of '{c.tensor}' ({c.tokens}): "
                 f"the paths from {c.producer} to {c.consumer} differ by more than a frame"

@@ -39,6 +39,8 @@ from .errors import HlsfuseError
 __all__ = ["check_out_dir", "write_tree", "CHECKSUMS", "with_checksums", "verify"]
 
 CHECKSUMS = "checksums.json"
+_SOURCES = (".cpp", ".h", ".hpp", ".v", ".sv", ".vh", ".mem", ".json", ".tcl", ".cfg", ".txt", ".dat", ".bin")
+"""Suffixes of the files the simulators and AMD's tools read from OUT (a waveform or a log is none of them)."""
 
 
 def _dead(pid: int) -> bool:
@@ -184,6 +186,13 @@ def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:
     if not isinstance(digests, dict) or not all(isinstance(d, str) for d in digests.values()):
         raise HlsfuseError(f"{path}: not what hlsfuse compile writes (expected an object {{\"sha256\": {{file: "
                            f"SHA-256 hex digest}}}}); {hint}")
+    for folder in folders:  # a source the tools would read that compile did not write (or whose entry is gone)
+        for file in sorted((out / folder).rglob("*")):
+            rel = file.relative_to(out).as_posix()
+            if rel not in digests and file.is_file() and (file.suffix in _SOURCES or file.name == "Makefile"):
+                raise HlsfuseError(f"{file}: not written by hlsfuse compile (it has no entry in {path}); {hint}")
+    if "graph.json" not in digests:
+        raise HlsfuseError(f"{out / 'graph.json'}: has no entry in {path}; {hint}")
     for rel, digest in digests.items():
         if rel != "graph.json" and not rel.startswith(tuple(f"{f}/" for f in folders)):
             continue

@@ -494,6 +494,30 @@ def test_checksums_of_the_wrong_shape_are_one_line_naming_the_file(document, com
                                        "or pass --allow-edits to simulate the files as they are\n")
 
 
+@pytest.mark.parametrize("command, folder", [("csim", "hls"), ("rtlsim", "verilog")])
+@pytest.mark.parametrize("how", ["emptied", "entry removed", "source added"])
+def test_a_source_with_no_checksum_is_one_line_naming_it(command, folder, how, compiled, tmp_path, capsys):
+    out = tmp_path / "OUT"
+    shutil.copytree(compiled, out)
+    checksums = json.loads((out / "checksums.json").read_text())
+    source = next(rel for rel in sorted(checksums["sha256"]) if rel.startswith(f"{folder}/"))
+    if how == "emptied":  # then an edit would go unseen, but for this check
+        checksums["sha256"] = {}
+    elif how == "entry removed":
+        del checksums["sha256"][source]
+    else:
+        source = f"{folder}/extra.h"
+        (out / source).write_text("#define X 1\n")
+    (out / source).write_text((out / source).read_text() + "\n")
+    (out / "checksums.json").write_text(json.dumps(checksums))
+    assert main([command, str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hlsfuse: error: ") and err.count("\n") == 1
+    assert "not written by hlsfuse compile" in err or "has no entry" in err
+    (out / folder / "wave.vcd").write_text("a waveform is no source")
+    assert main([command, str(out), "--allow-edits"]) in (0, 1)  # edits accepted on request
+
+
 @pytest.mark.parametrize("made", ["a file in OUT", "OUT as a file"])
 def test_files_put_in_out_while_compiling_are_never_replaced_without_force(made, tmp_path, capsys, monkeypatch):
     out = tmp_path / "OUT"

@@ -102,14 +102,15 @@ def test_makefile_builds_and_runs_the_testbench(small):
     assert done.stderr == ""  # no warning from g++ or from the streams
 
 
-def test_generated_headers_compile_on_their_own(small):
+def test_generated_headers_compile_on_their_own(small, tmp_path):
     hls = small / "hls"
     units = []
-    for header in ("types.h", "weights.h", "luts.h", "small.h"):
-        unit = hls / f"only_{header}.cpp"
+    for header in ("types.h", "weights.h", "luts.h", "small.h"):  # each alone in a unit beside, not in, OUT
+        unit = tmp_path / f"only_{header}.cpp"
         unit.write_text(f'#include "{header}"\n')
-        units.append(unit.name)
-    done = subprocess.run(["g++", *WORKALIKE_FLAGS, "-fsyntax-only", *units], cwd=hls, capture_output=True, text=True)
+        units.append(str(unit))
+    done = subprocess.run(["g++", *WORKALIKE_FLAGS, f"-I{hls}", "-fsyntax-only", *units], cwd=hls,
+                          capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr == "", done.stderr
 
 

@@ -36,7 +36,18 @@ from hlsfuse.lower.area import (
     memory_area,
     stage_area,
 )
-from hlsfuse.lower.fold import FOLDABLE, Budget, Choice, _divisors, _knapsack, choices, fit, read_fold, solve
+from hlsfuse.lower.fold import (
+    FOLDABLE,
+    Budget,
+    Choice,
+    _divisors,
+    _knapsack,
+    _structure,
+    choices,
+    fit,
+    read_fold,
+    solve,
+)
 from hlsfuse.lower.schedule import ConvertMain
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
@@ -314,6 +325,19 @@ def test_the_solver_is_optimal(budget):
     else:
         assert folded.cycles == best[0]
         assert area.dsp == best[1]  # every other stage shrunk to the slowest one's rate
+
+
+def test_stages_alike_but_for_names_and_weight_values_share_their_choices():
+    rng = np.random.default_rng(2)
+    b = GraphBuilder("alike", dtype=F)
+    h = b.input("x", [4, 16])
+    for k, dtype in enumerate((W, W, "fixed<6,1>")):  # the third layer's weights are narrower
+        h = b.dense(h, b.constant(f"w{k}", rng.normal(size=(16, 16)) * 0.2, dtype=dtype), name=f"fc{k}")
+    b.output(h)
+    graph = b.build()
+    plan = lower(graph, fuse(graph, mode="fpga"))
+    keys = [_structure(graph, s) for s in plan.stages if s.kind == "rows"]
+    assert len(keys) == 3 and keys[0] == keys[1] != keys[2]
 
 
 def test_the_knapsack_is_exact_when_both_budgets_bind():

@@ -151,6 +151,25 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     return out[::-1]
 
 
+def _structure(graph: Graph, stage) -> tuple:
+    """What a stage's choices depend on, without names: its kind and uses, and per node its op, signature and
+    type with each input as a node of the stage (by position), a constant (by type: its values cost nothing
+    more) or a streamed tensor (by order of first use and type). Stages alike share their choices."""
+    position = {n: k for k, n in enumerate(stage.nodes)}
+    outside: dict[str, int] = {}
+
+    def ref(t: str) -> tuple:
+        if t in position:
+            return ("node", position[t])
+        if t in graph.constant_map:
+            return ("constant", graph.types[t])
+        return ("tensor", outside.setdefault(t, len(outside)), graph.types[t])
+
+    nodes = tuple((graph.node(n).op, repr(graph.sigs[n]), graph.types[n], tuple(ref(i) for i in graph.node(n).inputs))
+                  for n in stage.nodes)
+    return stage.kind, stage.uses, nodes
+
+
 def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | None:
     """The choice per stage with the fewest BRAM18s in total and at most ``dsp_budget`` DSPs (None: none)."""
     inf = np.iinfo(np.int64).max // 4
@@ -233,7 +252,9 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
     sizes = {p.tensor: p.type.size for p in (*plan.inputs, *plan.outputs)}
     own = [s for s in plan.stages if s.kind not in (*FOLDABLE, "fork", "convert")]
     floor = max([sizes[t] // lanes[-1] for t, lanes in ports.items()] + [s.cycles for s in own])
-    options = [choices(graph, fusion, plan, s, dsp) for s in folded]
+    alike: dict[tuple, list[Choice]] = {}
+    options = [alike[key] if (key := _structure(graph, s)) in alike else alike.setdefault(
+        key, choices(graph, fusion, plan, s, dsp)) for s in folded]
     where = f"budget {budget.text()}"
     if budget.dsp is not None and fixed.dsp > budget.dsp:
         raise HlsfuseError(f"{where}: the stages without MACs already need {fixed.dsp} DSPs")

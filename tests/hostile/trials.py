@@ -190,11 +190,17 @@ def snapshot(root: Path, skip=()) -> dict:
     return out
 
 
-def diff_snap(before: dict, after: dict) -> list:
-    probs = []
+def differences(before: dict, after: dict) -> tuple[list, list, list]:
+    """(keys gone, keys new, keys whose values changed) from ``before`` to ``after``, each sorted."""
     gone = sorted(set(before) - set(after))
     new = sorted(set(after) - set(before))
     changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    return gone, new, changed
+
+
+def diff_snap(before: dict, after: dict) -> list:
+    probs = []
+    gone, new, changed = differences(before, after)
     if gone:
         probs.append(f"user files removed: {gone[:5]}")
     if new:
@@ -216,9 +222,7 @@ def out_complete(out: Path) -> list:
     have = {k: v for k, v in snapshot(out).items() if v != "dir"}
     have.pop("checksums.json", None)
     probs = []
-    missing = sorted(set(digests) - set(have))
-    extra = sorted(set(have) - set(digests))
-    bad = sorted(k for k in set(digests) & set(have) if digests[k] != have[k])
+    missing, extra, bad = differences(digests, have)
     if missing:
         probs.append(f"{out.name} incomplete, missing {missing[:5]}")
     if extra:

@@ -282,31 +282,11 @@ struct lanes {
   T v[L];
 };
 
-// The sum of the L values of v, combined pairwise in ceil(log2 L) levels (value l + 2^k joins value l at level
-// k): a balanced tree of L - 1 adders. ACC must hold every partial sum exactly (a reduce stage's accumulator
-// holds the sum of all its n >= L values), so the order of the additions does not change the result.
-template <class ACC, int L>
-ACC tree_sum(const ACC (&v)[L]) {
-#pragma HLS INLINE
-  ACC s[L];
-#pragma HLS ARRAY_PARTITION variable=s type=complete dim=0
-  for (int l = 0; l < L; ++l) {
-#pragma HLS UNROLL
-    s[l] = v[l];
-  }
-  for (int k = 0; k < ceil_log2(L); ++k) {
-#pragma HLS UNROLL
-    for (int l = 0; l < L; ++l) {
-#pragma HLS UNROLL
-      if (l % (2 << k) == 0 && l + (1 << k) < L) accumulate(s[l], s[l + (1 << k)]);
-    }
-  }
-  return s[0];
-}
+namespace detail {
 
-// The maximum of the L values of v by the same tree of L - 1 comparators (exact: it is one of them).
-template <class T, int L>
-T tree_max(const T (&v)[L]) {
+// Value l + 2^k joins value l at level k of ceil(log2 L) levels: a balanced tree of L - 1 COMBINE::join.
+template <class T, int L, class COMBINE>
+T tree(const T (&v)[L]) {
 #pragma HLS INLINE
   T s[L];
 #pragma HLS ARRAY_PARTITION variable=s type=complete dim=0
@@ -318,10 +298,44 @@ T tree_max(const T (&v)[L]) {
 #pragma HLS UNROLL
     for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
-      if (l % (2 << k) == 0 && l + (1 << k) < L && s[l + (1 << k)] > s[l]) s[l] = s[l + (1 << k)];
+      if (l % (2 << k) == 0 && l + (1 << k) < L) COMBINE::join(s[l], s[l + (1 << k)]);
     }
   }
   return s[0];
+}
+
+struct add_into {
+  template <class T>
+  static void join(T& a, const T& b) {
+#pragma HLS INLINE
+    hlsf::accumulate(a, b);
+  }
+};
+
+struct max_into {
+  template <class T>
+  static void join(T& a, const T& b) {
+#pragma HLS INLINE
+    if (b > a) a = b;
+  }
+};
+
+}  // namespace detail
+
+// The sum of the L values of v, combined pairwise: a balanced tree of L - 1 adders. ACC must hold every
+// partial sum exactly (a reduce stage's accumulator holds the sum of all its n >= L values), so the order of
+// the additions does not change the result.
+template <class ACC, int L>
+ACC tree_sum(const ACC (&v)[L]) {
+#pragma HLS INLINE
+  return detail::tree<ACC, L, detail::add_into>(v);
+}
+
+// The maximum of the L values of v by the same tree of L - 1 comparators (exact: it is one of them).
+template <class T, int L>
+T tree_max(const T (&v)[L]) {
+#pragma HLS INLINE
+  return detail::tree<T, L, detail::max_into>(v);
 }
 
 }  // namespace hlsf

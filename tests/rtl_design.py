@@ -37,10 +37,11 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
     are at most ``max_folds`` (so that random designs stay quick to simulate); half the map stages and a third of
     the ports get lanes dividing their innermost dimensions, half the window and rows stages input lanes (channels
     or row elements per push) and a PE (output channels or columns per emit, over constant weights), half the
-    reduce stages input lanes (those ``refold`` allows); the lowering adds the width converters."""
+    window stages a ring of 2 to 4 snapshots, half the reduce stages input lanes (those ``refold`` allows); the
+    lowering adds the width converters."""
     fusion = fuse(graph, mode="fpga")
     plan = lower(graph, fusion, LowerOptions())
-    simd, lanes, pe = [], [], []
+    simd, lanes, pe, snapshots = [], [], [], []
 
     def innermost(s) -> int:  # what lanes (or PE) of the stage's output and per-element inputs must divide
         tensors = [*s.nodes, *(plan.channel(c).tensor for c, use in zip(s.inputs, s.uses) if use == "post")]
@@ -57,6 +58,8 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
             lanes.append((s.head, rng.choice(_divisors(main.geometry.c if s.kind == "window" else main.k))))
             if main.weights is None or main.weights in graph.constant_map:  # pe reads constant weights only
                 pe.append((s.head, rng.choice(_divisors(innermost(s)))))
+        if s.kind == "window" and rng.random() < 0.5:
+            snapshots.append((s.head, rng.randint(2, 4)))
         if s.kind == "reduce" and rng.random() < 0.5:
             source = graph.types[graph.node(s.head).inputs[0]]
             allowed = []
@@ -72,7 +75,8 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
         fits = [d for d in _divisors(p.type.shape[-1] if p.type.shape else 1) if d * p.type.dtype.bits <= PORT_BITS]
         if rng.random() < 1 / 3 and not p.type.dtype.is_float:
             ports.append((p.tensor, rng.choice(fits)))
-    return Folding(simd=tuple(simd), lanes=tuple(lanes), pe=tuple(pe), ports=tuple(ports))
+    return Folding(simd=tuple(simd), lanes=tuple(lanes), pe=tuple(pe), snapshots=tuple(snapshots),
+                   ports=tuple(ports))
 
 
 def saved_fold(graph, fold: Folding) -> str:

@@ -6,6 +6,7 @@ graphs; folded designs run bit-exact and cycle-exact in C simulation and Verilat
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -279,7 +280,9 @@ def _brute(graph, fusion, plan, budget: Budget):
 def test_a_stages_choices_are_the_front_of_all_its_factors(name):
     """The choices skip input lanes past the fastest rate unless a wider line buffer saves BRAM18s (residual's
     3x3 windows over 8 channels do: 2 BRAM18s at 1 lane, none at 8): the front of every (lanes, pe, simd) of a
-    window or rows stage (rows: one row or several, dense or matmul, constant or held weights)."""
+    window or rows stage (rows: one row or several, dense or matmul, constant or held weights), a window stage's
+    each with the fewest snapshots that make it as fast as it goes (found here by trying them all; snapshots cost
+    no DSP or BRAM18, and the solver trims them to its rate)."""
     graph = {"small": small_net, "mlp": mlp, "attention": attention_like}.get(
         name, lambda: hlsfuse.load_graph("examples/residual.json"))()
     fusion = fuse(graph, mode="fpga")
@@ -300,6 +303,11 @@ def test_a_stages_choices_are_the_front_of_all_its_factors(name):
                 folded = refold(graph, fusion, plan, stage, simd, lanes, pe)
             except HlsfuseError:
                 continue
+            if stage.kind == "window":
+                ring = [refold(graph, fusion, plan, stage, simd, lanes, pe, q)
+                        for q in range(1, len(folded.schedule.main.engine.completes) + 1)]
+                folded = next(r for r in ring if r.cycles == ring[-1].cycles)
+                kinds.add("snapshots" if folded.schedule.main.snapshots > 1 else "window")
             a = stage_area(graph, folded, DSP48E2)
             every.append((folded.cycles, a.dsp, a.bram18, a.lut))
         front = {c for c in every if not any(o != c and all(x <= y for x, y in zip(o, c)) for o in every)}
@@ -307,7 +315,7 @@ def test_a_stages_choices_are_the_front_of_all_its_factors(name):
         assert got == front, stage.name
         assert len(every) > len(got)
         assert any(c.pe > 1 or c.lanes > 1 for c in choices(graph, fusion, plan, stage, DSP48E2)), stage.name
-    assert kinds and (name == "residual" or "rows" in kinds)
+    assert kinds and (name == "residual" or "rows" in kinds) and (name != "small" or "snapshots" in kinds)
 
 
 @pytest.mark.parametrize("budget", [Budget(dsp=4), Budget(dsp=9), Budget(dsp=20), Budget(cycles=300),
@@ -343,7 +351,7 @@ def test_stages_alike_but_for_names_and_weight_values_share_their_choices():
 def test_the_knapsack_is_exact_when_both_budgets_bind():
     rng = np.random.default_rng(11)
     for _ in range(200):
-        options = [[Choice(1, 1, 1, 0, int(rng.integers(0, 6)), int(rng.integers(0, 6)), 0)
+        options = [[Choice(1, 1, 1, 1, 0, int(rng.integers(0, 6)), int(rng.integers(0, 6)), 0)
                     for _ in range(rng.integers(1, 4))] for _ in range(rng.integers(1, 5))]
         dsp = int(rng.integers(0, 12))
         combos = [c for c in itertools.product(*options) if sum(x.dsp for x in c) <= dsp]
@@ -457,6 +465,91 @@ def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
     assert lint(tmp_path) == ""
 
 
+def strided_net():
+    """Strided windows whose outputs complete on every other row: a 3x3 stride-2 conv, a 1x1 stride-2 conv and a
+    max pool with padding."""
+    rng = np.random.default_rng(1)
+    b = GraphBuilder("strided", dtype="fixed<8,3>")
+    x = b.input("x", [1, 8, 8, 4])
+    y = b.conv2d(x, b.constant("w", rng.integers(-8, 8, (3, 3, 4, 8)) / 8, dtype=W), strides=[2, 2],
+                 padding=[1, 1, 1, 1], name="conv")
+    z = b.conv2d(y, b.constant("w2", rng.integers(-8, 8, (1, 1, 8, 6)) / 8, dtype=W), strides=[2, 2], name="pw")
+    b.output(b.max_pool2d(z, pool_size=[2, 2], strides=[1, 1], padding=[0, 0, 1, 1], name="mp"))
+    return b.build()
+
+
+RINGS = Folding(snapshots=(("conv", 3), ("pw", 2), ("mp", 2)), pe=(("conv", 2),), simd=(("conv", 9),))
+
+
+def test_a_ring_of_snapshots_speeds_a_strided_window_up():
+    graph = strided_net()
+    one = plan_of(graph, fold=dataclasses.replace(RINGS, snapshots=()))
+    ring = plan_of(graph, fold=RINGS)
+    cycles = {p: {s.head: s.cycles for s in plan.stages if s.kind == "window"} for p, plan in (("one", one),
+                                                                                            ("ring", ring))}
+    assert cycles["ring"]["conv"] < cycles["one"]["conv"]
+    conv = next(s for s in ring.stages if s.head == "conv")
+    area = stage_area(graph, conv, DSP48E2)
+    base = stage_area(graph, next(s for s in one.stages if s.head == "conv"), DSP48E2)
+    bits = 9 * 4 * 8  # a snapshot: 3x3 taps of 4 channels of 8 bits
+    assert area.ff - base.ff == 2 * bits and area.lut - base.lut == bits  # two more snapshots; a 3:1 mux per bit
+    assert (area.dsp, area.bram18) == (base.dsp, base.bram18)
+    with pytest.raises(HlsfuseError, match="stage 's3_dense' .*is a rows stage; snapshots is for window stages"):
+        plan_of(small_net(), fold=Folding(snapshots=(("fc", 2),)))
+
+
+@pytest.mark.gxx
+def test_rings_of_snapshots_are_bit_exact_in_csim(tmp_path):
+    graph = strided_net()
+    design = compile(graph, CompileOptions(fold=RINGS))
+    assert "snap[3][" in design.files["hls/strided.cpp"]
+    result = csim(write_tree(tmp_path / "out", design.files), graph=graph)
+    assert result.passed, result.report()
+
+
+@pytest.mark.verilator
+def test_rings_of_snapshots_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
+    graph = strided_net()
+    result = simulate(graph, tmp_path, frames=3, driver="native", plan=plan_of(graph, fold=RINGS))
+    assert result.passed, result.report()
+    assert lint(tmp_path) == ""
+
+
+def test_the_solver_keeps_the_snapshots_its_rate_needs():
+    """At the rate a budget allows, every window stage holds the fewest snapshots that meet it."""
+    graph = strided_net()
+    fusion = fuse(graph, mode="fpga")
+    plan = lower(graph, fusion)
+    rings = 0
+    for dsp in (8, 16, 40, 400):
+        fold = solve(graph, fusion, plan, DSP48E2, Budget(dsp=dsp))
+        folded = lower(graph, fusion, LowerOptions(fold=fold))
+        for stage in folded.stages:
+            main = stage.schedule.main
+            if stage.kind != "window" or main.snapshots == 1:
+                continue
+            rings += 1
+            fewer = refold(graph, fusion, folded, stage, main.simd if stage.schedule.multipliers else None,
+                           main.geometry.lanes, main.pe, main.snapshots - 1)
+            assert stage.cycles <= folded.cycles < fewer.cycles, (dsp, stage.name)
+    assert rings
+
+
+def test_resnet8_on_an_alveo_u250_in_the_model():
+    """The acceptance figures of the model (csim and rtlsim of these designs are run by hand, docs/folding.md):
+    at most 1,300 cycles per frame with at most 15,000 multipliers, and a MAC utilization of at least 0.8."""
+    graph = hlsfuse.load_graph("examples/resnet8.json")
+    fusion = fuse(graph, mode="fpga")
+    board = BOARDS["alveo-u250"]
+    dsp = dsp_of_part(board.part)
+    plan = fit(graph, fusion, LowerOptions(), dsp, Budget(dsp=board.dsp, bram18=board.bram18))
+    total = design_area(graph, plan, dsp)[2]
+    macs = sum(s.schedule.macs for s in plan.stages)
+    assert plan.cycles <= 1300 and total.multipliers <= 15000 and total.dsp <= board.dsp
+    assert macs / (total.multipliers * plan.cycles) >= 0.8
+    assert any(s.kind == "window" and s.schedule.main.snapshots > 1 for s in plan.stages)
+
+
 # --------------------------------------------------------------------------
 # fold.json, report.json and the CLI
 # --------------------------------------------------------------------------
@@ -498,11 +591,13 @@ def test_board_presets_set_part_clock_and_budget(tmp_path):
     (["--fold", "PE.json"], "stage 's0_conv2d_bias_add_relu': pe 3 does not divide the innermost dimension"),
     (["--fold", "GOOD.json", "--dsp", "9"], "budget --dsp 9: the folding given needs 73 DSPs, more than 9; stage"),
     (["--target-cycles", "10"], "--target-cycles 10: stage"),
+    (["--fold", "RING.json"], "RING.json: fold entry 'conv2': snapshots must be a positive integer, not 0"),
 ])
 def test_bad_folding_options_are_one_line_errors(args, message, tmp_path, capsys):
     (tmp_path / "BAD.json").write_text('{"fold": {"c1": {"simd": 0}}}')
     (tmp_path / "PE.json").write_text('{"fold": {"conv1": {"simd": 1, "pe": 3}}}')
     (tmp_path / "GOOD.json").write_text('{"fold": {"conv1": {"simd": 1}}}')
+    (tmp_path / "RING.json").write_text('{"fold": {"conv2": {"snapshots": 0}}}')
     args = [a if not a.endswith(".json") else str(tmp_path / a) for a in args]
     out = tmp_path / "out"
     assert main(["compile", "examples/residual.json", "-o", str(out), *args]) == 2

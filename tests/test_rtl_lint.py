@@ -33,6 +33,7 @@ SWEEPS: dict[str, list[dict[str, object]]] = {
     "hlsf_line_buffer": [
         {"C": 3, "WP": 7}, {"C": 2, "WP": 9, "KH": 2, "KW": 3, "DH": 2, "DW": 2}, {"KH": 1, "KW": 1, "WP": 1},
         {"KH": 1, "KW": 3, "C": 4}, {"KH": 3, "KW": 1, "DH": 3}, {"WIDTH": 1, "C": 1, "WP": 1, "KH": 2, "KW": 1},
+        {"C": 2, "WP": 5, "SLOTS": 2}, {"C": 1, "WP": 3, "KH": 1, "KW": 1, "SLOTS": 5},
     ],
     "hlsf_mac": [
         {"N": 9, "ACC_W": 20}, {"A_W": 5, "A_SIGNED": 0, "B_W": 7, "N": 4, "ACC_W": 14},

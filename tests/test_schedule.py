@@ -87,6 +87,55 @@ def test_engine_iterations_match_the_replayed_timing(gaps, emits, tail):
     assert engine.iterations == engine.timing[2]
 
 
+def _run(pushes, completes, emits, slots):
+    """The push/emit loop iteration by iteration, as both backends build it: an iteration emits while a snapshot
+    is held (its last emit frees it), and pushes unless the push completes a unit while every snapshot is held
+    and none is freed in this iteration."""
+    done, push_at, emit_at, held, k, j, t = set(completes), [], [], 0, 0, 0, 0
+    while j < pushes or held:
+        last = held > 0 and k == emits - 1
+        push = j < pushes and (j not in done or held < slots or last)
+        if held:
+            emit_at.append(t)
+            k = 0 if last else k + 1
+            held -= last
+        if push:
+            push_at.append(t)
+            held += j in done
+            j += 1
+        t += 1
+    return push_at, emit_at, t
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=14), st.integers(1, 9), st.integers(0, 7), st.integers(1, 6))
+def test_engine_is_the_loop_of_a_ring_of_snapshots(gaps, emits, tail, slots):
+    done = tuple(int(v) for v in np.cumsum(gaps) - 1)
+    engine = Engine(done[-1] + 1 + tail, done, emits, 1, slots)
+    push, emit, total = engine.timing
+    assert (push.tolist(), emit.tolist(), total) == _run(done[-1] + 1 + tail, done, emits, slots)
+    assert engine.iterations == total
+    fastest = engine.fewest_slots()  # the fewest slots as fast as a slot per unit, and fewer are slower
+    iterations = [Engine(engine.pushes, done, emits, 1, q).iterations for q in range(1, len(done) + 1)]
+    assert iterations[fastest - 1] == iterations[-1] and (fastest == 1 or iterations[fastest - 2] > iterations[-1])
+    assert all(a >= b for a, b in zip(iterations, iterations[1:]))
+    rate = iterations[0] - 1
+    q = engine.fewest_slots(rate)
+    assert (q is None) == (iterations[-1] > rate) and (q is None or iterations[q - 1] <= rate < iterations[q - 2])
+
+
+def test_a_ring_of_snapshots_emits_a_strided_window_over_the_rows_it_only_pushes():
+    # a 1x1 stride-2 window over 8 x 8 positions of one push: units complete on every other push of every other
+    # row, and each emits 4 iterations. With one snapshot the pushes of an emitting row wait 2 iterations per
+    # unit after the first: 16 emits + 6 waits per pair of rows. With three (units 1 and 2 still held when unit
+    # 3 completes at push 6; unit 0 is freed at iteration 4) no push waits: the 64 pushes, then the last unit's
+    # (push 54) 4 emits end at iteration 64
+    done = tuple(r * 8 + q for r in range(0, 8, 2) for q in range(0, 8, 2))
+    one = Engine(64, done, 4)
+    assert one.iterations == 4 * (16 + 6) and one.fewest_slots() == 3
+    assert Engine(64, done, 4, slots=3).iterations == 65 and Engine(64, done, 4, slots=2).iterations > 65
+
+
 def test_strided_windows_spread_their_emission():
     b = GraphBuilder("strided", dtype=F)
     x = b.input("x", [1, 8, 8, 4])

@@ -22,6 +22,7 @@ from map_graphs import small_graph
 
 from hlsfuse import GraphBuilder
 from hlsfuse.compile import CompileOptions, compile
+from hlsfuse.lower import Folding
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("HLSFUSE_UPDATE_SNAPSHOTS") == "1"
@@ -57,6 +58,15 @@ def window_graph():
     c = b.relu(b.bias_add(b.conv2d(x, w, strides=[2, 2], padding=[1, 1, 1, 1]), b.constant("b", [0.1, 0.2, 0.3])))
     m = b.max_pool2d(c, pool_size=[2, 2], strides=[1, 1], padding=[1, 1, 0, 0])
     b.output(b.avg_pool2d(m, pool_size=[3, 3], strides=[1, 1], padding=[1, 1, 1, 1], count_include_pad=False))
+    return b.build()
+
+
+def ring_graph():
+    """A strided convolution emitting from a ring of three snapshots, over two lanes of input channels."""
+    b = GraphBuilder("ring", dtype=F)
+    x = b.input("x", [1, 6, 6, 2])
+    w = b.constant("w", _rng().normal(size=(3, 3, 2, 4)) * 0.3, dtype="fixed<8,1>")
+    b.output(b.conv2d(x, w, strides=[2, 2], padding=[1, 1, 0, 0], name="conv"))
     return b.build()
 
 
@@ -103,6 +113,7 @@ GRAPHS = {
     "map": map_graph,
     "fork": fork_graph,
     "window": window_graph,
+    "ring": ring_graph,
     "rows": rows_graph,
     "reduce": reduce_graph,
     "own": own_graph,
@@ -125,9 +136,10 @@ def _kept(name: str, files: dict[str, str]) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", list(GRAPHS))
 def test_generated_code_matches_its_snapshot(name):
-    design = compile(GRAPHS[name](), CompileOptions(target="all"))
+    fold = Folding(snapshots=(("conv", 3),), lanes=(("conv", 2),)) if name == "ring" else Folding()
+    design = compile(GRAPHS[name](), CompileOptions(target="all", fold=fold))
     kinds = {s.kind for s in design.plan.stages}
-    assert name == "small" or name in kinds, f"graph '{name}' has no {name} stage: {kinds}"
+    assert name in ("small", "ring") or name in kinds, f"graph '{name}' has no {name} stage: {kinds}"
     files = _kept(name, design.files)
     folder = SNAPSHOTS / name
     if UPDATE:

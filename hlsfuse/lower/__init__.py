@@ -54,6 +54,7 @@ class Folding:
     # stage's input channels per push, a rows stage's row elements per push, a reduce stage's input elements
     # per iteration
     pe: tuple[tuple[str, int], ...] = ()  # (stage or node name, outputs per emit) of window and rows stages
+    snapshots: tuple[tuple[str, int], ...] = ()  # (stage or node name, completed windows held) of window stages
     ports: tuple[tuple[str, int], ...] = ()  # (graph input or output tensor, elements per transfer)
     port_lanes: int = 1  # elements per transfer of every port not in ``ports``
 
@@ -91,7 +92,7 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
         name, lay = stage_of[key]
         if not allowed(lay):
             kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map, window, rows and reduce stages",
-                     "pe": "window and rows stages"}[what]
+                     "pe": "window and rows stages", "snapshots": "window stages"}[what]
             raise HlsfuseError(f"fold: stage '{name}' (of '{key}') is a {lay.kind} stage; {what} is for {kinds}")
         if out.get(name, value) != value:
             raise HlsfuseError(f"fold: stage '{name}' is given {what} {out[name]} and {value}")
@@ -99,20 +100,21 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
     return out
 
 
-def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """Per stage, checked: the SIMD of MAC stages; the elements per token of its output and of the inputs read per
-    output element (a map stage's lanes, a window or rows stage's PE, a reduce stage's output lanes); those of a
-    window or rows stage's head input (its lanes: channels or row elements per push) or of a reduce stage's head
-    and prologue inputs (its lanes)."""
+def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int], ...]:
+    """Per stage, checked: the SIMD of MAC stages; the snapshots of window stages; the elements per token of its
+    output and of the inputs read per output element (a map stage's lanes, a window or rows stage's PE, a reduce
+    stage's output lanes); those of a window or rows stage's head input (its lanes: channels or row elements per
+    push) or of a reduce stage's head and prologue inputs (its lanes)."""
     simd = _by_stage(graph, fold.simd, drafts, "simd",
                      lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
     lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", *PE_KINDS, "reduce"))
     pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind in PE_KINDS)
+    snapshots = _by_stage(graph, fold.snapshots, drafts, "snapshots", lambda lay: lay.kind == "window")
     stage_lanes, head_lanes = {}, {}
     for name, lay, group in drafts:
         stage_lanes[name], head_lanes[name] = _lanes_of(graph, lay, lanes.get(name, 1), pe.get(name, 1))
         _check_lanes(graph, name, lay, group.nodes, stage_lanes[name], head_lanes[name])  # before any converter
-    return simd, stage_lanes, head_lanes
+    return simd, snapshots, stage_lanes, head_lanes
 
 
 def _lanes_of(graph: Graph, lay, lanes: int, pe: int) -> tuple[int, int]:
@@ -194,7 +196,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         lay = layout(graph, group)
         ops = "_".join(dict.fromkeys(graph.node(n).op for n in group.nodes))
         drafts.append((namer(f"s{group.id}_{sanitize(ops, 24)}"), lay, group))
-    simd, stage_lanes, head_lanes = _stage_factors(graph, options.fold, drafts)
+    simd, snapshots, stage_lanes, head_lanes = _stage_factors(graph, options.fold, drafts)
     port_lanes = _port_lanes(graph, options)
 
     producer = {i.name: in_ports[i.name] for i in graph.inputs}
@@ -285,7 +287,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         outs = tuple(outputs_of.get(name, ()))
         held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
         schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs,
-                               simd.get(name), stage_lanes[name], head_lanes[name])
+                               simd.get(name), stage_lanes[name], head_lanes[name], snapshots.get(name, 1))
         stages.append(
             Stage(
                 name=name,
@@ -332,19 +334,21 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
 
 
 def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int | None = None,
-           lanes: int = 1, pe: int = 1) -> Stage:
+           lanes: int = 1, pe: int = 1, snapshots: int = 1) -> Stage:
     """``stage`` of ``plan`` folded as a Folding entry would fold it (``simd`` of its MAC head, ``lanes`` of a map
-    stage or of a window, rows or reduce stage's input, ``pe`` of a window or rows stage), its channels and every
-    other fact unchanged (the plan's timing is not replayed): what the solver costs. Illegal factors raise
-    HlsfuseError."""
+    stage or of a window, rows or reduce stage's input, ``pe`` of a window or rows stage, ``snapshots`` of a window
+    stage), its channels and every other fact unchanged (the plan's timing is not replayed): what the solver costs.
+    Illegal factors raise HlsfuseError."""
     group = next(g for g in fusion.groups if g.id == stage.group)
     lay = layout(graph, group)
-    if stage.kind not in PE_KINDS and pe != 1 or stage.kind not in ("map", *PE_KINDS, "reduce") and lanes != 1:
+    if (stage.kind not in PE_KINDS and pe != 1 or stage.kind not in ("map", *PE_KINDS, "reduce") and lanes != 1
+            or stage.kind != "window" and snapshots != 1):
         raise HlsfuseError(f"fold: stage '{stage.name}' is a {stage.kind} stage")
     stage_lanes, head_lanes = _lanes_of(graph, lay, lanes, pe)
     _check_lanes(graph, stage.name, lay, stage.nodes, stage_lanes, head_lanes)
     ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
-    schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, simd, stage_lanes, head_lanes)
+    schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, simd, stage_lanes, head_lanes,
+                           snapshots)
     return dataclasses.replace(stage, schedule=schedule)
 
 

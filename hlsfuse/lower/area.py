@@ -23,6 +23,8 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
     lut          CONTROL_LUT + a width-wide adder per elementwise node + the adder tree of each PE lane of a MAC
                  stage (SIMD - 1 adders as wide as the exact accumulator)
                  + LUT multipliers + LUTRAM (64 x 1 bits per LUT; an SRL FIFO 32 x 1 per LUT)
+                 + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
+                 the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 
 The figures are estimates of what Vivado builds from the HLS C++ (no synthesis runs here); FINN's
 analytic estimators are the model's reference, and docs/folding.md says where it differs.
@@ -195,6 +197,9 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         if node.op == "mul":
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
+    if stage.kind == "window" and schedule.main.snapshots > 1:  # the slot emitted from, per snapshot bit
+        ring = schedule.buffer("snapshot")
+        out += Area(lut=math.ceil(ring.banks / 4) * ring.elements // ring.banks * ring.width)
     if stage.kind == "convert":  # per bit held, a multiplexer over its sources; per kept bit, shift or hold
         main = schedule.main
         muxes = sum(math.ceil(n / 4) for n in main.sources() if n > 1) + main.kept

@@ -33,7 +33,7 @@ from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
 from .area import Area, Dsp, buffer_area, design_area, stage_area
-from .schedule import window_geometry
+from .schedule import window_engine, window_geometry
 from .stages import line_buffer
 
 __all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
@@ -71,6 +71,7 @@ class Choice:
     simd: int | None  # MAC stages
     lanes: int  # elements per token of a map stage, per push of a window or rows stage, per iteration of a reduce
     pe: int  # window and rows stages: outputs per emit
+    snapshots: int  # window stages: completed windows held for emission
     cycles: int
     dsp: int
     bram18: int
@@ -106,12 +107,17 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     main = stage.schedule.main
 
     def cost(simd, lanes=1, pe=1) -> Choice | None:
+        q = 1
+        if stage.kind == "window" and not main.out_channels % pe and not main.geometry.c % lanes:
+            # as many snapshots as make it faster (``_trim`` keeps those a rate needs)
+            emits = main.out_channels // pe * (main.products // (simd or main.products))
+            q = window_engine(window_geometry(graph, stage.head, lanes), emits).fastest_slots
         try:
-            folded = refold(graph, fusion, plan, stage, simd, lanes, pe)
+            folded = refold(graph, fusion, plan, stage, simd, lanes, pe, q)
         except HlsfuseError:
             return None
         area = stage_area(graph, folded, dsp)
-        return Choice(simd, lanes, pe, folded.cycles, area.dsp, area.bram18, area.lut)
+        return Choice(simd, lanes, pe, q, folded.cycles, area.dsp, area.bram18, area.lut)
 
     found: list[Choice | None] = []
     if stage.kind in ("window", "rows"):
@@ -238,7 +244,16 @@ def _port_choices(plan: DataflowPlan, free: bool) -> dict[str, list[int]]:
 
 
 def _fmt(c: Choice) -> str:
-    return ", ".join(f"{k} {v}" for k, v in (("simd", c.simd), ("lanes", c.lanes), ("pe", c.pe)) if v not in (None, 1))
+    return ", ".join(f"{k} {v}" for k, v in (("simd", c.simd), ("lanes", c.lanes), ("pe", c.pe),
+                                               ("snapshots", c.snapshots)) if v not in (None, 1))
+
+
+def _trim(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, c: Choice, rate: int) -> Choice:
+    """``c`` with the fewest snapshots that still meet ``rate`` (they cost registers, and no DSP or BRAM18)."""
+    if c.snapshots == 1:
+        return c
+    schedule = refold(graph, fusion, plan, stage, c.simd, c.lanes, c.pe).schedule
+    return replace(c, snapshots=schedule.main.engine.fewest_slots(rate - schedule.setup_iterations))
 
 
 def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget,
@@ -293,9 +308,11 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
     pick = _cheapest(options, rate, fixed, budget)
     if pick is None:
         raise HlsfuseError(f"{where}: no folding meets {budget.cycles} cycles per frame within the budget")
+    pick = [_trim(graph, fusion, plan, s, c, rate) for s, c in zip(folded, pick)]
     return Folding(simd=tuple((s.name, c.simd) for s, c in zip(folded, pick) if c.simd is not None),
                    lanes=tuple((s.name, c.lanes) for s, c in zip(folded, pick) if c.lanes != 1),
                    pe=tuple((s.name, c.pe) for s, c in zip(folded, pick) if c.pe != 1),
+                   snapshots=tuple((s.name, c.snapshots) for s, c in zip(folded, pick) if c.snapshots != 1),
                    ports=tuple((t, next(ll for ll in lanes if sizes[t] // ll <= rate)) for t, lanes in ports.items()))
 
 
@@ -338,7 +355,7 @@ def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
         main = s.schedule.main
         if s.kind == "window":
             entry = {"stage": s.name, "lanes": main.geometry.lanes, "in_channels": main.geometry.c, "pe": main.pe,
-                     "out_channels": main.out_channels}
+                     "out_channels": main.out_channels, "snapshots": main.snapshots}
             if is_mac(s):
                 entry.update(simd=main.simd, products=main.products)
             stages[s.head] = {**entry, "cycles": s.cycles}
@@ -364,10 +381,10 @@ def _positive(path: str, where: str, value) -> int:
     return value
 
 
-FACTORS = ("simd", "pe", "lanes")
+FACTORS = ("simd", "pe", "lanes", "snapshots")
 """The factors a fold.json entry may give: simd (conv2d, dense, matmul), pe (conv2d, pools, dense, matmul), lanes
 (map stages: elements per token; window stages: input channels per push; rows stages: row elements per push;
-reduce stages: input elements per iteration)."""
+reduce stages: input elements per iteration), snapshots (window stages: completed windows held for emission)."""
 
 
 def read_fold(path: str) -> Folding:
@@ -387,12 +404,13 @@ def read_fold(path: str) -> Folding:
         factors = [f for f in FACTORS if isinstance(entry, dict) and f in entry]
         if not factors:
             raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd' (conv2d, dense, matmul), "
-                               "'pe' (conv2d, pools, dense, matmul) or 'lanes' (map stages, and a window, rows or "
-                               "reduce stage's input)")
+                               "'pe' (conv2d, pools, dense, matmul), 'lanes' (map stages, and a window, rows or "
+                               "reduce stage's input) or 'snapshots' (window stages)")
         for f in factors:
             found[f].append((key, _positive(path, f"fold entry '{key}': {f}", entry[f])))
     ports = data.get("ports", {})
     if not isinstance(ports, dict):
         raise HlsfuseError(f"{path}: 'ports' must be an object (graph input or output -> lanes)")
     return Folding(simd=tuple(found["simd"]), lanes=tuple(found["lanes"]), pe=tuple(found["pe"]),
+                   snapshots=tuple(found["snapshots"]),
                    ports=tuple((k, _positive(path, f"port '{k}'", v)) for k, v in ports.items()))

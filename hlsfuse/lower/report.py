@@ -60,7 +60,8 @@ def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> 
 def _factor(s) -> str:
     """A stage's parallelism, as fold.json names it: "simd 3/9" (products per iteration of an output's 9),
     "lanes 4" (elements per token; a window or rows stage's input elements per push), "pe 4" (outputs per emit
-    of a window or rows stage), "4->2" (a converter) or "-"."""
+    of a window or rows stage), "snapshots 3" (completed windows a window stage holds), "4->2" (a converter) or
+    "-"."""
     main = s.schedule.main
     parts = []
     if s.schedule.multipliers:
@@ -69,7 +70,8 @@ def _factor(s) -> str:
         parts.append(f"{main.lanes_in}->{main.lanes_out}")
     elif s.kind in ("window", "rows"):
         lanes = main.geometry.lanes if s.kind == "window" else main.lanes_in
-        parts += [f"{name} {n}" for name, n in (("lanes", lanes), ("pe", main.pe)) if n > 1]
+        snapshots = main.snapshots if s.kind == "window" else 1
+        parts += [f"{name} {n}" for name, n in (("lanes", lanes), ("pe", main.pe), ("snapshots", snapshots)) if n > 1]
     elif s.schedule.lanes > 1:
         parts.append(f"lanes {s.schedule.lanes}")
     return " ".join(parts) or "-"

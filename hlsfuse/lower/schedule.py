@@ -32,14 +32,16 @@ output goes out in the same iteration:
     emits     . . . e e e e e e e e e e e      (units of 4 emits)
 
 so a stage takes about max(pushes, emits) iterations, not their sum, and strided windows spread
-their emission over the positions in between.
+their emission over the positions in between. A window stage may hold a ring of Q snapshots
+(``WindowMain.snapshots``): a completing push then waits only while all Q are held, so that the
+windows a strided stage completes on one row are emitted while the next row is pushed (``Engine``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -149,38 +151,109 @@ def memory(name: str, elements: int, width: int, distance: int | None = None, ba
 
 @dataclass(frozen=True)
 class Engine:
-    """``pushes`` per frame; push ``completes[m]`` completes unit m, which then emits for ``emits``
-    iterations: ``emits / folds`` outputs, each computed over ``folds`` iterations and written in its last."""
+    """``pushes`` per frame; push ``completes[m]`` completes unit m, which is captured into one of ``slots``
+    snapshots and then emits for ``emits`` iterations: ``emits / folds`` outputs, each computed over ``folds``
+    iterations and written in its last. Units emit one after another, each from the iteration after its
+    capture at the soonest; a capture needs a free snapshot, and unit m's is unit m - slots's, free in the
+    iteration of that unit's last emit (which reads it before the capture overwrites it)."""
 
     pushes: int
     completes: tuple[int, ...]
     emits: int
     folds: int = 1
+    slots: int = 1
+
+    @cached_property
+    def units(self) -> tuple[np.ndarray, np.ndarray]:
+        """(iteration of each unit's capture, iteration of its first emit).
+
+        A completing push is delayed as much as the pushes before it, and more while its snapshot is busy:
+        capture[m] = max(capture[m-1] + completes[m] - completes[m-1], first[m - slots] + emits - 1); the
+        pushes between two captures follow the earlier one. Emission is serial: first[m] = max(capture[m] + 1,
+        first[m-1] + emits). With one slot the capture waits for the previous unit's last emit, so
+        capture[m] = capture[m-1] + max(completes[m] - completes[m-1], emits) in closed form; with a slot per
+        unit no push waits."""
+        done = np.asarray(self.completes, dtype=np.int64)
+        e, n = self.emits, len(done)
+        if self.slots == 1:
+            capture = done + np.concatenate([[0], np.cumsum(np.maximum(0, e - np.diff(done)))])
+        elif self.slots >= n or e == 0 or self.slots >= replace(self, slots=n).waiting:
+            capture = done
+        else:
+            q, cap, first = self.slots, [0] * n, [0] * n
+            gaps = np.diff(done, prepend=done[:1]).tolist()
+            for m in range(n):
+                t = cap[m - 1] + gaps[m] if m else int(done[0])
+                if m >= q:
+                    t = max(t, first[m - q] + e - 1)
+                cap[m] = t
+                first[m] = max(t + 1, first[m - 1] + e) if m else t + 1
+            return np.asarray(cap, dtype=np.int64), np.asarray(first, dtype=np.int64)
+        k = np.arange(n, dtype=np.int64)
+        return capture, k * e + np.maximum.accumulate(capture + 1 - k * e)
 
     @cached_property
     def timing(self) -> tuple[np.ndarray, np.ndarray, int]:
-        """(iteration of each push, iteration of each emit, iterations per frame).
-
-        Unit m emits in the ``emits`` iterations after its completing push; the push completing
-        unit m+1 may happen in the iteration of unit m's last emit at the soonest, so it is
-        delayed by max(0, emits - (completes[m+1] - completes[m])) more than the push before it."""
+        """(iteration of each push, iteration of each emit, iterations per frame)."""
         done = np.asarray(self.completes, dtype=np.int64)
-        extra = np.maximum(0, self.emits - np.diff(done))
-        delay = np.concatenate([[0], np.cumsum(extra)])  # of each completing push
+        capture, first = self.units
         j = np.arange(self.pushes, dtype=np.int64)
         units_so_far = np.searchsorted(done, j, side="right")
+        delay = capture - done
         push = j + np.where(units_so_far > 0, delay[np.maximum(units_so_far - 1, 0)], 0)
-        emit = (push[done][:, None] + 1 + np.arange(self.emits, dtype=np.int64)).reshape(-1)
+        emit = (first[:, None] + np.arange(self.emits, dtype=np.int64)).reshape(-1)
         total = int(max(push[-1] + 1, emit[-1] + 1 if emit.size else 0))
         return push, emit, total
 
     @cached_property
     def iterations(self) -> int:
-        """``timing``'s iterations per frame without its arrays: the last push is delayed by all the delays D,
-        the last unit's emits follow its completing push, so max(pushes + D, completes[-1] + D + emits + 1)."""
+        """``timing``'s iterations per frame without its arrays: the pushes after the last capture keep its delay
+        D, so max(pushes + D, first[-1] + emits)."""
         done = np.asarray(self.completes, dtype=np.int64)
-        d = int(np.maximum(0, self.emits - np.diff(done)).sum())
-        return max(self.pushes + d, int(done[-1]) + d + self.emits + 1 if self.emits and done.size else 0)
+        if not done.size:
+            return self.pushes
+        capture, first = self.units
+        last = int(first[-1]) + self.emits if self.emits else 0
+        return max(self.pushes + int(capture[-1] - done[-1]), last)
+
+    def fewest_slots(self, rate: int | None = None) -> int | None:
+        """The fewest snapshots with which the frame takes at most ``rate`` iterations (None: as few as with
+        a snapshot per unit); None when no number of them does. Iterations never grow with slots, and from
+        the most units ever waiting for their emission in the run with a slot per unit (``waiting``) on they
+        stay the same, so a search below that finds it: doubling from 2, then halving the last step."""
+        free = replace(self, slots=max(1, len(self.completes)))
+        rate = free.iterations if rate is None else rate
+        if free.iterations > rate:
+            return None
+        if replace(self, slots=1).iterations <= rate:
+            return 1
+        lo, q, most = 2, 2, free.waiting
+        while q < most and replace(self, slots=q).iterations > rate:
+            lo, q = q + 1, 2 * q
+        hi = min(q, most)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if replace(self, slots=mid).iterations <= rate:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    @cached_property
+    def fastest_slots(self) -> int:
+        """``fewest_slots()``: the fewest snapshots for the fastest rate."""
+        return self.fewest_slots()
+
+    @property
+    def waiting(self) -> int:
+        """The most units held at a capture (the one captured, and those captured before it whose last emit
+        comes later): snapshots enough that no push waits."""
+        done = np.asarray(self.completes, dtype=np.int64)
+        if not done.size or not self.emits:
+            return 1
+        capture, first = self.units
+        freed = np.searchsorted(first + self.emits - 1, capture, side="right")  # units whose last emit is done by then
+        return int(max(1, (np.arange(len(done)) - freed + 1).max()))
 
     @property
     def writes(self) -> np.ndarray:
@@ -462,6 +535,15 @@ class WindowGeometry:
         return (last[:, None] - (p - 1) + np.arange(p)).reshape(-1)
 
 
+@lru_cache(maxsize=4096)
+def window_engine(geometry: WindowGeometry, emits: int, folds: int = 1, slots: int = 1) -> Engine:
+    """The push/emit loop of a window stage of ``geometry`` emitting ``emits`` iterations per window (shared by
+    the stages and the solver's choices alike in these)."""
+    if folds > 1:  # the same timing, with the outputs written in the last fold of each
+        return replace(window_engine(geometry, emits, 1, slots), folds=folds)
+    return Engine(geometry.pushes, tuple(geometry.completing_pushes().tolist()), emits, folds, slots)
+
+
 @dataclass(frozen=True)
 class WindowMain(Folded):
     op: str  # conv2d | max_pool2d | avg_pool2d
@@ -477,6 +559,7 @@ class WindowMain(Folded):
     writes: tuple[str, ...]
     simd: int  # conv2d: products per iteration (a divisor of ``products``); pools: ``products``
     pe: int = 1  # output channels computed per emit (a divisor of Cout): the output token's lanes
+    snapshots: int = 1  # completed windows held for emission (``Engine.slots``)
 
     strided = True
 
@@ -490,15 +573,13 @@ class WindowMain(Folded):
         """Per output: conv2d KH*KW*Cin/groups products, a pool's KH*KW taps."""
         return self.geometry.taps * (self.channels_per_group if self.op == "conv2d" else 1)
 
-    @cached_property
+    @property
     def engine(self) -> Engine:
-        g = self.geometry
-        return Engine(g.pushes, tuple(g.completing_pushes().tolist()),
-                      self.out_channels // self.pe * self.folds, self.folds)
+        return window_engine(self.geometry, self.out_channels // self.pe * self.folds, self.folds, self.snapshots)
 
     @property
     def iterations(self) -> int:
-        return self.engine.iterations
+        return window_engine(self.geometry, self.out_channels // self.pe * self.folds, 1, self.snapshots).iterations
 
     @property
     def channels_per_group(self) -> int:
@@ -794,10 +875,10 @@ def window_geometry(graph: Graph, head: str, lanes: int = 1) -> WindowGeometry:
 
 
 def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes,
-                simd: int | None = None, pe: int = 1, lanes: int = 1) -> WindowMain:
+                simd: int | None = None, pe: int = 1, lanes: int = 1, snapshots: int = 1) -> WindowMain:
     """``simd``: products per iteration of a conv2d (None: all of an output's, one output per iteration);
     ``pe``: output channels per emit (``epilogue`` is over tokens of that many); ``lanes``: input channels
-    per push."""
+    per push; ``snapshots``: completed windows held for emission."""
     node = graph.node(head)
     sig = graph.sigs[head]
     geometry = window_geometry(graph, head, lanes)
@@ -824,8 +905,10 @@ def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writ
     if simd is None or node.op != "conv2d":
         simd = products
     check_simd(node.where(), simd, products)
+    if isinstance(snapshots, bool) or not isinstance(snapshots, int) or snapshots < 1:
+        raise HlsfuseError(f"{node.where()}: snapshots must be a positive integer, not {snapshots!r}")
     return WindowMain(node.op, geometry, cout, groups, read, weights, divisor, counts, acc, epilogue, tuple(writes),
-                      simd, pe)
+                      simd, pe, snapshots)
 
 
 def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:

@@ -175,14 +175,14 @@ def line_buffer(g: WindowGeometry, bits: int) -> Buffer:
 
 
 def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...],
-                simd: int | None = None, lanes: int = 1, head_lanes: int = 1) -> Schedule:
+                simd: int | None = None, lanes: int = 1, head_lanes: int = 1, snapshots: int = 1) -> Schedule:
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
     per input channel in order, ``outs``: its output channels; ``simd``: a MAC stage's products per
     iteration (None: all of an output's); ``lanes``: elements per token of the output and the inputs
     read per output element (a map stage's lanes, a window or rows stage's PE, a reduce stage's output lanes
     ``schedule.reduce_lanes_out``); ``head_lanes``: a window stage's input channels per push, a rows stage's
     row elements per push, a reduce stage's input elements per iteration (its head and prologue inputs'
-    lanes)."""
+    lanes); ``snapshots``: the completed windows a window stage holds for emission."""
     by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
         by_use[use].append((channel, tensor))
@@ -219,11 +219,12 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         epilogue = epilogue.widen(lanes, f"stage '{name}'")  # the PE output channels (columns) per emit
         x_bits = graph.types[node.inputs[0]].dtype.bits
         if lay.kind == "window":
-            main = window_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
+            main = window_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes, snapshots)
             g = main.geometry
             own = [line_buffer(g, x_bits),
                    Buffer("window", g.window, x_bits, registers=True),
-                   Buffer("snapshot", g.taps * g.c, x_bits, registers=True)]
+                   Buffer("snapshot", main.snapshots * g.taps * g.c, x_bits, registers=True,
+                          banks=main.snapshots)]
             macs = g.images * g.oh * g.ow * main.out_channels * main.products if node.op == "conv2d" else 0
         else:
             main = rows_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)

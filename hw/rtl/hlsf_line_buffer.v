@@ -8,8 +8,9 @@
 //     at bits [((kh*KW + kw)*C + ch)*WIDTH +: WIDTH]     (the order of a conv2d HWIO weight slice)
 //
 // with SPAN_H = DH*(KH-1) + 1 and SPAN_W = DW*(KW-1) + 1. A push with `capture` high copies the window as it
-// is after that push into `snapshot`, which holds until the next capture: the stage emits a window's
-// outputs from its snapshot while the next positions are pushed (hlsfuse/lower/schedule.py).
+// is after that push into a snapshot, which holds until that slot's next capture: the stage emits a window's
+// outputs from its snapshot while the next positions are pushed (hlsfuse/lower/schedule.py). With SLOTS > 1
+// snapshots form a ring: a capture fills slot `capture_slot`, and `snapshot` shows slot `emit_slot`.
 //
 //                 in_data ──► line SPAN_H-2 ──► ... ──► line 0        (each line: WP*C elements)
 //                    │             │                      │
@@ -24,14 +25,17 @@
 //   C       channels per pixel
 //   WP      padded image width in pixels (W + left + right padding)
 //   KH, KW  kernel size;   DH, DW  dilation (1 = dense)
+//   SLOTS   snapshots (1: one, shown as it was last captured)
 // Ports
 //   ap_clk, ap_rst_n     clock, synchronous active-low reset (rewinds the line pointer only)
 //   push, in_data        push one element
-//   capture              with push: copy the window after this push into `snapshot`
+//   capture              with push: copy the window after this push into slot `capture_slot`
+//   capture_slot, emit_slot   SLOTS > 1: the slot a capture fills, the slot `snapshot` shows ($clog2(SLOTS)
+//                        bits; one unused bit when SLOTS is 1)
 //   snapshot [KH*KW*C*WIDTH-1:0]
 // Timing
-//   One push per cycle; `snapshot` is registered (it shows the capture at the previous clock edge).
-//   Storage: (SPAN_H-1)*WP*C line elements, KH*SPAN_W*C window registers, KH*KW*C snapshot registers.
+//   One push per cycle; the snapshots are registers (a slot shows a capture from the next clock edge on).
+//   Storage: (SPAN_H-1)*WP*C line elements, KH*SPAN_W*C window registers, SLOTS*KH*KW*C snapshot registers.
 
 `default_nettype none
 
@@ -42,14 +46,17 @@ module hlsf_line_buffer #(
     parameter integer KH = 3,
     parameter integer KW = 3,
     parameter integer DH = 1,
-    parameter integer DW = 1
+    parameter integer DW = 1,
+    parameter integer SLOTS = 1
 ) (
     input  wire                     ap_clk,
     input  wire                     ap_rst_n,
     input  wire                     push,
     input  wire                     capture,
+    input  wire [(SLOTS > 1 ? $clog2(SLOTS) : 1)-1:0] capture_slot,
+    input  wire [(SLOTS > 1 ? $clog2(SLOTS) : 1)-1:0] emit_slot,
     input  wire [WIDTH-1:0]         in_data,
-    output reg  [KH*KW*C*WIDTH-1:0] snapshot
+    output wire [KH*KW*C*WIDTH-1:0] snapshot
 );
     localparam integer SPAN_H = DH * (KH - 1) + 1;
     localparam integer SPAN_W = DW * (KW - 1) + 1;
@@ -122,11 +129,26 @@ module hlsf_line_buffer #(
         end
     endgenerate
 
-    always @(posedge ap_clk) begin
-        if (push && capture) begin
-            snapshot <= window;
+    generate
+        if (SLOTS > 1) begin : g_ring
+            reg [KH*KW*C*WIDTH-1:0] ring [0:SLOTS-1];
+            always @(posedge ap_clk) begin
+                if (push && capture) begin
+                    ring[capture_slot] <= window;
+                end
+            end
+            assign snapshot = ring[emit_slot];
+        end else begin : g_one
+            reg [KH*KW*C*WIDTH-1:0] held;
+            always @(posedge ap_clk) begin
+                if (push && capture) begin
+                    held <= window;
+                end
+            end
+            assign snapshot = held;
+            wire unused_slots = &{1'b0, capture_slot, emit_slot, 1'b0};
         end
-    end
+    endgenerate
 endmodule
 
 `default_nettype wire

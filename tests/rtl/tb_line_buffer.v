@@ -33,7 +33,8 @@ module tb_line_buffer #(
             hlsf_line_buffer #(
                 .WIDTH(WIDTH), .C(C), .WP(WP), .KH(KH), .KW(KW), .DH(DH), .DW(DW)
             ) dut (
-                .ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(push), .capture(capture), .in_data(in_data),
+                .ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(push), .capture(capture), .capture_slot(1'b0),
+                .emit_slot(1'b0), .in_data(in_data),
                 .snapshot(taps)
             );
             wire [WMAX+BITS-1:0] ext = {{WMAX{1'b0}}, taps};

@@ -13,6 +13,10 @@ iteration may
           pixel, a zero at padding); the push completing a window on the stride grid copies it into the
           snapshot. That push waits while the snapshot still has outputs to emit, but for the last one.
 
+With Q > 1 snapshots (``WindowMain.snapshots``) they are a ring: the emits read the oldest held window, a
+completing push fills the next free slot, and waits only while all Q are held, but for the last emit of the
+oldest, which frees its slot in the same iteration (``schedule.Engine``).
+
 With input lanes L a push moves one token of L channels (L pushes into the line buffer, unrolled);
 with PE P an emit computes output channels co P .. co P + P - 1 in an unrolled loop over the lanes of
 one output token (the conv2d's weights then a [products][Cout] ROM, its columns banked P ways), and
@@ -64,6 +68,9 @@ class Loop:
     lane_co: str  # lane's output channel
     last: str  # this emit is its outputs' last fold
     token: str  # the output token (pe > 1)
+    held: str  # snapshots > 1: completed windows held (the first emitting, the last captured)
+    first: str  # snapshots > 1: the slot emitting
+    free: str  # snapshots > 1: the slot the next capture fills
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,7 @@ class WindowBody:
     simd: int  # conv2d: products per iteration; an output takes ``folds`` iterations
     folds: int
     lanes: int  # input channels per push (one token); the channel counter counts tokens
+    snapshots: int  # completed windows held for emission: a ring of that many snapshots when more than one
     per_position: int  # pushes per padded position
     in_token: str  # the input token's C++ type
     pe: int  # output channels per emit: an unrolled loop over the lanes of the output token
@@ -120,6 +128,11 @@ class WindowBody:
     writes: tuple[Write, ...]
 
     @property
+    def emit_from(self) -> str:
+        """The snapshot the emits read."""
+        return self.loop.snapshot if self.snapshots == 1 else f"{self.loop.snapshot}[{self.loop.first}]"
+
+    @property
     def tracks_pixel(self) -> bool:
         """The emit side counts output pixels (for their tap tables or counts)."""
         return bool(self.tap_rows or self.counts)
@@ -129,7 +142,8 @@ def _loop(ctx: Context) -> Loop:
     local = ctx.names.local
     return Loop(*(local(n) for n in (
         "t", "acc_t", "lb", "snap", "row", "col", "ch", "img", "pushing", "emitting", "co", "oy", "ox",
-        "completes", "push", "px", "acc", "real", "tab", "f", "part", "l", "co_l", "last", "tok_out")))
+        "completes", "push", "px", "acc", "real", "tab", "f", "part", "l", "co_l", "last", "tok_out", "held",
+        "slot_emit", "slot_free")))
 
 
 def _table(loop: Loop, what: str, bits: tuple[bool, ...]) -> Table | None:
@@ -178,6 +192,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         simd=main.simd,
         folds=main.folds,
         lanes=g.lanes,
+        snapshots=main.snapshots,
         per_position=g.per_position,
         in_token=ctx.token(main.read),
         pe=main.pe,

@@ -15,7 +15,7 @@ from ...lower.elements import ElementPhase
 from ...lower.schedule import Schedule
 from .expr import counters, program
 from .module import Assign, ModuleBuilder, Sequencer, Update
-from .vlog import XW, ulit, zext
+from .vlog import XW, bits_for, ulit, zext
 
 __all__ = ["setup_loops", "setup", "reads", "element_phase", "lane_values", "lanes_phase", "PushEmit", "push_emit",
            "fold_sum", "emit_epilogue"]
@@ -119,15 +119,21 @@ class PushEmit:
     last_emit: str  # the snapshot's last output
     position: list[tuple[str, int]]  # the next push's odometer digits, outermost first
     completes: str  # the next push completes a unit (captures the snapshot)
+    slots: tuple[tuple[str, int], tuple[str, int]] | None  # more than one snapshot: (slot emitted, slot captured)
 
 
 def push_emit(b: ModuleBuilder, fire: str, frame_end: str, outputs: int, extents,
-              completes: Callable[[list[tuple[str, int]]], str], folds: int = 1) -> PushEmit:
+              completes: Callable[[list[tuple[str, int]]], str], folds: int = 1, slots: int = 1) -> PushEmit:
     """Pushes over an odometer of ``extents``; ``completes(position)``: the expression saying the push at
-    ``position`` completes a unit, which then emits ``outputs`` outputs of ``folds`` iterations each. The
-    push completing the next unit waits while the snapshot has outputs left, but for its last iteration;
-    ``frame_end``: the main loop's last iteration, after which the next frame's pushes start."""
-    emitting = b.reg("emitting", 1, "1'b0")
+    ``position`` completes a unit, which is captured into one of ``slots`` snapshots and then emits ``outputs``
+    outputs of ``folds`` iterations each. The push completing a unit waits while every snapshot has outputs
+    left, but for the last iteration of the oldest (one snapshot: the one); ``frame_end``: the main loop's last
+    iteration, after which the next frame's pushes start."""
+    if slots > 1:  # a ring: ``held`` units, the oldest (emitting) in slot ``first``, the next capture into ``free``
+        held = b.reg("held", bits_for(slots + 1), ulit(0, bits_for(slots + 1)))
+        emitting = b.wire("emitting", 1, f"{held} != {ulit(0, bits_for(slots + 1))}")
+    else:
+        emitting = b.reg("emitting", 1, "1'b0")
     done = b.reg("pushed", 1, "1'b0")  # every push of the frame is done
     fold, writes = None, "1'b1"
     if folds > 1:
@@ -140,14 +146,25 @@ def push_emit(b: ModuleBuilder, fire: str, frame_end: str, outputs: int, extents
     position = b.odometer("at", extents, f"{fire} && {push}")
     unit = b.wire("completes", 1, completes(position))
     last_push = " && ".join(f"{d} == {ulit(n - 1, w)}" for (d, w), n in zip(position, extents))
-    b.decls.append(Assign(push, f"!{done} && (!{unit} || !{emitting} || {last_emit})"))
     b.updates += [
         Update(f"{fire} && {push} && {last_push}", done, "1'b1"),
         Update(f"{fire} && {frame_end}", done, "1'b0"),
-        Update(f"{fire} && {emitting} && {last_emit}", emitting, "1'b0"),
-        Update(f"{fire} && {push} && {unit}", emitting, "1'b1"),
     ]
-    return PushEmit(push, emitting, index, fold, writes, last_emit, position, unit)
+    ring = None
+    if slots > 1:
+        w = bits_for(slots + 1)
+        b.decls.append(Assign(push, f"!{done} && (!{unit} || {held} < {ulit(slots, w)} || {last_emit})"))
+        capture, release = f"{fire} && {push} && {unit}", f"{fire} && {emitting} && {last_emit}"
+        b.updates.append(Update(f"({capture}) != ({release})", held,
+                                f"{capture} ? {held} + {ulit(1, w)} : {held} - {ulit(1, w)}"))
+        ring = (b.counter("first", slots, release), b.counter("free", slots, capture))
+    else:
+        b.decls.append(Assign(push, f"!{done} && (!{unit} || !{emitting} || {last_emit})"))
+        b.updates += [
+            Update(f"{fire} && {emitting} && {last_emit}", emitting, "1'b0"),
+            Update(f"{fire} && {push} && {unit}", emitting, "1'b1"),
+        ]
+    return PushEmit(push, emitting, index, fold, writes, last_emit, position, unit, ring)
 
 
 def fold_sum(b: ModuleBuilder, terms: list[str], fire: str, emitting: str, loop: PushEmit, name: str) -> str:

@@ -11,6 +11,8 @@ per cycle. In each iteration of the main loop:
     push  the next padded position's next channel (the head channel's value at a real pixel, a zero
           at padding) into hlsf_line_buffer; a push completing a window on the stride grid captures
           it into the snapshot, and waits while the snapshot has outputs left, but for the last one.
+          With Q > 1 snapshots (``WindowMain.snapshots``) the line buffer keeps a ring of them: the push
+          captures into the next free slot and waits only while all Q hold outputs, but for the oldest's last.
 
 A stage of input lanes L pushes one token of L channels per push (a line buffer L x W bits wide,
 whose snapshot is bit for bit the one of single elements); a stage of PE P emits P output channels
@@ -93,7 +95,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
                     _table(b, "emit_cols", g.emit_cols(), q))
 
     emits = main.out_channels // main.pe
-    loop = push_emit(b, fire, seq.loops[-1].last, emits, extents, completes, main.folds)
+    loop = push_emit(b, fire, seq.loops[-1].last, emits, extents, completes, main.folds, main.snapshots)
     push, emitting, (co, cow), co_last = loop.push, loop.emitting, loop.index, loop.last_emit
     writes = emitting if loop.fold is None else f"{emitting} && {loop.writes}"  # an output is written
     (r, rw), (q, qw), _ = loop.position[-3:]
@@ -105,15 +107,16 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     snapshot = b.net("snapshot", taps * width)
     # the line buffer holds tokens: its snapshot is the same bits as one of single elements, element c of tap t
     # at (t * C + c) * W
-    b.instance(
-        "hlsf_line_buffer",
-        (("WIDTH", str(g.lanes * width)), ("C", str(g.per_position)), ("WP", str(g.wp)), ("KH", str(g.kh)),
-         ("KW", str(g.kw)),
-         ("DH", str(g.dh)), ("DW", str(g.dw))),
-        "u_lb",
-        (("ap_clk", "ap_clk"), ("ap_rst_n", "ap_rst_n"), ("push", f"{fire} && {push}"), ("capture", loop.completes),
-         ("in_data", value), ("snapshot", snapshot)),
-    )
+    params = [("WIDTH", str(g.lanes * width)), ("C", str(g.per_position)), ("WP", str(g.wp)), ("KH", str(g.kh)),
+              ("KW", str(g.kw)), ("DH", str(g.dh)), ("DW", str(g.dw))]
+    slots = [("capture_slot", "1'b0"), ("emit_slot", "1'b0")]
+    if loop.slots is not None:  # a ring of snapshots: captured into slot ``free``, emitted from slot ``first``
+        (first, _), (free, _) = loop.slots
+        params.append(("SLOTS", str(main.snapshots)))
+        slots = [("capture_slot", free), ("emit_slot", first)]
+    b.instance("hlsf_line_buffer", tuple(params), "u_lb",
+               (("ap_clk", "ap_clk"), ("ap_rst_n", "ap_rst_n"), ("push", f"{fire} && {push}"),
+                ("capture", loop.completes), *slots, ("in_data", value), ("snapshot", snapshot)))
     tap_bits = index_width(taps)
     words = b.net_array("taps", width, taps)  # the snapshot's elements
     for t in range(taps):

@@ -42,7 +42,7 @@ module window_s0_conv2d_bias_add_relu (
     wire [0:0] real_2 = real_rows[at0] && real_cols[at1];
     wire [11:0] px = real_2 ? ch_x_tdata : 12'd0;
     wire [215:0] snapshot;
-    hlsf_line_buffer #(.WIDTH(12), .C(2), .WP(7), .KH(3), .KW(3), .DH(1), .DW(1)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .in_data(px), .snapshot(snapshot));
+    hlsf_line_buffer #(.WIDTH(12), .C(2), .WP(7), .KH(3), .KW(3), .DH(1), .DW(1)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .capture_slot(1'b0), .emit_slot(1'b0), .in_data(px), .snapshot(snapshot));
     wire [11:0] taps [0:17];
     assign taps[0] = snapshot[11:0];
     assign taps[1] = snapshot[23:12];

@@ -43,7 +43,7 @@ module window_s1_max_pool2d (
     wire [0:0] real_2 = real_rows[at0] && real_cols[at1];
     wire [11:0] px = real_2 ? ch_relu0_tdata : 12'd0;
     wire [143:0] snapshot;
-    hlsf_line_buffer #(.WIDTH(12), .C(3), .WP(4), .KH(2), .KW(2), .DH(1), .DW(1)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .in_data(px), .snapshot(snapshot));
+    hlsf_line_buffer #(.WIDTH(12), .C(3), .WP(4), .KH(2), .KW(2), .DH(1), .DW(1)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .capture_slot(1'b0), .emit_slot(1'b0), .in_data(px), .snapshot(snapshot));
     wire [11:0] taps [0:11];
     assign taps[0] = snapshot[11:0];
     assign taps[1] = snapshot[23:12];

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
+from . import own
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
 from .schedule import Schedule, reduce_lanes_out
@@ -74,6 +75,9 @@ MAC_OPS = ("conv2d", "dense", "matmul")
 PE_KINDS = ("window", "rows")
 """The stage kinds with a PE (outputs per emit, the lanes of their output) and input lanes (elements per push)."""
 
+LANE_KINDS = ("map", *PE_KINDS, "reduce", "own")
+"""The stage kinds a folding gives lanes (elements per token of their input, or of a map stage's tokens)."""
+
 PORT_BITS = 64
 """A wide port's elements fill at most this many bits of TDATA."""
 
@@ -91,7 +95,7 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
             raise HlsfuseError(f"fold: '{key}' is neither a stage nor a node of graph '{graph.name}'")
         name, lay = stage_of[key]
         if not allowed(lay):
-            kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map, window, rows and reduce stages",
+            kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map, window, rows, reduce and own stages",
                      "pe": "window and rows stages", "snapshots": "window stages"}[what]
             raise HlsfuseError(f"fold: stage '{name}' (of '{key}') is a {lay.kind} stage; {what} is for {kinds}")
         if out.get(name, value) != value:
@@ -107,7 +111,7 @@ def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int],
     push) or of a reduce stage's head and prologue inputs (its lanes)."""
     simd = _by_stage(graph, fold.simd, drafts, "simd",
                      lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
-    lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in ("map", *PE_KINDS, "reduce"))
+    lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in LANE_KINDS)
     pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind in PE_KINDS)
     snapshots = _by_stage(graph, fold.snapshots, drafts, "snapshots", lambda lay: lay.kind == "window")
     stage_lanes, head_lanes = {}, {}
@@ -124,12 +128,17 @@ def _lanes_of(graph: Graph, lay, lanes: int, pe: int) -> tuple[int, int]:
         return pe, lanes
     if lay.kind == "reduce":
         return reduce_lanes_out(graph, lay.head, lanes), lanes
+    if lay.kind == "own":
+        return own.lanes_out(graph, lay.head, lanes), lanes
     return lanes, 1
 
 
 def _check_lanes(graph: Graph, name: str, lay, nodes, lanes: int, head_lanes: int) -> None:
     """Refuse lanes (a window or rows stage's PE) or head lanes that the stage's tensors or weights do not allow."""
     where = f"stage '{name}'"
+    if lay.kind == "own":
+        own.check_lanes(graph, lay.head, head_lanes, where)
+        return
     if lay.kind == "reduce":  # the input side at head lanes, the output side at (output) lanes
         prologue, epilogue = phases(graph, nodes, lay.head)
         source = graph.node(lay.head).inputs[0]
@@ -341,7 +350,7 @@ def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, s
     Illegal factors raise HlsfuseError."""
     group = next(g for g in fusion.groups if g.id == stage.group)
     lay = layout(graph, group)
-    if (stage.kind not in PE_KINDS and pe != 1 or stage.kind not in ("map", *PE_KINDS, "reduce") and lanes != 1
+    if (stage.kind not in PE_KINDS and pe != 1 or stage.kind not in LANE_KINDS and lanes != 1
             or stage.kind != "window" and snapshots != 1):
         raise HlsfuseError(f"fold: stage '{stage.name}' is a {stage.kind} stage")
     stage_lanes, head_lanes = _lanes_of(graph, lay, lanes, pe)

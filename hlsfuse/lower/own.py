@@ -15,6 +15,21 @@
 Every main here has ``iterations`` (per frame) and ``io()`` (per channel, the iteration of each
 token), like those of schedule.py. An operand that is a graph constant is no channel: its ROM is
 read in row-major order by a counter, in the iterations that would read a channel.
+
+Lanes (``lanes``: elements per input token, ``lanes_out``: per output token; ``check_lanes`` says which
+an op allows):
+
+    pad, concat, slice, transpose   the same loops over tokens of L consecutive innermost elements: the
+                shapes (and pads, starts, extents) along the innermost axis count tokens (``tokens``), which
+                needs L to divide each of them, a slice step of 1 on that axis, and a transpose that keeps it
+                innermost; a token moves whole, its lanes assigned each to the output type
+    softmax     rows of N / L tokens per loop: the maximum and the sum over a token's lanes in one iteration
+                (fixed point only: a float32 sum would change with its order)
+    argmax      over an outer axis: the INNER running maxima as INNER / L tokens; over the innermost axis:
+                a row of N / L tokens, the first maximum of each token against the running one, one index
+                written per row (lanes_out 1)
+    topk        a row of N / L tokens, each inserting its L elements into the sorted list in lane order
+                (as L single inserts would), then K writes (lanes_out 1)
 """
 
 from __future__ import annotations
@@ -39,6 +54,9 @@ __all__ = [
     "ArgmaxMain",
     "TopkMain",
     "own_main",
+    "check_lanes",
+    "lanes_out",
+    "tokens",
     "MAX_RANK",
 ]
 
@@ -106,6 +124,11 @@ class PadMain:
     out_shape: Dims
     write: str
     op: str = "pad"
+    lanes: int = 1  # the shapes count tokens of this many innermost elements
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes
 
     @property
     def iterations(self) -> int:
@@ -133,6 +156,11 @@ class ConcatMain:
     extents: Dims  # each input's extent on the axis
     write: str
     op: str = "concat"
+    lanes: int = 1  # inner (or, along the innermost axis, the extents) counts tokens of this many elements
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes
 
     @property
     def iterations(self) -> int:
@@ -154,6 +182,11 @@ class SliceMain(_Blocks):
     block_axis: int | None  # None: streams; else the first reversed axis, from which a block is buffered
     write: str
     op: str = "slice"
+    lanes: int = 1  # the shapes and starts count tokens of this many innermost elements
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes
 
     def picked(self, axes: range) -> np.ndarray:
         """Per element of the input axes ``axes`` (row-major): picked on each of them."""
@@ -217,6 +250,11 @@ class TransposeMain(_Blocks):
     block_axis: int  # axes before it keep their place: one block per index of them
     write: str
     op: str = "transpose"
+    lanes: int = 1  # the shapes count tokens of this many innermost elements (the innermost axis stays)
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes
 
     @property
     def iterations(self) -> int:
@@ -250,13 +288,19 @@ class SoftmaxMain:
     n: int  # elements per row (the last axis)
     write: str
     op: str = "softmax"
+    lanes: int = 1  # elements per token of the input and the output
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes
 
     @property
     def iterations(self) -> int:
-        return 3 * self.rows * self.n
+        return 3 * self.rows * self.n // self.lanes
 
     def io(self):
-        reads, _, writes = _blocks(self.rows, (self.n, self.n, self.n))
+        t = self.n // self.lanes
+        reads, _, writes = _blocks(self.rows, (t, t, t))
         return _io({self.source: reads}, self.write, writes)
 
 
@@ -268,13 +312,28 @@ class ArgmaxMain:
     inner: int  # product of the axes after it
     write: str
     op: str = "argmax"
+    lanes: int = 1  # input elements per token: along the innermost axis, which is the axis when inner is 1
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes if self.inner > 1 else 1
+
+    @property
+    def reads(self) -> int:
+        """Input tokens per outer index."""
+        return self.n * self.inner // self.lanes
+
+    @property
+    def writes(self) -> int:
+        """Output tokens per outer index."""
+        return self.inner // self.lanes_out
 
     @property
     def iterations(self) -> int:
-        return self.outer * (self.n + 1) * self.inner
+        return self.outer * (self.reads + self.writes)
 
     def io(self):
-        reads, writes = _blocks(self.outer, (self.n * self.inner, self.inner))
+        reads, writes = _blocks(self.outer, (self.reads, self.writes))
         return _io({self.source: reads}, self.write, writes)
 
 
@@ -287,13 +346,16 @@ class TopkMain:
     indices: bool  # the output holds indices, not values
     write: str
     op: str = "topk"
+    lanes: int = 1  # input elements per token (the output moves one element per token)
+
+    lanes_out = 1
 
     @property
     def iterations(self) -> int:
-        return self.rows * (self.n + self.k)
+        return self.rows * (self.n // self.lanes + self.k)
 
     def io(self):
-        reads, writes = _blocks(self.rows, (self.n, self.k))
+        reads, writes = _blocks(self.rows, (self.n // self.lanes, self.k))
         return _io({self.source: reads}, self.write, writes)
 
 
@@ -324,9 +386,64 @@ def _sources(graph: Graph, node, channels: tuple[str, ...], stage: str) -> tuple
     return tuple(sources)
 
 
-def own_main(graph: Graph, head: str, channels, write: str, stage: str):
-    """(main, buffers, state) of the own stage computing ``head``; ``channels``: (channel, tensor) in order."""
+def tokens(shape: Dims, lanes: int) -> Dims:
+    """``shape`` with its innermost extent counted in tokens of ``lanes`` elements."""
+    return (*shape[:-1], shape[-1] // lanes)
+
+
+def _lanes_refused(graph: Graph, head: str, lanes: int) -> str | None:
+    """Why the own stage of ``head`` cannot move ``lanes`` input elements per token (None: it can)."""
+    if lanes == 1:
+        return None
     node, sig = graph.node(head), graph.sigs[head]
+    x, y = graph.types[node.inputs[0]], graph.types[head]
+    if not x.shape or x.shape[-1] % lanes:
+        return f"its input's innermost dimension {x.shape[-1] if x.shape else 1} is not a multiple of {lanes}"
+    op, last = node.op, len(x.shape) - 1
+    if op in ("pad", "concat", "slice", "transpose", "softmax") and y.shape[-1] % lanes:
+        return f"its output's innermost dimension {y.shape[-1]} is not a multiple of {lanes}"
+    if op == "pad" and sig["pads"][last] % lanes:
+        return f"its padding before the innermost axis ({sig['pads'][last]}) is not a multiple of {lanes}"
+    if op == "concat":
+        axis = sig["axis"] % len(y.shape)
+        bad = [s for s in node.inputs if graph.types[s].shape[-1] % lanes]
+        if axis == last and bad:
+            return f"input '{bad[0]}' has {graph.types[bad[0]].shape[-1]} elements on the innermost (concat) axis"
+    if op == "slice":
+        r = slice_ranges(sig)[last]
+        if r.step != 1 or r.start % lanes:
+            return f"it slices the innermost axis from {r.start} by {r.step}: a token must start at a multiple of " \
+                   f"{lanes} and step 1"
+    if op == "transpose":
+        perm = tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(len(x.shape))))
+        if perm[-1] != last:
+            return "it moves the innermost axis"
+    if op == "softmax" and x.dtype.is_float:
+        return "a float32 softmax sums its row one element at a time (the sum's order is the reference's)"
+    return None
+
+
+def check_lanes(graph: Graph, head: str, lanes: int, where: str) -> None:
+    """Refuse ``lanes`` input elements per token for the own stage of ``head``."""
+    why = _lanes_refused(graph, head, lanes)
+    if why is not None:
+        raise HlsfuseError(f"{where}: a {graph.node(head).op} stage cannot take lanes {lanes}: {why}")
+
+
+def lanes_out(graph: Graph, head: str, lanes: int) -> int:
+    """Elements per output token of the own stage of ``head`` taking ``lanes`` per input token."""
+    node = graph.node(head)
+    rank = len(graph.types[node.inputs[0]].shape)
+    if node.op == "topk" or node.op == "argmax" and graph.sigs[head]["axis"] % max(rank, 1) == rank - 1:
+        return 1
+    return lanes
+
+
+def own_main(graph: Graph, head: str, channels, write: str, stage: str, lanes: int = 1):
+    """(main, buffers, state) of the own stage computing ``head``; ``channels``: (channel, tensor) in order;
+    ``lanes``: input elements per token (``check_lanes`` allows them)."""
+    node, sig = graph.node(head), graph.sigs[head]
+    check_lanes(graph, head, lanes, f"stage '{stage}'")
     sources = _sources(graph, node, channels, stage)
     x = graph.types[node.inputs[0]]
     in_shape = _dims(x.shape, node, "input 'x'")
@@ -335,44 +452,57 @@ def own_main(graph: Graph, head: str, channels, write: str, stage: str):
     bits = x.dtype.bits
     if op == "pad":
         before = tuple(sig["pads"][: len(x.shape)]) or (0,)
-        return PadMain(sources[0], in_shape, before, out_shape, write), (), ()
+        main = PadMain(sources[0], tokens(in_shape, lanes), tokens(before, lanes), tokens(out_shape, lanes), write,
+                       lanes=lanes)
+        return main, (), ()
     if op == "concat":
         axis = sig["axis"] % len(out_shape)
         extents = tuple(graph.types[s].shape[axis] for s in node.inputs)
-        main = ConcatMain(sources, math.prod(out_shape[:axis]), math.prod(out_shape[axis + 1 :]), extents, write)
+        inner = math.prod(out_shape[axis + 1 :])
+        if axis == len(out_shape) - 1:
+            extents = tuple(e // lanes for e in extents)
+        else:
+            inner //= lanes
+        main = ConcatMain(sources, math.prod(out_shape[:axis]), inner, extents, write, lanes=lanes)
         return main, (), (State("input being copied and its position", "frame"),)
     if op == "slice":
         picked = slice_ranges(sig) if x.shape else (range(1),)
         axis = reversed_axis(sig) if x.shape else None
-        main = SliceMain(sources[0], in_shape, out_shape, tuple(r.start for r in picked),
-                         tuple(r.step for r in picked), axis, write)
+        start = tuple(r.start for r in picked)
+        main = SliceMain(sources[0], tokens(in_shape, lanes), tokens(out_shape, lanes), tokens(start, lanes),
+                         tuple(r.step for r in picked), axis, write, lanes=lanes)
         if axis is None:
             return main, (), (State("position in the input", "frame"),)
-        return main, (memory("block", main.block, bits, main.distance),), (State("block", "overwritten"),)
+        block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
+        return main, (block,), (State("block", "overwritten"),)
     if op == "transpose":
         perm = tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(len(x.shape))))
         perm = perm or (0,)
         axis = next(d for d, p in enumerate(perm) if p != d)
-        main = TransposeMain(sources[0], in_shape, perm, axis, write)
-        return main, (memory("block", main.block, bits, main.distance),), (State("block", "overwritten"),)
+        main = TransposeMain(sources[0], tokens(in_shape, lanes), perm, axis, write, lanes=lanes)
+        block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
+        return main, (block,), (State("block", "overwritten"),)
     if op == "softmax":
         n = in_shape[-1]
-        main = SoftmaxMain(sources[0], math.prod(in_shape) // n, n, write)
+        main = SoftmaxMain(sources[0], math.prod(in_shape) // n, n, write, lanes=lanes)
         exp_bits = 32 if x.dtype.is_float else sig["exp_dtype"].bits
-        buffers = (memory("row", n, bits, n),) + ((memory("exponentials", n, exp_bits, n),) if not x.dtype.is_float
-                                                  else ())
+        t = n // lanes  # a token is read back a row of tokens later
+        buffers = (memory("row", n, bits, t, banks=lanes, banking="cyclic"),) + (
+            (memory("exponentials", n, exp_bits, t, banks=lanes, banking="cyclic"),) if not x.dtype.is_float else ())
         return main, buffers, (State("row maximum", "first"), State("sum of exponentials", "first"))
     if op == "argmax":
         axis = sig["axis"] % len(in_shape)
         main = ArgmaxMain(sources[0], math.prod(in_shape[:axis]), in_shape[axis], math.prod(in_shape[axis + 1 :]),
-                          write)
+                          write, lanes=lanes)
         index_bits = max(1, (in_shape[axis] - 1).bit_length())
-        buffers = (memory("running maxima", main.inner, bits, main.inner),
-                   memory("their indices", main.inner, index_bits, main.inner))
+        held, banks = main.inner // main.lanes_out, main.lanes_out  # read back a row of tokens later
+        buffers = (memory("running maxima", main.inner, bits, held, banks=banks, banking="cyclic"),
+                   memory("their indices", main.inner, index_bits, held, banks=banks, banking="cyclic"))
         return main, buffers, (State("running maxima", "first"),)
     if op == "topk":
         n = in_shape[-1]
-        main = TopkMain(sources[0], math.prod(in_shape) // n, n, sig["k"], sig["ret"] == "indices", write)
+        main = TopkMain(sources[0], math.prod(in_shape) // n, n, sig["k"], sig["ret"] == "indices", write,
+                        lanes=lanes)
         buffers = (registers("sorted values", main.k, bits),
                    registers("their indices", main.k, max(1, (n - 1).bit_length())))
         return main, buffers, (State("sorted list (slot p is empty until element p)", "first"),)

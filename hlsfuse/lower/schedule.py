@@ -764,7 +764,8 @@ class Schedule:
     @property
     def lanes(self) -> int:
         """Elements per token of the streamed channels of a map or fork stage, of a window or rows stage's output
-        and epilogue inputs (its PE), of a reduce stage's input and prologue inputs; 1 for every other kind."""
+        and epilogue inputs (its PE), of a reduce or own stage's input (and a reduce stage's prologue inputs); 1 for
+        every other kind."""
         return getattr(self.main, "lanes", 1)
 
     @property

@@ -199,12 +199,12 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
         buffers = (*held_buffers(graph, held, parts), *phase_buffers(graph, [phase], parts))
         return Schedule("map", held, MapMain(phase.count, phase, outs, lanes), buffers, state)
-    if (lanes != 1 or head_lanes != 1) and lay.kind not in ("window", "rows", "reduce"):
-        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map, window, rows and reduce stages have lanes, "
+    if (lanes != 1 or head_lanes != 1) and lay.kind not in ("window", "rows", "reduce", "own"):
+        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map, window, rows, reduce and own stages have lanes, "
                            f"not {lanes}")
     node = graph.node(head)
     if lay.kind == "own":
-        main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name)
+        main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name, head_lanes)
         return Schedule("own", (), main, tuple(buffers), (_COUNTERS, *state))
     if lay.kind in ("window", "rows"):
         heads = by_use["head"]

@@ -37,8 +37,8 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
     are at most ``max_folds`` (so that random designs stay quick to simulate); half the map stages and a third of
     the ports get lanes dividing their innermost dimensions, half the window and rows stages input lanes (channels
     or row elements per push) and a PE (output channels or columns per emit, over constant weights), half the
-    window stages a ring of 2 to 4 snapshots, half the reduce stages input lanes (those ``refold`` allows); the
-    lowering adds the width converters."""
+    window stages a ring of 2 to 4 snapshots, half the reduce and own stages input lanes (those ``refold``
+    allows); the lowering adds the width converters."""
     fusion = fuse(graph, mode="fpga")
     plan = lower(graph, fusion, LowerOptions())
     simd, lanes, pe, snapshots = [], [], [], []
@@ -60,7 +60,7 @@ def random_fold(graph, rng, max_folds: int = 8) -> Folding:
                 pe.append((s.head, rng.choice(_divisors(innermost(s)))))
         if s.kind == "window" and rng.random() < 0.5:
             snapshots.append((s.head, rng.randint(2, 4)))
-        if s.kind == "reduce" and rng.random() < 0.5:
+        if s.kind in ("reduce", "own") and rng.random() < 0.5:
             source = graph.types[graph.node(s.head).inputs[0]]
             allowed = []
             for d in _divisors(source.shape[-1] if source.shape else 1):

@@ -113,8 +113,11 @@ def test_bad_lanes_are_one_line_errors(fold, message):
 def test_lanes_and_pe_on_stages_that_have_none_are_refused():
     b = GraphBuilder("own", dtype="fixed<8,3>")
     b.output(b.argmax(b.input("x", [1, 4, 4]), name="am"))
-    with pytest.raises(HlsfuseError, match="is a own stage; lanes is for map, window, rows and reduce stages"):
-        plan(b.build(), lanes=(("am", 2),))
+    with pytest.raises(HlsfuseError, match="is a own stage; pe is for window and rows stages"):
+        plan(b.build(), pe=(("am", 2),))
+    with pytest.raises(HlsfuseError, match="a argmax stage cannot take lanes 3: its input's innermost dimension 4 "
+                                           "is not a multiple of 3"):
+        plan(b.build(), lanes=(("am", 3),))
     with pytest.raises(HlsfuseError, match="is a map stage; pe is for window and rows stages"):
         plan(chain(), pe=(("a", 2),))
 

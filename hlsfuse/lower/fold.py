@@ -1,9 +1,9 @@
 """Folding: how many products per cycle each MAC stage computes, chosen to fit a budget or meet a rate.
 
 A MAC stage (conv2d, dense, matmul) computes SIMD products per iteration, SIMD a divisor of its
-products per output (``schedule.Folded``); map, window, rows and reduce stages move ``lanes`` elements
-per token (a window or rows stage also PE outputs per emit); own stages have one schedule. A folding
-is these factors per stage (and the ports' lanes), and the solver picks it:
+products per output (``schedule.Folded``); map, window, rows, reduce and own stages move ``lanes``
+elements per token (a window or rows stage also PE outputs per emit, and a window stage holds
+``snapshots``). A folding is these factors per stage (and the ports' lanes), and the solver picks it:
 
     budget (DSPs, BRAM18s)  minimise the cycles per frame, max over stages of their iterations
                             (and the ports' tokens), then give every stage the fewest DSPs (then
@@ -88,9 +88,9 @@ def is_mac(stage) -> bool:
     return stage.schedule.multipliers > 0
 
 
-FOLDABLE = ("map", "window", "rows", "reduce")
-"""The stage kinds the solver folds; the others (own) keep one schedule, and the forks and converters follow their
-neighbours (a fork's tokens are its producer's, a converter's iterations those of its busier end)."""
+FOLDABLE = ("map", "window", "rows", "reduce", "own")
+"""The stage kinds the solver folds; the forks and converters follow their neighbours (a fork's tokens are its
+producer's, a converter's iterations those of its busier end)."""
 
 
 def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Dsp) -> list[Choice]:
@@ -101,7 +101,7 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     each (PE, SIMD) the input lanes are tried from 1 up until the stage runs as fast as with all of them and
     no wider line buffer needs fewer BRAM18s (from there on more lanes only cost LUTs; a rows stage's lanes
     change no memory). A map stage's lanes and a reduce stage's lanes (divisors of its input's innermost
-    dimension) are tried in full.
+    dimension) are tried in full, and so are an own stage's (those its op allows).
     Illegal combinations (lanes that a broadcast input's innermost run or a reduce stage's output does not
     allow, PE over weights computed by another stage) are skipped."""
     main = stage.schedule.main
@@ -145,7 +145,7 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     elif stage.kind == "map":
         inner = graph.types[stage.sink].shape[-1] if graph.types[stage.sink].shape else 1
         found = [cost(None, ll) for ll in _divisors(inner)]
-    elif stage.kind == "reduce":
+    elif stage.kind in ("reduce", "own"):  # the lanes its op allows (``own.check_lanes``)
         source = graph.types[graph.node(stage.head).inputs[0]]
         found = [cost(None, ll) for ll in _divisors(source.shape[-1] if source.shape else 1)]
     else:
@@ -258,15 +258,14 @@ def _trim(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, c: Choice
 
 def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget,
           free_ports: bool = True) -> Folding:
-    """The folding of ``plan``'s map, window, reduce and MAC stages (and, when ``free_ports``, of its ports) for
-    ``budget``: every stage and port by name."""
+    """The folding of ``plan``'s map, window, rows, reduce and own stages (and, when ``free_ports``, of its ports)
+    for ``budget``: every stage and port by name."""
     folded = [s for s in plan.stages if s.kind in FOLDABLE]
     areas, fifos, _ = design_area(graph, plan, dsp)
     fixed = sum((areas[s.name] for s in plan.stages if s.kind not in FOLDABLE), fifos)
     ports = _port_choices(plan, free_ports)
     sizes = {p.tensor: p.type.size for p in (*plan.inputs, *plan.outputs)}
-    own = [s for s in plan.stages if s.kind not in (*FOLDABLE, "fork", "convert")]
-    floor = max([sizes[t] // lanes[-1] for t, lanes in ports.items()] + [s.cycles for s in own])
+    floor = max(sizes[t] // lanes[-1] for t, lanes in ports.items())  # the ports at their widest
     alike: dict[tuple, list[Choice]] = {}
     options = [alike[key] if (key := _structure(graph, s)) in alike else alike.setdefault(
         key, choices(graph, fusion, plan, s, dsp)) for s in folded]
@@ -283,9 +282,9 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
                 raise HlsfuseError(f"{where}: stage {s.name} needs at least {opts[-1].cycles} cycles per frame "
                                    f"(folded as wide as it goes: {_fmt(opts[-1]) or 'one element per cycle'})")
         if floor > budget.cycles:
-            slow = max(own, key=lambda s: s.cycles, default=None)
-            name = f"stage {slow.name}" if slow is not None and slow.cycles == floor else "a port"
-            raise HlsfuseError(f"{where}: {name} takes {floor} cycles per frame")
+            port = max(ports, key=lambda t: sizes[t] // ports[t][-1])
+            raise HlsfuseError(f"{where}: port '{port}' takes {floor} cycles per frame at its widest "
+                               f"({ports[port][-1]} lanes)")
         rate = budget.cycles
     else:
         rates = sorted({c.cycles for opts in options for c in opts if c.cycles >= floor} | {floor})
@@ -367,7 +366,7 @@ def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
         elif s.kind == "map":
             stages[s.sink] = {"stage": s.name, "lanes": s.schedule.lanes, "innermost": graph.types[s.sink].shape[-1],
                               "cycles": s.cycles}
-        elif s.kind == "reduce":
+        elif s.kind in ("reduce", "own"):
             source = graph.types[graph.node(s.head).inputs[0]].shape
             stages[s.head] = {"stage": s.name, "lanes": main.lanes, "innermost": source[-1] if source else 1,
                               "lanes_out": main.lanes_out, "cycles": s.cycles}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -474,3 +475,67 @@ def test_a_one_token_frame_in_the_shallowest_fifo_is_no_note(capsys, tmp_path):
     printed = capsys.readouterr().out
     assert "(2 lanes)" in printed and "note:" not in printed
 
+
+
+# --------------------------------------------------------------------------
+# Own stages
+# --------------------------------------------------------------------------
+
+
+def own_ops():
+    """Every own op over x [2, 3, 8], each allowing 4 lanes."""
+    b = GraphBuilder("own", dtype="fixed<16,6>")
+    x = b.input("x", [2, 3, 8])
+    b.output(b.pad(x, pads=[0, 1, 4, 0, 0, 4], value=0.5, name="pad"),
+             b.concat(x, b.constant("c", np.ones((2, 3, 4))), axis=2, name="cat"),
+             b.transpose(x, axes=[1, 0, 2], name="tr"), b.softmax(x, table_bits=5, name="sm"),
+             b.argmax(x, axis=2, dtype="int16", name="last"), b.argmax(x, axis=1, dtype="int16", name="outer"),
+             b.topk(x, k=2, name="tk"), b.slice(x, begin=[0, 1, 4], end=[2, 3, 8], name="sl"))
+    return b.build()
+
+
+def test_own_stages_of_l_lanes_count_tokens():
+    graph = own_ops()
+    heads = ("pad", "cat", "tr", "sm", "last", "outer", "tk", "sl")
+    one = {s.head: s for s in plan(graph).stages if s.kind == "own"}
+    four = {s.head: s for s in plan(graph, lanes=tuple((h, 4) for h in heads)).stages if s.kind == "own"}
+    # pad: 2 x 4 x 16 out / 4; concat: 2 x 3 x 12 / 4; transpose: 48 / 4 read, then written; softmax: 6 rows of
+    # 8 / 4 tokens, 3 phases; argmax over the innermost axis: 6 rows of 2 tokens + 1 index; over axis 1: 2 x (3 x 8
+    # read + 8 written) / 4; topk: 6 rows of 2 tokens + 2 writes; slice: the 48 / 4 input tokens
+    assert {h: s.cycles for h, s in four.items()} == {"pad": 32, "cat": 18, "tr": 24, "sm": 36, "last": 18,
+                                                     "outer": 16, "tk": 24, "sl": 12}
+    assert {h: s.cycles for h, s in one.items()} == {"pad": 128, "cat": 72, "tr": 96, "sm": 144, "last": 54,
+                                                    "outer": 64, "tk": 60, "sl": 48}
+    assert [four[h].schedule.main.lanes_out for h in heads] == [4, 4, 4, 4, 1, 4, 1, 4]
+
+
+@pytest.mark.parametrize("build, lanes, message", [
+    (lambda b, x: b.pad(x, pads=[0, 0, 1, 0, 0, 1], name="n"), 2,
+     "its padding before the innermost axis (1) is not a multiple of 2"),
+    (lambda b, x: b.slice(x, begin=[0, 0, 0], end=[2, 3, 8], step=[1, 1, 2], name="n"), 2,
+     "it slices the innermost axis from 0 by 2"),
+    (lambda b, x: b.transpose(x, axes=[0, 2, 1], name="n"), 2, "it moves the innermost axis"),
+    (lambda b, x: b.concat(x, b.constant("c", np.ones((2, 3, 3))), axis=2, name="n"), 2,
+     "its output's innermost dimension 11 is not a multiple of 2"),
+    (lambda b, x: b.argmax(x, axis=1, name="n"), 3, "its input's innermost dimension 8 is not a multiple of 3"),
+])
+def test_own_stages_refuse_lanes_their_op_cannot_take(build, lanes, message):
+    b = GraphBuilder("own", dtype="fixed<16,6>")
+    b.output(build(b, b.input("x", [2, 3, 8])))
+    refused = f"stage 's0_.*': a .* stage cannot take lanes {lanes}: {re.escape(message)}"
+    with pytest.raises(HlsfuseError, match=refused):
+        plan(b.build(), lanes=(("n", lanes),))
+    b = GraphBuilder("own", dtype="float32")
+    b.output(b.softmax(b.input("x", [2, 8]), name="n"))
+    with pytest.raises(HlsfuseError, match="a float32 softmax sums its row one element at a time"):
+        plan(b.build(), lanes=(("n", 2),))
+
+
+def test_the_solver_gives_own_stages_lanes():
+    graph = own_ops()
+    fusion = fuse(graph, mode="fpga")
+    from hlsfuse.lower.fold import Budget, fit
+    folded = fit(graph, fusion, LowerOptions(), dsp_of_part("xczu7ev-ffvc1156-2-e"), Budget(dsp=100))
+    lanes = {s.head: s.schedule.main.lanes for s in folded.stages if s.kind == "own"}
+    assert all(v > 1 for v in lanes.values()), lanes
+    assert fold_json(graph, folded)["fold"]["pad"]["lanes"] == lanes["pad"]

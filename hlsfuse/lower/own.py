@@ -400,6 +400,10 @@ def _lanes_refused(graph: Graph, head: str, lanes: int) -> str | None:
     if not x.shape or x.shape[-1] % lanes:
         return f"its input's innermost dimension {x.shape[-1] if x.shape else 1} is not a multiple of {lanes}"
     op, last = node.op, len(x.shape) - 1
+    if op == "transpose":
+        perm = tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(len(x.shape))))
+        if perm[-1] != last:
+            return "it moves the innermost axis"
     if op in ("pad", "concat", "slice", "transpose", "softmax") and y.shape[-1] % lanes:
         return f"its output's innermost dimension {y.shape[-1]} is not a multiple of {lanes}"
     if op == "pad" and sig["pads"][last] % lanes:
@@ -414,10 +418,6 @@ def _lanes_refused(graph: Graph, head: str, lanes: int) -> str | None:
         if r.step != 1 or r.start % lanes:
             return f"it slices the innermost axis from {r.start} by {r.step}: a token must start at a multiple of " \
                    f"{lanes} and step 1"
-    if op == "transpose":
-        perm = tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(len(x.shape))))
-        if perm[-1] != last:
-            return "it moves the innermost axis"
     if op == "softmax" and x.dtype.is_float:
         return "a float32 softmax sums its row one element at a time (the sum's order is the reference's)"
     return None

@@ -110,11 +110,13 @@ def _larger(b: ModuleBuilder, x: str, y: str, dtype: FixedType, tag: str) -> str
     return b.wire(f"gt_{tag}", 1, f"$signed({sext64(x, dtype)}) > $signed({sext64(y, dtype)})")
 
 
-def _first_max(b: ModuleBuilder, values: list[str], dtype: FixedType) -> tuple[str, str, int]:
-    """(the first maximum of ``values``, its position, the position's bits): a balanced tree in which the
-    later of two values wins only when strictly greater, so the lowest position wins ties."""
+def _first_max(b: ModuleBuilder, values: list[str], dtype: FixedType, positions: bool = True
+               ) -> tuple[str, str | None, int]:
+    """(the first maximum of ``values``, its position or None when ``positions`` is false, the position's bits):
+    a balanced tree in which the later of two values wins only when strictly greater, so the lowest position
+    wins ties."""
     pw = bits_for(len(values))
-    level = [(v, ulit(k, pw)) for k, v in enumerate(values)]
+    level = [(v, ulit(k, pw) if positions else None) for k, v in enumerate(values)]
     depth = 0
     while len(level) > 1:
         nxt = []
@@ -122,8 +124,8 @@ def _first_max(b: ModuleBuilder, values: list[str], dtype: FixedType) -> tuple[s
             (a, ia), (c, ic) = level[pos], level[pos + 1]
             tag = f"{depth}_{pos // 2}"
             gt = _larger(b, c, a, dtype, tag)
-            nxt.append((b.wire(f"max{tag}", dtype.width, f"{gt} ? {c} : {a}"),
-                        b.wire(f"lane{tag}", pw, f"{gt} ? {ic} : {ia}")))
+            at = b.wire(f"lane{tag}", pw, f"{gt} ? {ic} : {ia}") if positions else None
+            nxt.append((b.wire(f"max{tag}", dtype.width, f"{gt} ? {c} : {a}"), at))
         if len(level) % 2:
             nxt.append(level[-1])
         level, depth = nxt, depth + 1
@@ -299,7 +301,7 @@ def _softmax(b: ModuleBuilder, main: own.SoftmaxMain) -> str:
     m = b.reg("top", dtype.width)
     s = b.reg("total", XW)
     if lanes > 1:  # the token's maximum joins the running one
-        raw_max = _first_max(b, _split(b, raw, dtype.width, lanes, "lane_x"), dtype)[0]
+        raw_max = _first_max(b, _split(b, raw, dtype.width, lanes, "lane_x"), dtype, positions=False)[0]
     else:
         raw_max = raw
     v, top = _exact(b, raw_max, dtype, "in"), _exact(b, m, dtype, "top")

@@ -53,6 +53,7 @@ def picks(lanes: int):
     w = b.input("w", [3, 8], dtype="fixed<4,2>")  # few values: ties
     v = b.input("v", [2, 4], dtype="ufixed<8,3,RND,SAT>")  # rows of one token when L is 4
     k = b.input("k", [8], dtype="int8")
+    t = b.input("t", [6, 8], dtype="fixed<2,2>")  # four values: maxima tied inside a token
     c = b.constant("c", np.array([[0.5, -1.0, 0.5, 2.0], [1.0, 1.0, -3.0, 2.0]]), dtype="fixed<8,4>")
     own = [
         b.softmax(x, table_bits=6),
@@ -67,6 +68,8 @@ def picks(lanes: int):
         b.argmax(w, axis=1, dtype="fixed<12,8>"),
         b.argmax(v, axis=-1, dtype="ufixed<4,4,RND,SAT>"),
         b.argmax(k),
+        b.argmax(t, axis=-1),
+        b.argmax(t, axis=0),
         b.argmax(c, axis=1),
         b.topk(x, k=3),
         b.topk(w, k=8),  # a full sort, ties by lower index
@@ -74,6 +77,7 @@ def picks(lanes: int):
         b.topk(v, k=2, ret="indices", dtype="uint8"),
         b.topk(k, k=5, dtype="fixed<5,3,RND_CONV,WRAP>"),
         b.topk(c, k=3, ret="indices"),
+        b.topk(t, k=4, ret="indices"),
     ]
     b.output(*own)
     return b.build(), own

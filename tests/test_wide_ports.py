@@ -110,7 +110,7 @@ def _cases(rng: random.Random):
 @pytest.mark.gxx
 def test_wide_ap_uint_matches_python_integers(tmp_path):
     exe = tmp_path / "ap_wide_check"
-    build = ["flock", "/tmp/hlsfuse-heavy.lock", "g++", *STRICT, "-I", str(INCLUDE), str(WIDE_CHECK), "-o", str(exe)]
+    build = ["g++", *STRICT, "-I", str(INCLUDE), str(WIDE_CHECK), "-o", str(exe)]
     done = subprocess.run(build, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     cases = list(_cases(random.Random(5)))

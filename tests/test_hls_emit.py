@@ -58,8 +58,9 @@ def test_project_files():
     files = emit(small_graph())
     assert set(files) == {
         "small.cpp", "small.h", "types.h", "weights.h", "luts.h", "tb_small.cpp", "hls_config.cfg", "run_hls.tcl",
-        "cosim.tcl", "Makefile", "ports.json", "include/ap_int.h", "include/ap_fixed.h", "include/hls_stream.h",
-        "include/ap_axi_sdata.h", "hlsfuse/numeric.h", "data/x.txt", "data/sigmoid0.txt", "data/relu0.txt",
+        "cosim.tcl", "Makefile", "ports.json", "include/ap_int.h", "include/ap_int_wide.h", "include/ap_fixed.h",
+        "include/hls_stream.h", "include/ap_axi_sdata.h", "hlsfuse/numeric.h", "data/x.txt",
+        "data/sigmoid0.txt", "data/relu0.txt",
     }
     hls = hw_dir() / "hls"
     assert files["include/ap_fixed.h"] == (hls / "include" / "ap_fixed.h").read_text()

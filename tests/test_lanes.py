@@ -102,13 +102,19 @@ def test_map_stage_of_l_lanes_takes_elements_over_l_iterations_and_converters_fi
 @pytest.mark.parametrize("fold, message", [
     ({"lanes": (("a", 5),)}, "stage 's0_bias_add_relu': lanes 5 does not divide the innermost dimension"),
     ({"lanes": (("a", 0),)}, "lanes must be a positive integer, not 0"),
-    ({"port_lanes": 6}, "port 'x': 6 lanes of fixed<16,6> do not fit a TDATA of at most 64 bits"),
     ({"ports": (("nope", 2),)}, "port lanes: 'nope' is not a graph input or output"),
     ({"ports": (("x", 5),)}, "port 'x': lanes 5 does not divide the innermost dimension"),
 ])
 def test_bad_lanes_are_one_line_errors(fold, message):
     with pytest.raises(HlsfuseError, match=message):
         plan(chain(), **fold)
+
+
+def test_a_port_wider_than_port_bits_is_a_one_line_error():
+    plan(chain(64), port_lanes=64)  # 64 x 16 = 1024 bits: the widest TDATA
+    with pytest.raises(HlsfuseError, match=r"^port 'x': 72 lanes of fixed<16,6> do not fit a TDATA of at most 1024 "
+                                           r"bits of fixed-point elements$"):
+        plan(chain(72), port_lanes=72)
 
 
 def test_lanes_and_pe_on_stages_that_have_none_are_refused():

@@ -78,8 +78,8 @@ PE_KINDS = ("window", "rows")
 LANE_KINDS = ("map", *PE_KINDS, "reduce", "own")
 """The stage kinds a folding gives lanes (elements per token of their input, or of a map stage's tokens)."""
 
-PORT_BITS = 64
-"""A wide port's elements fill at most this many bits of TDATA."""
+PORT_BITS = 1024
+"""A wide port's elements fill at most this many bits of TDATA (as AMD's hls::axis<ap_uint<W>> commonly takes)."""
 
 
 def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, int]:
@@ -177,8 +177,7 @@ def check_port(tensor: str, t, lanes: int) -> None:
     check_lanes(f"port '{tensor}'", lanes, [t])
     if lanes > 1 and (t.dtype.is_float or lanes * t.dtype.bits > PORT_BITS):
         raise HlsfuseError(f"port '{tensor}': {lanes} lanes of {t.dtype} do not fit a TDATA of at most "
-                           f"{PORT_BITS} bits of fixed-point elements (the C simulation's ap_uint and the "
-                           "native rtlsim driver hold 64)")
+                           f"{PORT_BITS} bits of fixed-point elements")
 
 
 def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -> DataflowPlan:

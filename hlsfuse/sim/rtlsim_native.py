@@ -56,6 +56,7 @@ class PortView:
     width: int  # bits per element
     mask: str  # the element's bits, as a C++ hexadecimal literal
     shift: int  # 64 - the element's bits: an output is sign-extended by shifting left and back (0: none)
+    words: int  # 32-bit words of a TDATA wider than 64 bits (Verilator's VlWide: tdata[k]), else 0
     tdata: str  # the model's C++ member names of the port's signals
     tvalid: str
     tready: str
@@ -71,10 +72,6 @@ def _views(manifest: dict, direction: str) -> list[PortView]:
     ports = [p for p in manifest["ports"] if p["direction"] == direction]
     views = []
     for k, p in enumerate(ports):
-        if p["bus"] > 64:
-            raise HlsfuseError(
-                f"port '{p['name']}': the native driver handles TDATA of at most 64 bits, not {p['bus']}"
-            )
         views.append(
             PortView(
                 index=k,
@@ -84,6 +81,7 @@ def _views(manifest: dict, direction: str) -> list[PortView]:
                 width=p["width"],
                 mask=hex((1 << p["width"]) - 1),
                 shift=64 - p["width"] if parse_dtype(p["dtype"]).signed else 0,
+                words=(p["bus"] + 31) // 32 if p["bus"] > 64 else 0,
                 tdata=_member(f"{p['name']}_TDATA"),
                 tvalid=_member(f"{p['name']}_TVALID"),
                 tready=_member(f"{p['name']}_TREADY"),
@@ -94,11 +92,13 @@ def _views(manifest: dict, direction: str) -> list[PortView]:
 
 
 def harness_text(manifest: dict, trace: bool) -> str:
+    inputs, outputs = _views(manifest, "in"), _views(manifest, "out")
     return render(
         "verilog/harness.cpp.j2",
         sim_top=manifest["sim_top"],
-        inputs=_views(manifest, "in"),
-        outputs=_views(manifest, "out"),
+        inputs=inputs,
+        outputs=outputs,
+        wide=any(p.words for p in (*inputs, *outputs)),
         stages=len(manifest["stages"]),
         channels=len(manifest["channels"]),
         quiet=QUIET_CYCLES,

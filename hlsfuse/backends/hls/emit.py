@@ -36,7 +36,7 @@ from .toolchain import CXX_STANDARD, INCLUDE_DIR, cxxflags
 
 __all__ = ["emit_hls", "WORKALIKE_HEADERS"]
 
-WORKALIKE_HEADERS = ("ap_int.h", "ap_fixed.h", "hls_stream.h", "ap_axi_sdata.h")
+WORKALIKE_HEADERS = ("ap_int.h", "ap_int_wide.h", "ap_fixed.h", "hls_stream.h", "ap_axi_sdata.h")
 _ROW = 8  # constants per line in weights.h and luts.h
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 

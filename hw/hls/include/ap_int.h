@@ -1,4 +1,4 @@
-// hlsfuse work-alike of AMD's ap_int.h: arbitrary-precision integers ap_int<W> / ap_uint<W>, W <= 64.
+// hlsfuse work-alike of AMD's ap_int.h: arbitrary-precision integers ap_int<W> / ap_uint<W>.
 //
 // Written for hlsfuse's C simulation (g++ -std=c++14), after the documented semantics of AMD's ap_int
 // (UG1399). It covers what hlsfuse's generated code and kernel headers use; code written against it also
@@ -18,12 +18,20 @@
 // Used by generated code: the ap_int/ap_uint typedefs, construction from C integers, arithmetic and
 // comparisons, to_int()/to_uint64(), range(hi, lo) reads and writes (raw bit access), operator[].
 //
-// Not provided (a compile error, never a silent difference): widths above 64 bits (an exact intermediate
-// such as a product that would need more is rejected by a static_assert; hlsfuse keeps them <= 64 bits),
-// division and modulo, string construction, concatenation (a, b), reduction methods such as and_reduce().
+// Widths up to 64 bits have all of the above. Wider ones (ap_int_wide.h: the TDATA of a port of many
+// lanes, up to 1024 bits and beyond) are bit containers: construction and assignment from any
+// ap_int/ap_uint, C integer or range(), range(hi, lo) and operator[] reads and writes of any length, shifts,
+// ~, == and !=, to_int()/to_uint64() (the low bits). Their arithmetic, ordering, &, |, ^, conversion to or
+// from floating point and ap_fixed, and implicit conversion to a C integer are not provided.
 //
-// Storage is one 64-bit C integer. Intermediates are computed in the GCC/Clang 128-bit integer type so
-// that every operation on 64-bit operands is exact before the result is reduced to its declared width.
+// Not provided (a compile error, never a silent difference): arithmetic results wider than 64 bits (an
+// exact intermediate such as a product that would need more is rejected by a static_assert; hlsfuse keeps
+// them <= 64 bits), division and modulo, string construction, concatenation (a, b), reduction methods such
+// as and_reduce().
+//
+// Storage of up to 64 bits is one 64-bit C integer. Intermediates are computed in the GCC/Clang 128-bit
+// integer type so that every operation on 64-bit operands is exact before the result is reduced to its
+// declared width. Wider values are stored as 64-bit words, least significant first.
 #ifndef HLSFUSE_AP_INT_H
 #define HLSFUSE_AP_INT_H
 
@@ -37,7 +45,9 @@ enum ap_q_mode { AP_RND, AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF, AP_RND_CONV, A
 // AP_WRAP_SM exists only so that the numbering matches AMD's; using it is rejected at compile time.
 enum ap_o_mode { AP_SAT, AP_SAT_ZERO, AP_SAT_SYM, AP_WRAP, AP_WRAP_SM };
 
-template <int W, bool S>
+// Big: more than 64 bits, stored as words (the partial specialization in ap_int_wide.h). Code that names
+// ap_int_base<W, S> (as AMD's two-parameter template) deduces W and S and gets Big from W.
+template <int W, bool S, bool Big = (W > 64)>
 struct ap_int_base;
 template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>
 struct ap_fixed_base;
@@ -108,6 +118,8 @@ struct c_int {
 };
 template <class T>
 using if_c_int = typename std::enable_if<c_int<T>::ok>::type;
+template <class T>
+using int_of = ap_int_base<c_int<T>::width, c_int<T>::sign>;
 
 // Result types of ap_int arithmetic (AMD's ap_int_base::RType).
 template <int W1, bool S1, int W2, bool S2>
@@ -123,6 +135,11 @@ struct int_result {
   typedef ap_int_base<joint, S1 || S2> logic;
 };
 
+template <class Owner>
+class range_ref;
+
+inline int min_int(int a, int b) { return a < b ? a : b; }
+
 // The one door to the raw representation, so that no public member exposes it (AMD's `.V` is not part of
 // the documented API and generated code must not rely on it).
 struct access {
@@ -136,42 +153,88 @@ struct access {
   }
   template <class T>
   static T make(wide exact) {  // the caller guarantees that exact fits T
+    static_assert(T::width <= 64,
+                  "hlsfuse ap_int/ap_uint: an exact intermediate (product, sum, negation) wider than 64 bits is not "
+                  "supported by these work-alike headers");
     T r;
     r.raw_ = static_cast<typename T::raw_type>(exact);
     return r;
   }
   template <class T>
   static u64 trunc_bits(const T& x) { return x.trunc_bits(); }
+
+  // Word i (bits 64 i .. 64 i + 63) of the two's-complement bits of a value, extended without end (by its
+  // sign, or zeros): the source of every copy into a bit field, whatever the widths.
+  template <class T>
+  static u64 word(const T& x, int i) {
+    const wide v = x.raw_;
+    return i == 0 ? static_cast<u64>(v) : (v < 0 ? ~0ULL : 0);
+  }
+  template <int W, bool S>
+  static u64 word(const ap_int_base<W, S, true>& x, int i) { return x.word_at(i); }
+  template <class Owner>
+  static u64 word(const range_ref<Owner>& r, int i) { return r.word(i); }
+
+  // Bits lo .. lo + len - 1 (len <= 64) of x, and writing them: the raw access of range() and operator[].
+  template <class T>
+  static u64 load(const T& x, int lo, int len) { return (bits(x) >> lo) & low_mask(len); }
+  template <class T>
+  static void store(T& x, int lo, int len, u64 v) {
+    const u64 field = low_mask(len) << lo;
+    set_bits(x, (bits(x) & ~field) | ((v << lo) & field));
+  }
+  template <int W, bool S>
+  static u64 load(const ap_int_base<W, S, true>& x, int lo, int len) { return x.load(lo, len); }
+  template <int W, bool S>
+  static void store(ap_int_base<W, S, true>& x, int lo, int len, u64 v) { x.store(lo, len, v); }
 };
 
-// Proxy returned by range(hi, lo): reads the selected bits as an unsigned integer and writes them.
+// Proxy returned by range(hi, lo): reads the selected bits as an unsigned integer and writes them. A range
+// of more than 64 bits (of a wide ap_uint) copies all of them from and to other ranges and ap_int/ap_uint.
 template <class Owner>
 class range_ref {
  public:
   range_ref(Owner* owner, int hi, int lo) : owner_(owner), hi_(hi), lo_(lo) {}
   range_ref(const range_ref&) = default;
 
-  u64 to_uint64() const { return (access::bits(*owner_) >> lo_) & low_mask(length()); }
+  u64 to_uint64() const { return access::load(*owner_, lo_, min_int(length(), 64)); }
   long long to_int64() const { return static_cast<long long>(wrap(to_uint64(), 64, true)); }
   unsigned to_uint() const { return static_cast<unsigned>(to_uint64()); }
   int to_int() const { return static_cast<int>(wrap(to_uint64(), 32, true)); }
   int length() const { return hi_ - lo_ + 1; }
   operator u64() const { return to_uint64(); }
 
+  // Word i of the selected bits, zero-extended (access::word).
+  u64 word(int i) const {
+    return i * 64 < length() ? access::load(*owner_, lo_ + i * 64, min_int(length() - i * 64, 64)) : 0;
+  }
+
   range_ref& operator=(u64 v) {
-    const u64 field = low_mask(length()) << lo_;
-    access::set_bits(*owner_, (access::bits(*owner_) & ~field) | ((v << lo_) & field));
+    for (int i = 0; i * 64 < length(); i++) {
+      access::store(*owner_, lo_ + i * 64, min_int(length() - i * 64, 64), i ? 0 : v);
+    }
     return *this;
   }
+  template <class T, class = if_c_int<T>>
+  range_ref& operator=(T v) { return put(int_of<T>(v)); }
   template <int W2, bool S2>
-  range_ref& operator=(const ap_int_base<W2, S2>& v) { return *this = static_cast<u64>(access::value(v)); }
-  range_ref& operator=(const range_ref& v) { return *this = v.to_uint64(); }
+  range_ref& operator=(const ap_int_base<W2, S2>& v) { return put(v); }
+  range_ref& operator=(const range_ref& v) { return put(v); }
   template <class Other>
-  range_ref& operator=(const range_ref<Other>& v) { return *this = v.to_uint64(); }
+  range_ref& operator=(const range_ref<Other>& v) { return put(v); }
 
  private:
   Owner* owner_;
   int hi_, lo_;
+
+  // The low length() bits of v's two's-complement bits, into the selected bits.
+  template <class Source>
+  range_ref& put(const Source& v) {
+    for (int i = 0; i * 64 < length(); i++) {
+      access::store(*owner_, lo_ + i * 64, min_int(length() - i * 64, 64), access::word(v, i));
+    }
+    return *this;
+  }
 };
 
 // Proxy returned by operator[] on a non-const object: one bit, readable and writable.
@@ -180,10 +243,9 @@ class bit_ref {
  public:
   bit_ref(Owner* owner, int index) : owner_(owner), index_(index) {}
   bit_ref(const bit_ref&) = default;
-  operator bool() const { return ((access::bits(*owner_) >> index_) & 1) != 0; }
+  operator bool() const { return access::load(*owner_, index_, 1) != 0; }
   bit_ref& operator=(bool b) {
-    const u64 one = 1ULL << index_;
-    access::set_bits(*owner_, b ? (access::bits(*owner_) | one) : (access::bits(*owner_) & ~one));
+    access::store(*owner_, index_, 1, b ? 1 : 0);
     return *this;
   }
   bit_ref& operator=(const bit_ref& b) { return *this = static_cast<bool>(b); }
@@ -195,11 +257,9 @@ class bit_ref {
 
 }  // namespace ap_detail
 
-template <int W, bool S>
+template <int W, bool S, bool Big>
 struct ap_int_base {
-  static_assert(W >= 1 && W <= 64,
-                "hlsfuse ap_int/ap_uint: width must be 1..64; an exact intermediate (product, sum, negation) "
-                "wider than 64 bits is not supported by these work-alike headers");
+  static_assert(W >= 1, "hlsfuse ap_int/ap_uint: width must be 1..64 (or wider: ap_int_wide.h)");
 
   typedef typename std::conditional<S, long long, unsigned long long>::type raw_type;
   static const int width = W;
@@ -209,7 +269,7 @@ struct ap_int_base {
   // double/float and ap_fixed round toward zero, then keep the low W bits.
   ap_int_base() : raw_(0) {}
   template <int W2, bool S2>
-  ap_int_base(const ap_int_base<W2, S2>& x) { set(ap_detail::access::value(x)); }
+  ap_int_base(const ap_int_base<W2, S2>& x) { set_bits(ap_detail::access::word(x, 0)); }
   template <class T, class = ap_detail::if_c_int<T>>
   ap_int_base(T v) { set(v); }
   ap_int_base(double d) { set_bits(ap_detail::trunc_bits(d)); }
@@ -347,16 +407,14 @@ struct ap_int_base {
   }
 };
 
-template <int W, bool S>
-const int ap_int_base<W, S>::width;
-template <int W, bool S>
-const bool ap_int_base<W, S>::sign_flag;
+template <int W, bool S, bool Big>
+const int ap_int_base<W, S, Big>::width;
+template <int W, bool S, bool Big>
+const bool ap_int_base<W, S, Big>::sign_flag;
+
+#include "ap_int_wide.h"
 
 // C integer operands act as ap_int/ap_uint of their own width.
-namespace ap_detail {
-template <class T>
-using int_of = ap_int_base<c_int<T>::width, c_int<T>::sign>;
-}  // namespace ap_detail
 
 #define HLSFUSE_AP_INT_C_OP(OP)                                      \
   template <int W, bool S, class T, class = ap_detail::if_c_int<T>> \

@@ -159,7 +159,7 @@ def test_own_kernel_calls_carry_l_and_bank_their_buffers(lanes):
     assert f", 2, 3, 8, {L}>(" in body("am_outer")
     assert f", 4, 8, 1, {L}>(" in body("am_last")
     assert "factor" not in body("am_last")  # one running maximum
-    assert f"hls::stream<t_am_last>& " in body("am_last")
+    assert "hls::stream<t_am_last>& " in body("am_last")
     assert f"4, 8, 3,\n                     false, {L}>(" in body("top_v")
 
 

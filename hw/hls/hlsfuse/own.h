@@ -154,7 +154,7 @@ void slice_stage(IN& in, hls::stream<detail::token_t<T_OUT, L>>& out) {
   const int R = IN_SHAPE::rank;
   static_assert(OUT_SHAPE::rank == R && START::rank == R && STEP::rank == R,
                 "slice_stage: IN_SHAPE, OUT_SHAPE, START and STEP must have the same rank");
-  static_assert(ITERATIONS == IN_SHAPE::size(), "slice_stage: one iteration per input token");
+  static_assert(ITERATIONS == IN_SHAPE::size(), "slice_stage: one iteration per input element (token of L)");
   const extents<IN_SHAPE> in_ext;
   int i[R] = {};
   for (int e = 0; e < ITERATIONS; ++e) {

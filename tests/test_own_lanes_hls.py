@@ -3,7 +3,9 @@ softmax, argmax and topk (the schedules of ``hlsfuse.lower.own``).
 
 One graph holds every op, each with lanes L by the folding; its stages' loops must count tokens (checked
 without a compiler), its kernel calls must carry L and bank their buffers by L, and the design must be bit
-for bit the reference in C simulation, for L = 2 and 4 (one g++ build each: the machine is shared).
+for bit the reference in C simulation, for L = 2 and 4 (one g++ build each: the machine is shared). A
+second graph, every op over an innermost axis of 6, checks lanes 3 (not a power of two: the kernels'
+trees are uneven) and 6 (one token per row).
 """
 
 from __future__ import annotations
@@ -182,5 +184,41 @@ def test_a_float_softmax_is_refused_lanes():
 @pytest.mark.parametrize("lanes", [2, 4])
 def test_own_stages_of_l_lanes_are_bit_exact_in_csim(lanes, tmp_path):
     graph, d = design(lanes)
+    result = csim(write_tree(tmp_path / "out", d.files), graph=graph)
+    assert result.passed, result.report()
+
+
+def whole_tokens(n: int) -> Graph:
+    """Every own op over an innermost axis of n, for lanes that are not powers of two or take a row at once:
+    padding and a concat of n, a constant operand of the outer-axis concat, a reversed outer axis, a transpose,
+    and argmax and topk over rows of few values (ties)."""
+    b = GraphBuilder("whole", dtype="fixed<10,3>")
+    x = b.input("x", [2, 3, n])
+    w = b.input("w", [3, n], dtype="fixed<3,1>")
+    c = b.constant("c", np.random.default_rng(1).uniform(-2, 2, [2, 2, n]), dtype="fixed<10,3>")
+    b.output(
+        b.pad(x, pads=[1, 0, n, 0, 1, n], value=-0.3, name="pad"),
+        b.concat(x, x, axis=-1, name="cat_last"),
+        b.concat(c, x, axis=1, name="cat_outer"),
+        b.slice(x, begin=[1, 2, 0], end=[-100, -100, n], step=[-1, -1, 1], name="sl_block"),
+        b.slice(x, begin=[0, 1, 0], end=[2, 3, n], name="sl"),
+        b.transpose(x, axes=[1, 0, 2], name="tr"),
+        b.softmax(x, table_bits=6, name="sm"),
+        b.argmax(w, axis=-1, name="am_last"),
+        b.argmax(w, axis=0, name="am_outer"),
+        b.topk(w, k=n, name="top_v"),
+        b.topk(w, k=2, ret="indices", name="top_i"),
+    )
+    return b.build()
+
+
+@pytest.mark.gxx
+@pytest.mark.parametrize("lanes", [3, 6])
+def test_odd_lanes_and_a_token_per_row_are_bit_exact_in_csim(lanes, tmp_path):
+    graph = whole_tokens(6)
+    d = compile(graph, CompileOptions(fold=Folding(lanes=tuple((n.name, lanes) for n in graph.nodes))))
+    stages = own_stages(d.plan)
+    assert len(stages) == len(graph.nodes)
+    assert (stages["am_last"].cycles, stages["top_v"].cycles) == (3 * (6 // lanes + 1), 3 * (6 // lanes + 6))
     result = csim(write_tree(tmp_path / "out", d.files), graph=graph)
     assert result.passed, result.report()

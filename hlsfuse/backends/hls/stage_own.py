@@ -11,6 +11,11 @@ kernel assigns each result once to the node's output type, as the reference does
 the exp and reciprocal tables of ``hlsfuse.ops.opaque.softmax_tables``, which the context puts in
 luts.h. An operand that is a graph constant is a ROM of the function, read by an ``hlsf::rom_reader``
 in the iterations that would read a stream.
+
+With lanes (the main's ``lanes``, L input elements per token) each call adds L as the kernel's last explicit
+template argument (a concat calls ``hlsf::concat_lanes_stage``), the schedule's shapes already count tokens,
+the channels carry ``hlsf::lanes`` (``ctx.token``), buffers are banked as the schedule's Buffer list says,
+and a constant operand's ROM is read L elements at a time, so it is partitioned cyclically by L.
 """
 
 from __future__ import annotations

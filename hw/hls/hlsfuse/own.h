@@ -97,16 +97,16 @@ template <class T, int N, int L = 1>
 struct rom_reader {
   static_assert(N % L == 0, "rom_reader: the ROM must hold whole tokens");
   const T (&rom)[N];
-  int at;
+  int at;  // the token: lane l reads element at * L + l, bank l of the cyclic partition
   explicit rom_reader(const T (&values)[N]) : rom(values), at(0) {}
   typename token<T, L>::type read() {
 #pragma HLS INLINE
     typename token<T, L>::type v;
     for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
-      token<T, L>::set(v, l, rom[at + l]);
+      token<T, L>::set(v, l, rom[at * L + l]);
     }
-    at = at == N - L ? 0 : at + L;
+    at = at == N / L - 1 ? 0 : at + 1;
     return v;
   }
 };

@@ -11,6 +11,11 @@ kernel assigns each result once to the node's output type, as the reference does
 the exp and reciprocal tables of ``hlsfuse.ops.opaque.softmax_tables``, which the context puts in
 luts.h. An operand that is a graph constant is a ROM of the function, read by an ``hlsf::rom_reader``
 in the iterations that would read a stream.
+
+With lanes (the main's ``lanes``, L input elements per token) each call adds L as the kernel's last explicit
+template argument (a concat calls ``hlsf::concat_lanes_stage``), the schedule's shapes already count tokens,
+the channels carry ``hlsf::lanes`` (``ctx.token``), buffers are banked as the schedule's Buffer list says,
+and a constant operand's ROM is read L elements at a time, so it is partitioned cyclically by L.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class Feed:
     rom: str
     type: str
     size: int
+    lanes: int  # elements per read: one token, L consecutive ROM elements
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class SliceCall:
     input: str
     output: str
     block: Array | None
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "slice"
 
 
@@ -72,6 +79,7 @@ class PadCall:
     fill: str  # the pad value as an expression of the output type
     input: str
     output: str
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "pad"
 
 
@@ -83,6 +91,7 @@ class ConcatCall:
     extents: Dims
     inputs: tuple[str, ...]  # streams or ROM readers, in the node's input order
     output: str
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "concat"
 
 
@@ -96,6 +105,7 @@ class TransposeCall:
     input: str
     output: str
     block: Array
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "transpose"
 
 
@@ -113,6 +123,7 @@ class SoftmaxCall:
     output: str
     row: Array
     exps: Array
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "softmax"
 
 
@@ -137,6 +148,7 @@ class ArgmaxCall:
     output: str
     best: Array
     where: Array
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "argmax"
 
 
@@ -150,6 +162,7 @@ class TopkCall:
     indices: bool
     input: str
     output: str
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "topk"
 
 
@@ -187,22 +200,22 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
         if main.block_axis is not None:
             block = array(local("block"), in_type, schedule.buffer("block"))
         return SliceCall(in_type, out_type, main.in_shape, main.out_shape, main.start, main.step, main.block_axis,
-                         main.iterations, streams[0], main.write, block)
+                         main.iterations, streams[0], main.write, block, lanes=main.lanes)
     if isinstance(main, own_schedule.PadMain):
         return PadCall(in_type, out_type, main.in_shape, main.before, main.out_shape, _pad_fill(ctx, node),
-                       streams[0], main.write)
+                       streams[0], main.write, lanes=main.lanes)
     if isinstance(main, own_schedule.ConcatMain):
         if len(main.sources) > MAX_CONCAT_INPUTS:
             raise HlsfuseError(
                 f"{node.where()}: joins {len(main.sources)} inputs; the concat kernel takes at most "
                 f"{MAX_CONCAT_INPUTS} (split it into several concats)"
             )
-        return ConcatCall(out_type, main.outer, main.inner, main.extents, tuple(streams), main.write)
+        return ConcatCall(out_type, main.outer, main.inner, main.extents, tuple(streams), main.write, lanes=main.lanes)
     if isinstance(main, own_schedule.TransposeMain):
         b = main.block_axis
         perm = tuple(p - b for p in main.perm[b:])
         return TransposeCall(in_type, out_type, main.outer, main.in_shape[b:], perm, streams[0], main.write,
-                             array(local("block"), in_type, schedule.buffer("block")))
+                             array(local("block"), in_type, schedule.buffer("block")), lanes=main.lanes)
     if isinstance(main, own_schedule.SoftmaxMain):
         row = array(local("row"), in_type, schedule.buffer("row"))
         if ctx.graph.sigs[node.name].out_dtype.is_float:
@@ -210,13 +223,14 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
         exp, recip = ctx.softmax_tables[node.name]
         exps = array(local("exps"), exp.type, schedule.buffer("exponentials"))
         return SoftmaxCall(in_type, out_type, exp.type, recip.type, exp.name, recip.name, main.rows, main.n,
-                           streams[0], main.write, row, exps)
+                           streams[0], main.write, row, exps, lanes=main.lanes)
     if isinstance(main, own_schedule.ArgmaxMain):
         return ArgmaxCall(in_type, out_type, main.outer, main.n, main.inner, streams[0], main.write,
                           array(local("best"), in_type, schedule.buffer("running maxima")),
-                          array(local("where"), "int", schedule.buffer("their indices")))
+                          array(local("where"), "int", schedule.buffer("their indices")), lanes=main.lanes)
     if isinstance(main, own_schedule.TopkMain):
-        return TopkCall(in_type, out_type, main.rows, main.n, main.k, main.indices, streams[0], main.write)
+        return TopkCall(in_type, out_type, main.rows, main.n, main.k, main.indices, streams[0], main.write,
+                        lanes=main.lanes)
     raise HlsfuseError(f"{node.where()}: the HLS backend has no own-stage kernel for op '{node.op}'")
 
 
@@ -236,10 +250,12 @@ def view(ctx: Context, stage: Stage) -> StageView:
             streams.append(src.channel)
             continue
         reader = ctx.names.local(f"feed{len(feeds)}")
-        feeds.append(Feed(reader, ctx.rom(src.tensor), ctx.ctype(src.tensor), ctx.type_of(src.tensor).size))
+        feeds.append(Feed(reader, ctx.rom(src.tensor), ctx.ctype(src.tensor), ctx.type_of(src.tensor).size,
+                          main.lanes))
         streams.append(reader)
-    roms = tuple(
-        Rom(f.rom, f.rom, f.type, f.size, "", ctx.rom_doubles[src.tensor])
+    roms = tuple(  # a token is L parallel reads: L banks
+        Rom(f.rom, f.rom, f.type, f.size, (f"type=cyclic factor={f.lanes}",) if f.lanes > 1 else (),
+            ctx.rom_doubles[src.tensor])
         for f, src in zip(feeds, [s for s in sources if s.channel is None])
     )
     call = _call(ctx, stage, streams)

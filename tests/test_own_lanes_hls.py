@@ -1,0 +1,224 @@
+"""Lanes on own stages in the HLS backend: tokens of L innermost elements through pad, concat, slice, transpose,
+softmax, argmax and topk (the schedules of ``hlsfuse.lower.own``).
+
+One graph holds every op, each with lanes L by the folding; its stages' loops must count tokens (checked
+without a compiler), its kernel calls must carry L and bank their buffers by L, and the design must be bit
+for bit the reference in C simulation, for L = 2 and 4 (one g++ build each: the machine is shared). A
+second graph, every op over an innermost axis of 6, checks lanes 3 (not a power of two: the kernels'
+trees are uneven) and 6 (one token per row).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hlsfuse import GraphBuilder, HlsfuseError
+from hlsfuse.compile import CompileOptions, compile
+from hlsfuse.ir import Graph
+from hlsfuse.lower import Folding
+from hlsfuse.outdir import write_tree
+from hlsfuse.sim import csim
+
+
+def own_ops() -> Graph:
+    """Every own op with a lanes-friendly innermost axis (8, or 4 for y), next to map stages:
+
+    pad        innermost padding 4 before and after, a value rounded into the output type
+    cat_last   concat along the innermost axis, inputs of 8 and 4 elements there
+    cat_outer  concat along axis 1 with a constant operand (read from its ROM as tokens)
+    sl         streaming slice: outer axes stepped, the innermost from 4
+    sl_block   block slice: axis 1 read backwards by 2
+    sl_wide    block slice of s: the rows swapped (its block a memory)
+    pad_sl     a slice of the pad (own stage to own stage, tokens on both sides)
+    tr         transpose of a rank-4 tensor keeping the innermost axis
+    sm, sm_u   fixed-point softmax, two table and type settings (sm_u over rows of 128: memories)
+    am_outer   argmax over axis 1 (INNER = 8: per-lane running maxima)
+    am_first   argmax over axis 0 (INNER = 24)
+    am_wide    argmax over axis 0 of s (INNER = 128: the running maxima a memory)
+    am_last    argmax over the innermost axis of few values (ties across and within tokens)
+    top_v      topk values; top_i, top_all: indices, and a full sort
+    """
+    b = GraphBuilder("own_lanes", dtype="fixed<12,4>")
+    x = b.input("x", [2, 3, 8])
+    y = b.input("y", [2, 3, 4], dtype="fixed<8,3,RND,SAT>")
+    t = b.input("t", [2, 3, 2, 8])
+    w = b.input("w", [4, 8], dtype="fixed<4,2>")  # 16 values: ties for argmax and topk
+    s = b.input("s", [2, 128])  # rows long enough for buffers in memories, not registers
+    c = b.constant("c", np.random.default_rng(5).uniform(-2, 2, [2, 1, 8]), dtype="fixed<10,3>")
+    r = b.relu(b.add(x, x, dtype="fixed<12,4,RND,SAT>"))  # a map stage feeding own stages
+    pad = b.pad(x, pads=[0, 1, 4, 1, 0, 4], value=0.7, dtype="fixed<10,3,RND,SAT>", name="pad")
+    b.output(
+        pad,
+        b.concat(x, y, axis=-1, dtype="fixed<11,4,RND,SAT>", name="cat_last"),
+        b.concat(r, c, axis=1, name="cat_outer"),
+        b.slice(x, begin=[1, 0, 4], end=[2, 3, 8], step=[1, 2, 1], name="sl"),
+        b.slice(r, begin=[0, 2, 0], end=[2, -100, 8], step=[1, -2, 1], dtype="fixed<8,2,RND_CONV,SAT>",
+                name="sl_block"),
+        b.slice(pad, begin=[1, 0, 4], end=[3, 4, 16], step=[1, 3, 1], name="pad_sl"),
+        b.transpose(t, axes=[2, 0, 1, 3], dtype="fixed<8,3,RND,WRAP>", name="tr"),
+        b.softmax(x, table_bits=8, name="sm"),
+        b.softmax(s, table_bits=10, exp_dtype="ufixed<10,1,RND,SAT>", recip_dtype="ufixed<10,3,RND,SAT>",
+                  dtype="ufixed<8,0,RND_CONV,SAT>", name="sm_u"),
+        b.argmax(x, axis=1, name="am_outer"),
+        b.argmax(r, axis=0, keepdims=True, dtype="uint8", name="am_first"),
+        b.argmax(w, axis=-1, name="am_last"),
+        b.argmax(s, axis=0, name="am_wide"),
+        b.slice(s, begin=[1, 0], end=[-100, 128], step=[-1, 1], name="sl_wide"),
+        b.topk(w, k=3, name="top_v"),
+        b.topk(w, k=5, ret="indices", name="top_i"),
+        b.topk(x, k=8, ret="indices", dtype="int8", name="top_all"),
+    )
+    return b.build()
+
+
+HEADS = ("pad", "cat_last", "cat_outer", "sl", "sl_block", "sl_wide", "pad_sl", "tr", "sm", "sm_u", "am_outer",
+         "am_first", "am_wide", "am_last", "top_v", "top_i", "top_all")
+
+
+def tokens(lanes: int) -> dict[str, int]:
+    """Iterations per frame of each own stage at ``lanes``, counted by hand in tokens."""
+    L = lanes
+    return {
+        "pad": 3 * 4 * 16 // L,  # one per output token
+        "cat_last": 2 * 3 * 12 // L,
+        "cat_outer": 2 * 4 * 8 // L,
+        "sl": 2 * 3 * 8 // L,  # streams: one per input token
+        "sl_block": 2 * (3 * 8 + 2 * 8) // L,  # per outer index: read the block of 3 x 8, write 2 x 8
+        "sl_wide": 2 * 2 * 128 // L,  # read the whole tensor, write it
+        "pad_sl": 3 * 4 * 16 // L,
+        "tr": 2 * 2 * 3 * 2 * 8 // L,  # read the block, write it
+        "sm": 3 * 2 * 3 * 8 // L,  # read, exp and sum, write
+        "sm_u": 3 * 2 * 128 // L,
+        "am_outer": 2 * (3 + 1) * 8 // L,  # per outer index: 3 x 8 / L reads, 8 / L writes
+        "am_first": (2 + 1) * 24 // L,
+        "am_wide": (2 + 1) * 128 // L,
+        "am_last": 4 * (8 // L + 1),  # per row: 8 / L reads, one index written
+        "top_v": 4 * (8 // L + 3),  # per row: 8 / L reads, K writes
+        "top_i": 4 * (8 // L + 5),
+        "top_all": 6 * (8 // L + 8),
+    }
+
+
+def lanes_out(head: str, lanes: int) -> int:
+    return 1 if head in ("am_last", "top_v", "top_i", "top_all") else lanes
+
+
+def design(lanes: int):
+    graph = own_ops()
+    return graph, compile(graph, CompileOptions(fold=Folding(lanes=tuple((h, lanes) for h in HEADS))))
+
+
+def own_stages(plan) -> dict:
+    return {s.head: s for s in plan.stages if s.kind == "own"}
+
+
+@pytest.mark.parametrize("lanes", [2, 4])
+def test_own_stages_of_l_lanes_loop_over_tokens(lanes):
+    _, d = design(lanes)
+    stages = own_stages(d.plan)
+    assert set(stages) == set(HEADS)
+    assert {h: s.cycles for h, s in stages.items()} == tokens(lanes)
+    for head, s in stages.items():
+        main = s.schedule.main
+        assert (main.lanes, main.lanes_out) == (lanes, lanes_out(head, lanes)), head
+        io = s.schedule.io
+        assert len(io[s.outputs[0]]) == d.graph.types[head].size // lanes_out(head, lanes), head
+
+
+@pytest.mark.parametrize("lanes", [2, 4])
+def test_own_kernel_calls_carry_l_and_bank_their_buffers(lanes):
+    _, d = design(lanes)
+    cpp = d.files["hls/own_lanes.cpp"]
+    stage = {h: s.name for h, s in own_stages(d.plan).items()}
+
+    def body(head: str) -> str:
+        start = cpp.index(f"static void {stage[head]}(")
+        return cpp[start : cpp.index("\n}\n", start)]
+
+    L = lanes
+    assert f"hlsf::dims<3, 4, {16 // L}>, {L}>(" in body("pad")  # the output shape in tokens, then L
+    assert f"hls::stream<hlsf::lanes<t_pad, {L}>>& " in body("pad")
+    assert f"hlsf::concat_lanes_stage<t_cat_last, {L}, 6, 1, {8 // L}, {4 // L}>(" in body("cat_last")
+    outer = body("cat_outer")
+    assert f"hlsf::concat_lanes_stage<t_cat_outer, {L}, 2, {8 // L}, 3, 1>(" in outer
+    assert f"hlsf::rom_reader<t_c, 16, {L}> " in outer
+    assert f"type=cyclic factor={L}" in outer  # the constant's ROM: a token is L parallel reads
+    assert f"hlsf::dims<1, 0, {4 // L}>, hlsf::dims<1, 2, 1>, {48 // L}, {L}>(" in body("sl")
+    # the block, L elements per token: banked by L (a memory), or registers (small)
+    assert f"variable=block type=cyclic factor={L}" in body("tr")
+    assert "variable=block type=complete" in body("sl_block")
+    assert f"hlsf::dims<1, -2, 1>, 1, {80 // L}, {L}>(" in body("sl_block")
+    assert f"variable=block type=cyclic factor={L}" in body("sl_wide")
+    assert "variable=row type=complete" in body("sm")
+    assert f", 6, 8, {L}>(" in body("sm")
+    for array in ("row", "exps"):  # the row and its exponentials, L at a time
+        assert f"variable={array} type=cyclic factor={L}" in body("sm_u")
+    assert f", 2, 128, {L}>(" in body("sm_u")
+    assert "variable=best type=complete" in body("am_outer")  # INNER running maxima, L at a time
+    for array in ("best", "where"):
+        assert f"variable={array} type=cyclic factor={L}" in body("am_wide")
+    assert f", 2, 3, 8, {L}>(" in body("am_outer")
+    assert f", 4, 8, 1, {L}>(" in body("am_last")
+    assert "factor" not in body("am_last")  # one running maximum
+    assert "hls::stream<t_am_last>& " in body("am_last")
+    assert f"4, 8, 3,\n                     false, {L}>(" in body("top_v")
+
+
+def test_lanes_one_calls_stay_as_they_were():
+    _, d = design(1)
+    cpp = d.files["hls/own_lanes.cpp"]
+    assert "hlsf::concat_stage<t_cat_last, 6, 1, 8, 4>(" in cpp
+    assert "hlsf::rom_reader<t_c, 16> " in cpp
+    assert "hlsf::lanes" not in cpp and "concat_lanes_stage" not in cpp
+
+
+def test_a_float_softmax_is_refused_lanes():
+    b = GraphBuilder("fsm", dtype="float32")
+    b.output(b.softmax(b.input("x", [2, 8]), name="sm"))
+    with pytest.raises(HlsfuseError, match="a softmax stage cannot take lanes 2: a float32 softmax sums its row"):
+        compile(b.build(), CompileOptions(fold=Folding(lanes=(("sm", 2),))))
+
+
+@pytest.mark.gxx
+@pytest.mark.parametrize("lanes", [2, 4])
+def test_own_stages_of_l_lanes_are_bit_exact_in_csim(lanes, tmp_path):
+    graph, d = design(lanes)
+    result = csim(write_tree(tmp_path / "out", d.files), graph=graph)
+    assert result.passed, result.report()
+
+
+def whole_tokens(n: int) -> Graph:
+    """Every own op over an innermost axis of n, for lanes that are not powers of two or take a row at once:
+    padding and a concat of n, a constant operand of the outer-axis concat, a reversed outer axis, a transpose,
+    and argmax and topk over rows of few values (ties)."""
+    b = GraphBuilder("whole", dtype="fixed<10,3>")
+    x = b.input("x", [2, 3, n])
+    w = b.input("w", [3, n], dtype="fixed<3,1>")
+    c = b.constant("c", np.random.default_rng(1).uniform(-2, 2, [2, 2, n]), dtype="fixed<10,3>")
+    b.output(
+        b.pad(x, pads=[1, 0, n, 0, 1, n], value=-0.3, name="pad"),
+        b.concat(x, x, axis=-1, name="cat_last"),
+        b.concat(c, x, axis=1, name="cat_outer"),
+        b.slice(x, begin=[1, 2, 0], end=[-100, -100, n], step=[-1, -1, 1], name="sl_block"),
+        b.slice(x, begin=[0, 1, 0], end=[2, 3, n], name="sl"),
+        b.transpose(x, axes=[1, 0, 2], name="tr"),
+        b.softmax(x, table_bits=6, name="sm"),
+        b.argmax(w, axis=-1, name="am_last"),
+        b.argmax(w, axis=0, name="am_outer"),
+        b.topk(w, k=n, name="top_v"),
+        b.topk(w, k=2, ret="indices", name="top_i"),
+    )
+    return b.build()
+
+
+@pytest.mark.gxx
+@pytest.mark.parametrize("lanes", [3, 6])
+def test_odd_lanes_and_a_token_per_row_are_bit_exact_in_csim(lanes, tmp_path):
+    graph = whole_tokens(6)
+    d = compile(graph, CompileOptions(fold=Folding(lanes=tuple((n.name, lanes) for n in graph.nodes))))
+    stages = own_stages(d.plan)
+    assert len(stages) == len(graph.nodes)
+    assert (stages["am_last"].cycles, stages["top_v"].cycles) == (3 * (6 // lanes + 1), 3 * (6 // lanes + 6))
+    result = csim(write_tree(tmp_path / "out", d.files), graph=graph)
+    assert result.passed, result.report()

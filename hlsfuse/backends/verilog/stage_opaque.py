@@ -1,0 +1,255 @@
+"""Own stages in Verilog that compute (``lower.own``): softmax, argmax and topk; ``stage_own`` builds the
+stage around them.
+
+    softmax   per row: read it tracking the max, exp and sum, write e * recip(sum)
+    argmax    per outer index: read N * INNER elements keeping INNER running maxima, write INNER
+    topk      per row: read into a sorted K-slot list (parallel compare and shift), write K results
+
+With lanes (``main.lanes`` L > 1) they handle a token per iteration:
+
+    softmax   the row and its exponentials kept as tokens; the max over the token's lanes (a tree) joins
+              the running max, the lanes' exponentials are summed in one update; L products per write
+    argmax    over an outer axis: the running maxima in L banks, lane l updating bank l; over the
+              innermost axis: the token's first maximum (a tree, the lower lane winning ties) against the
+              running one, its index k L + lane
+    topk      the token's lanes inserted in lane order, each into the list the previous lane left (a
+              cascade of L inserts in one cycle); the final list stored whole
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...lower import own
+from ...ops.opaque import softmax_tables
+from ...types import FixedType, Fmt
+from .mem import mem_lines
+from .module import ModuleBuilder, Update
+from .own_tokens import assign, exact, first_max, join, lane_tag, moved, source, split
+from .vlog import XW, bits_for, index_width, sext64, slit, ulit, zext
+
+__all__ = ["OPS"]
+
+
+def _lookup(b: ModuleBuilder, value: str, fmt: Fmt, table, tag: str) -> str:
+    """``table[(X - X_min) >> shift]`` of the exact value ``value`` (64-bit signed) of format ``fmt``."""
+    entries = np.asarray(table.entries)
+    out = table.out_type
+    mem = b.rom(f"lut_{table.function}", len(entries), out.width, mem_lines(entries, out.width))
+    bits = fmt.width - table.shift
+    raw = b.wire(f"raw_{tag}", fmt.width, zext(value, XW, fmt.width))
+    b.unused(value)  # the exact value's bits above the format
+    if table.shift:
+        b.unused(f"{raw}[{table.shift - 1}:0]")
+    top = f"~{raw}[{fmt.width - 1}]" if fmt.signed else f"{raw}[{fmt.width - 1}]"  # - X_min flips a sign bit
+    index = top if bits == 1 else f"{{{top}, {raw}[{fmt.width - 2}:{table.shift}]}}"
+    ix = b.wire(f"ix_{tag}", index_width(len(entries)), index)
+    return b.wire(tag, out.width, f"{mem}[{ix}]")
+
+
+def _softmax(b: ModuleBuilder, main: own.SoftmaxMain) -> str:
+    """Per row, the reference's integer algorithm: m = max(x), e = LUT_exp(x - m), y = e * LUT_recip(sum(e))."""
+    sig = b.graph.sigs[b.stage.head]
+    exp, recip, s_fmt = softmax_tables(sig)
+    et, rt = sig["exp_dtype"], sig["recip_dtype"]
+    lanes = main.lanes
+    t = main.n // lanes  # tokens per row
+    seq = b.sequence([("read a row, tracking its max", t), ("exp and sum", t), ("write", t)])
+    first_loop, exp_loop, write_loop = seq.loops
+    raw, dtype = source(b, main.source, first_loop.here, seq.fire, "x", lanes)
+    x = b.array("row", t, lanes * dtype.width)
+    e = b.array("exps", t, lanes * et.width)
+    at = zext(seq.idx, seq.width, b.index(x))
+    first = f"{seq.idx} == {ulit(0, seq.width)}"
+    m = b.reg("top", dtype.width)
+    s = b.reg("total", XW)
+    if lanes > 1:  # the token's maximum joins the running one
+        raw_max = first_max(b, split(b, raw, dtype.width, lanes, "lane_x"), dtype, positions=False)[0]
+    else:
+        raw_max = raw
+    v, top = exact(b, raw_max, dtype, "in"), exact(b, m, dtype, "top")
+    b.updates.append(Update(f"{seq.fire} && {first_loop.here} && ({first} || {v} > {top})", m, raw_max))
+    b.stores.append(Update(f"{seq.fire} && {first_loop.here}", f"{x}[{at}]", raw))
+    row = f"{x}[{at}]" if lanes == 1 else b.wire("w_row", lanes * dtype.width, f"{x}[{at}]")
+    eis = []
+    for lane, held in enumerate(split(b, row, dtype.width, lanes, "lane_row")):
+        tag = lane_tag("", lane, lanes)
+        xi = exact(b, held, dtype, f"row{tag}")
+        d = b.wire(f"d{tag}", XW, f"{xi} - {top}", signed=True)
+        eis.append(_lookup(b, d, Fmt.of(dtype).sub(Fmt.of(dtype)), exp, f"exp{tag}"))
+    b.stores.append(Update(f"{seq.fire} && {exp_loop.here}", f"{e}[{at}]", join(b, eis, et.width, "exp_token")))
+    terms = " + ".join(sext64(ei, et) for ei in eis)
+    b.updates.append(Update(f"{seq.fire} && {exp_loop.here}", s, f"({first} ? {slit(0)} : {s}) + {terms}"))
+    total = b.wire("sum", XW, s, signed=True)
+    r = _lookup(b, total, s_fmt, recip, "recip")
+    out = b.dtype(b.stage.head)
+    word = f"{e}[{at}]" if lanes == 1 else b.wire("w_e", lanes * et.width, f"{e}[{at}]")
+    ro = None
+    ys = []
+    for lane, held in enumerate(split(b, word, et.width, lanes, "lane_e")):
+        tag = lane_tag("", lane, lanes)
+        eo = exact(b, held, et, f"e{tag}")
+        ro = ro or exact(b, r, rt, "r")
+        product = b.wire(f"e_prod{tag}", XW, f"{eo} * {ro}", signed=True)
+        ys.append(assign(b, product, et.frac + rt.frac, out, f"softmax{tag}"))
+    b.move(main.write, write_loop.here)
+    return join(b, ys, out.width, "token_softmax")
+
+
+def _argmax(b: ModuleBuilder, main: own.ArgmaxMain) -> str:
+    """Over an outer axis, the INNER running maxima (L banks, lane l in bank l); over the innermost axis with
+    L > 1 lanes, ``_argmax_row``."""
+    if main.inner == 1 and main.lanes > 1:
+        return _argmax_row(b, main)
+    lanes = main.lanes
+    held = main.inner // lanes  # tokens of running maxima
+    seq = b.sequence([("read a block, keeping the running maxima", main.reads), ("write their indices", held)])
+    read, write = seq.loops
+    raw, dtype = source(b, main.source, read.here, seq.fire, "x", lanes)
+    (k, kw), (j, jw) = b.odometer("a", (main.n, held), f"{seq.fire} && {read.here}")
+    ins = split(b, raw, dtype.width, lanes, "lane_x")
+    founds = []
+    for lane in range(lanes):
+        tag = lane_tag("", lane, lanes)
+        best = b.array(f"best{tag}", held, dtype.width)
+        where = b.array(f"where{tag}", held, kw)
+        bj = zext(j, jw, b.index(best))
+        v, top = exact(b, ins[lane], dtype, f"in{tag}"), exact(b, f"{best}[{bj}]", dtype, f"best{tag}")
+        # strictly greater: the first maximum wins, as numpy's argmax
+        better = b.wire(f"better{tag}", 1, f"{k} == {ulit(0, kw)} || {v} > {top}")
+        b.stores += [Update(f"{seq.fire} && {read.here} && {better}", f"{best}[{bj}]", ins[lane]),
+                     Update(f"{seq.fire} && {read.here} && {better}", f"{where}[{bj}]", k)]
+        founds.append((where, tag))
+    out = b.dtype(b.stage.head)
+    ys = []
+    for where, tag in founds:
+        found = b.wire(f"found{tag}", kw, f"{where}[{zext(seq.idx, seq.width, b.index(where))}]")
+        index = b.wire(f"index{tag}", XW, zext(found, kw, XW), signed=True)
+        ys.append(assign(b, index, 0, out, f"index{tag}"))
+    b.move(main.write, write.here)
+    return join(b, ys, out.width, "token_index")
+
+
+def _argmax_row(b: ModuleBuilder, main: own.ArgmaxMain) -> str:
+    """Along the innermost axis over tokens of L elements: per token its first maximum (the lowest lane wins
+    ties), taken when strictly greater than the running one (numpy's first maximum); one index per row."""
+    lanes, t = main.lanes, main.reads
+    seq = b.sequence([("read a row, keeping its first maximum", t), ("write its index", 1)])
+    read, write = seq.loops
+    raw, dtype = source(b, main.source, read.here, seq.fire, "x", lanes)
+    step = f"{seq.fire} && {read.here}"
+    value, lane, lw = first_max(b, split(b, raw, dtype.width, lanes, "lane_x"), dtype)
+    iw = bits_for(main.n)
+    if t > 1:
+        k, kw = b.counter("a", t, step)
+        at = b.wire("at", iw, f"{zext(k, kw, iw)} * {ulit(lanes, iw)} + {zext(lane, lw, iw)}")
+        first = f"{k} == {ulit(0, kw)}"
+    else:  # a row of one token
+        at, first = zext(lane, lw, iw), "1'b1"
+    best = b.reg("best", dtype.width)
+    where = b.reg("where", iw)
+    v, top = exact(b, value, dtype, "in"), exact(b, best, dtype, "best")
+    better = b.wire("better", 1, f"{first} || {v} > {top}")
+    b.updates += [Update(f"{step} && {better}", best, value), Update(f"{step} && {better}", where, at)]
+    index = b.wire("index", XW, zext(where, iw, XW), signed=True)
+    b.move(main.write, write.here)
+    return assign(b, index, 0, b.dtype(b.stage.head), "index")
+
+
+def _insert_one(b: ModuleBuilder, main: own.TopkMain, value: str, where: str, raw: str, dtype: FixedType,
+                step: str) -> None:
+    """One element per iteration: the stores that insert it into the sorted list."""
+    seq = b.sequencer
+    k, iw, sw = main.k, bits_for(main.n), b.index(value)
+    v = exact(b, raw, dtype, "in")
+    # slot p is filled once p < i; the list is sorted descending, filled slots first. "v goes before slot p"
+    # (p empty, or v strictly greater: an equal value stays ahead with its lower index) is false up to v's
+    # place and true from there on, so each slot keeps its entry, takes v, or takes its predecessor's.
+    before = []
+    for p in range(k):
+        held = exact(b, f"{value}[{ulit(p, sw)}]", dtype, f"slot{p}")
+        empty = "1'b1" if p >= main.n - 1 else f"{seq.idx} <= {ulit(p, seq.width)}"  # the last slot: empty to the end
+        before.append(b.wire(f"ahead{p}", 1, f"{empty} || {v} > {held}"))
+    i = zext(seq.idx, seq.width, iw)
+    for p in range(k):
+        slot = ulit(p, sw)
+        if p > 0:
+            shift, prev = before[p - 1], ulit(p - 1, sw)
+            b.stores += [Update(f"{step} && {shift}", f"{value}[{slot}]", f"{value}[{prev}]"),
+                         Update(f"{step} && {shift}", f"{where}[{slot}]", f"{where}[{prev}]"),
+                         Update(f"{step} && !{shift} && {before[p]}", f"{value}[{slot}]", raw),
+                         Update(f"{step} && !{shift} && {before[p]}", f"{where}[{slot}]", i)]
+        else:
+            b.stores += [Update(f"{step} && {before[p]}", f"{value}[{slot}]", raw),
+                         Update(f"{step} && {before[p]}", f"{where}[{slot}]", i)]
+
+
+def _insert(b: ModuleBuilder, values: list[str], wheres: list[str], raw: str, i: str, empties: list[str],
+            dtype: FixedType, iw: int, tag: str) -> tuple[list[str], list[str]]:
+    """The sorted list (``values``, ``wheres``) after inserting ``raw`` of index ``i``, as wires (``empties``:
+    per slot, it is still empty). As in ``_insert_one``, slot p keeps its entry, takes raw or its predecessor's."""
+    x = exact(b, raw, dtype, f"in{tag}")
+    ahead = [b.wire(f"ahead{tag}_{p}", 1, f"{empty} || {x} > {exact(b, held, dtype, f'slot{tag}_{p}')}")
+             for p, (held, empty) in enumerate(zip(values, empties))]
+    new_v, new_w = [], []
+    for p in range(len(values)):
+        take_v, take_w = f"{ahead[p]} ? {raw} : {values[p]}", f"{ahead[p]} ? {i} : {wheres[p]}"
+        if p > 0:
+            take_v = f"{ahead[p - 1]} ? {values[p - 1]} : {take_v}"
+            take_w = f"{ahead[p - 1]} ? {wheres[p - 1]} : {take_w}"
+        new_v.append(b.wire(f"value{tag}_{p}", dtype.width, take_v))
+        new_w.append(b.wire(f"where{tag}_{p}", iw, take_w))
+    return new_v, new_w
+
+
+def _insert_token(b: ModuleBuilder, main: own.TopkMain, value: str, where: str, raw: str, dtype: FixedType,
+                  step: str) -> None:
+    """L elements per iteration, inserted in lane order, each into the list the lane before left (as L
+    single inserts would); the final list is stored whole."""
+    seq = b.sequencer
+    lanes, k, n, iw, sw = main.lanes, main.k, main.n, bits_for(main.n), b.index(value)
+    values = [b.wire(f"held{p}", dtype.width, f"{value}[{ulit(p, sw)}]") for p in range(k)]
+    wheres = [b.wire(f"held_where{p}", iw, f"{where}[{ulit(p, sw)}]") for p in range(k)]
+    base = zext(seq.idx, seq.width, iw)
+    for lane, x in enumerate(split(b, raw, dtype.width, lanes, "lane_x")):
+        # element i = idx L + lane; slot p is filled once p < i
+        if n == lanes:
+            i = ulit(lane, iw)
+        else:
+            i = b.wire(f"i{lane}", iw, f"{base} * {ulit(lanes, iw)}" + (f" + {ulit(lane, iw)}" if lane else ""))
+        empties = ["1'b1" if p >= n - 1 else f"{i} <= {ulit(p, iw)}" for p in range(k)]
+        values, wheres = _insert(b, values, wheres, x, i, empties, dtype, iw, str(lane))
+    for p in range(k):
+        b.stores += [Update(step, f"{value}[{ulit(p, sw)}]", values[p]),
+                     Update(step, f"{where}[{ulit(p, sw)}]", wheres[p])]
+
+
+def _topk(b: ModuleBuilder, main: own.TopkMain) -> str:
+    n, k, lanes = main.n, main.k, main.lanes
+    seq = b.sequence([("read a row into the sorted list", n // lanes), ("write the list", k)])
+    read, write = seq.loops
+    raw, dtype = source(b, main.source, read.here, seq.fire, "x", lanes)
+    iw = bits_for(n)
+    value = b.array("value", k, dtype.width)
+    where = b.array("where", k, iw)
+    sw = b.index(value)
+    step = f"{seq.fire} && {read.here}"
+    if lanes == 1:
+        _insert_one(b, main, value, where, raw, dtype, step)
+    else:
+        _insert_token(b, main, value, where, raw, dtype, step)
+    at = zext(seq.idx, seq.width, sw)
+    out = b.dtype(b.stage.head)
+    b.move(main.write, write.here)
+    if main.indices:
+        found = b.wire("found", iw, f"{where}[{at}]")
+        return assign(b, b.wire("index", XW, zext(found, iw, XW), signed=True), 0, out, "index")
+    b.unused(f"{where}[{ulit(0, sw)}]")
+    return moved(b, b.wire("found", dtype.width, f"{value}[{at}]"), dtype, out, "x")
+
+
+OPS = {
+    own.SoftmaxMain: _softmax,
+    own.ArgmaxMain: _argmax,
+    own.TopkMain: _topk,
+}

@@ -28,8 +28,8 @@ from .context import Context, TableView
 from .expr import Body
 from .phase import Phase, Pre, Setup
 
-__all__ = ["ROM_PORTS", "Copies", "CopyRead", "Reader", "copies_of", "plan", "use", "use_phase", "use_setup", "setup_readers",
-           "stage_copies", "tables_read"]
+__all__ = ["ROM_PORTS", "Copies", "CopyRead", "Reader", "copies_of", "plan", "use", "use_phase", "use_setup",
+           "setup_readers", "stage_copies", "tables_read"]
 
 ROM_PORTS = 2
 """Reads per cycle of one ROM (a dual-port block or distributed RAM)."""
@@ -37,7 +37,8 @@ ROM_PORTS = 2
 
 @dataclass(frozen=True)
 class Copies:
-    """A stage's own copies of the luts.h table ``table``: ``copies`` ROMs of ``size`` entries, ``name[copies][size]``."""
+    """A stage's own copies of the luts.h table ``table``: ``copies`` ROMs of ``size`` entries, declared
+    ``name[copies][size]``."""
 
     name: str  # the local array
     table: str  # the global table (luts.h), whose HLSFUSE_LUT_<table> lists the entries

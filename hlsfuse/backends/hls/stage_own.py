@@ -9,9 +9,9 @@ buffers with their pragmas and calls the kernel with the node's element types, s
 as template arguments (one call view per op below, rendered by ``templates/hls/stage_own.j2``). Every
 kernel assigns each result once to the node's output type, as the reference does. A softmax reads
 the exp and reciprocal tables of ``hlsfuse.ops.opaque.softmax_tables``, which the context puts in
-luts.h; with more than two lanes the stage declares copies of the exp table (``replicas``), which the
-kernel reads copy l / 2 of at lane l. An operand that is a graph constant is a ROM of the function, read by an ``hlsf::rom_reader``
-in the iterations that would read a stream.
+luts.h; with more than two lanes the stage declares copies of the exp table (``replicas``), and the
+kernel's lane l reads copy l / 2. An operand that is a graph constant is a ROM of the function, read
+by an ``hlsf::rom_reader`` in the iterations that would read a stream.
 
 With lanes (the main's ``lanes``, L input elements per token) each call adds L as the kernel's last explicit
 template argument (a concat calls ``hlsf::concat_lanes_stage``), the schedule's shapes already count tokens,

@@ -89,6 +89,7 @@ class ArrayView:
     rows: tuple[tuple[str, ...], ...]
     note: str
     doubles: bool = False  # C simulation reads the values as doubles and assigns them at start-up (weights.h)
+    replicated: bool = False  # a lookup table some stage keeps copies of (luts.h lists it as HLSFUSE_LUT_<name>)
 
 
 def _typedefs(ctx: Context) -> tuple[Typedef, ...]:
@@ -152,11 +153,13 @@ def _roms(ctx: Context) -> tuple[ArrayView, ...]:
     return tuple(views)
 
 
-def _luts(ctx: Context) -> tuple[ArrayView, ...]:
+def _luts(ctx: Context, replicated: set[str]) -> tuple[ArrayView, ...]:
     every = list(ctx.tables.values()) + [t for pair in ctx.softmax_tables.values() for t in pair]
     unique: dict[str, TableView] = {t.name: t for t in every}
     return tuple(
-        ArrayView(t.name, t.type, len(t.entries), _rows([e.value for e in t.entries]), t.note) for t in unique.values()
+        ArrayView(t.name, t.type, len(t.entries), _rows([e.value for e in t.entries]), t.note,
+                  replicated=t.name in replicated)
+        for t in unique.values()
     )
 
 
@@ -233,7 +236,7 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         ),
         "typedefs": _typedefs(ctx),
         "roms": _roms(ctx),
-        "luts": _luts(ctx),
+        "luts": _luts(ctx, {c.table for s in stages for c in s.copies}),
         "kernel_headers": tuple(sorted(headers - {"hlsfuse/numeric.h"})),
         "uses_math": any(s.uses_math for s in stages),
         "workalike_flags": " ".join(cxxflags()),

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ...lower.plan import Stage
 from .context import Context
 from .phase import Phase, Rom, Setup, Token, Write, local_roms, phase, setup, writes
+from .replicas import Copies, stage_copies
 from .view import StageView, make_view
 
 __all__ = ["MapBody", "view"]
@@ -42,7 +43,7 @@ class MapBody:
     out: Token | None  # lanes > 1: the token written to every output
 
 
-def body(ctx: Context, stage: Stage) -> MapBody:
+def body(ctx: Context, stage: Stage) -> tuple[MapBody, tuple[Copies, ...]]:
     schedule = stage.schedule
     main = schedule.main
     lane = ctx.names.local("l")
@@ -52,11 +53,16 @@ def body(ctx: Context, stage: Stage) -> MapBody:
         reads = tuple(Token(r.channel, ctx.token(r.channel), ctx.names.local(f"tok_{r.channel}"), r.var, r.type)
                       for r in p.reads)
         out = Token("", ctx.token(main.writes[0]), ctx.names.local("tok_out"), p.result, "")
-    return MapBody(schedule.iterations, ctx.names.local("t"), setup(ctx, schedule), local_roms(ctx, schedule, {}),
-                   p, writes(main.writes, p.result if out is None else out.var), main.lanes, lane, reads, out)
+    loop = ctx.names.local("t")
+    copies, pre, phases = stage_copies(ctx, setup(ctx, schedule), {"main": (p, main.lanes, lane)})
+    p = phases["main"]
+    return MapBody(schedule.iterations, loop, pre, local_roms(ctx, schedule, {}),
+                   p, writes(main.writes, p.result if out is None else out.var), main.lanes, lane, reads,
+                   out), copies
 
 
 def view(ctx: Context, stage: Stage) -> StageView:
     ops = {ctx.graph.node(n).op for n in stage.nodes}
     uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
-    return make_view(ctx, stage, "hls/stage_map.j2", body(ctx, stage), uses_math=uses_math)
+    b, copies = body(ctx, stage)
+    return make_view(ctx, stage, "hls/stage_map.j2", b, uses_math=uses_math, copies=copies)

@@ -9,8 +9,9 @@ buffers with their pragmas and calls the kernel with the node's element types, s
 as template arguments (one call view per op below, rendered by ``templates/hls/stage_own.j2``). Every
 kernel assigns each result once to the node's output type, as the reference does. A softmax reads
 the exp and reciprocal tables of ``hlsfuse.ops.opaque.softmax_tables``, which the context puts in
-luts.h. An operand that is a graph constant is a ROM of the function, read by an ``hlsf::rom_reader``
-in the iterations that would read a stream.
+luts.h; with more than two lanes the stage declares copies of the exp table (``replicas``), and the
+kernel's lane l reads copy l / 2. An operand that is a graph constant is a ROM of the function, read
+by an ``hlsf::rom_reader`` in the iterations that would read a stream.
 
 With lanes (the main's ``lanes``, L input elements per token) each call adds L as the kernel's last explicit
 template argument (a concat calls ``hlsf::concat_lanes_stage``), the schedule's shapes already count tokens,
@@ -20,6 +21,7 @@ and a constant operand's ROM is read L elements at a time, so it is partitioned 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +34,7 @@ from ...types import FixedType, from_float
 from .context import Context
 from .cxx import float_literal, literal
 from .phase import Array, Rom, array
+from .replicas import copies_of
 from .view import StageView, make_view
 
 __all__ = ["OwnBody", "view", "OWN_OPS", "MAX_CONCAT_INPUTS"]
@@ -259,5 +262,12 @@ def view(ctx: Context, stage: Stage) -> StageView:
         for f, src in zip(feeds, [s for s in sources if s.channel is None])
     )
     call = _call(ctx, stage, streams)
+    copies = ()
+    if call.op == "softmax":  # every lane reads the exp table in one iteration, the reciprocal is read once
+        exp = copies_of(ctx, ctx.softmax_tables[stage.head][0], call.lanes)
+        if exp is not None:
+            copies = (exp,)
+            call = dataclasses.replace(call, exp_table=exp.name)
     header = _HEADERS[call.op if call.op != "softmax_float" else "softmax"]
-    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(roms, tuple(feeds), call), headers=(header,))
+    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(roms, tuple(feeds), call), headers=(header,),
+                     copies=copies)

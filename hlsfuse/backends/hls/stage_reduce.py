@@ -24,12 +24,14 @@ output keeps one element per iteration.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ...lower.plan import Stage
 from .context import Context
 from .expr import Term, Wheel
 from .phase import Array, Phase, Rom, Setup, Token, Write, accumulator, array, local_roms, phase, setup, wheels, writes
+from .replicas import stage_copies
 from .view import StageView, make_view
 
 __all__ = ["ReduceBody", "view"]
@@ -136,6 +138,11 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
 
 def view(ctx: Context, stage: Stage) -> StageView:
     b = body(ctx, stage)
+    lanes_out_lane = b.lane if b.lanes_out > 1 else None
+    copies, pre, phases = stage_copies(ctx, b.setup, {"prologue": (b.prologue, b.lanes, b.lane or None),
+                                                      "epilogue": (b.epilogue, b.lanes_out, lanes_out_lane)})
+    b = dataclasses.replace(b, setup=pre, **phases)
     ops = {ctx.graph.node(n).op for n in stage.nodes}
     uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
-    return make_view(ctx, stage, "hls/stage_reduce.j2", b, uses_math=uses_math, headers=("hlsfuse/numeric.h",))
+    return make_view(ctx, stage, "hls/stage_reduce.j2", b, uses_math=uses_math, headers=("hlsfuse/numeric.h",),
+                     copies=copies)

@@ -24,6 +24,7 @@ per lane on the epilogue inputs' tokens.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ...lower.plan import Stage
@@ -43,6 +44,7 @@ from .phase import (
     weights,
     writes,
 )
+from .replicas import stage_copies
 from .view import StageView, make_view
 
 __all__ = ["RowsBody", "view"]
@@ -158,6 +160,9 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
 
 def view(ctx: Context, stage: Stage) -> StageView:
     b = body(ctx, stage)
+    lane = b.loop.lane if b.pe > 1 else None  # the epilogue runs per lane of an output token
+    copies, pre, phases = stage_copies(ctx, b.setup, {"epilogue": (b.epilogue, b.pe, lane)})
+    b = dataclasses.replace(b, setup=pre, **phases)
     ops = {ctx.graph.node(n).op for n in stage.nodes}
     uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
-    return make_view(ctx, stage, "hls/stage_rows.j2", b, uses_math=uses_math, headers=("hlsfuse/mac.h",))
+    return make_view(ctx, stage, "hls/stage_rows.j2", b, uses_math=uses_math, headers=("hlsfuse/mac.h",), copies=copies)

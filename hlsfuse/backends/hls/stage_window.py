@@ -29,11 +29,13 @@ next window into the snapshot. Every geometry fact is the schedule's: the row an
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ...lower.plan import Stage
 from .context import Context
 from .phase import Phase, Rom, Setup, Token, Weights, Write, accumulator, local_roms, phase, setup, weights, writes
+from .replicas import stage_copies
 from .view import StageView, make_view
 
 __all__ = ["WindowBody", "view"]
@@ -221,7 +223,10 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
 
 def view(ctx: Context, stage: Stage) -> StageView:
     b = body(ctx, stage)
+    lane = b.loop.lane if b.pe > 1 else None  # the epilogue runs per lane of an output token
+    copies, pre, phases = stage_copies(ctx, b.setup, {"epilogue": (b.epilogue, b.pe, lane)})
+    b = dataclasses.replace(b, setup=pre, **phases)
     ops = {ctx.graph.node(n).op for n in stage.nodes}
     uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
     headers = ("hlsfuse/linebuffer.h", "hlsfuse/mac.h")
-    return make_view(ctx, stage, "hls/stage_window.j2", b, uses_math=uses_math, headers=headers)
+    return make_view(ctx, stage, "hls/stage_window.j2", b, uses_math=uses_math, headers=headers, copies=copies)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...lower.plan import Stage
 from .context import Context
+from .replicas import Copies
 
 __all__ = ["Param", "StageView", "stream_params", "make_view"]
 
@@ -39,6 +40,7 @@ class StageView:
     state: tuple[str, ...] = ()  # what it keeps between iterations and how no frame sees another's
     headers: tuple[str, ...] = ()  # kernel-library headers it includes, relative to hw/hls/ ("hlsfuse/window.h")
     uses_math: bool = False  # calls <cmath> functions (float32 sigmoid/tanh/exp)
+    copies: tuple[Copies, ...] = ()  # lookup tables read more than twice per iteration, as copies of its own
 
     @property
     def params(self) -> tuple[Param, ...]:

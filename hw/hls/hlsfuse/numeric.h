@@ -19,6 +19,8 @@
 //   assign_quotient<T_OUT>(acc, n)   the exact quotient acc / n assigned to T_OUT (means, average pools)
 //   lut_index<W, SIGNED, SHIFT>(x)   table index (X - X_min) >> SHIFT of hlsfuse/lut.py
 //   lut_lookup(x, table)      table[lut_index(x)] with W, SIGNED from x's type and SHIFT from the table size
+//   lut_copy(table, r)        the table read number r of an iteration reads: the table itself, or of a stage's
+//                             copies [C][N] (each a 2-port ROM serving two reads) copy r / 2
 //   lanes<T, L>               a token of L elements of T (element 0 first): what a channel of L lanes carries
 //   tree_sum(v) / tree_max(v) the sum (exact in ACC) or maximum of L values, combined pairwise: a tree of
 //                             L - 1 adders or comparators, ceil(log2 L) deep (a reduce stage's lanes)
@@ -269,6 +271,21 @@ E lut_lookup(const T& x, const E (&table)[N]) {
   static_assert(N >= 2 && (N & (N - 1)) == 0, "lut_lookup: the table size must be a power of two");
   static_assert(ceil_log2(N) <= format<T>::width, "lut_lookup: the table has more entries than x has values");
   return table[lut_index<format<T>::width, format<T>::is_signed, format<T>::width - ceil_log2(N)>(x)];
+}
+
+// lut_copy(table, r): a table of one ROM serves every read (at most two per iteration), a stage's copies of a
+// table (hlsfuse/backends/hls/replicas.py: C = ceil(reads / 2), partitioned by copy) serve reads 2c and 2c + 1
+// with copy c. r is a constant after unrolling, so no multiplexer is built.
+template <class E, int N>
+const E (&lut_copy(const E (&table)[N], int))[N] {
+#pragma HLS INLINE
+  return table;
+}
+
+template <class E, int C, int N>
+const E (&lut_copy(const E (&copies)[C][N], int r))[N] {
+#pragma HLS INLINE
+  return copies[r / 2];
 }
 
 // --------------------------------------------------------------------------------------------------------

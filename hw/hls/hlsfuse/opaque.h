@@ -17,7 +17,8 @@
 //                 a token's lanes by a tree of adders first, exact as well)
 //         write:  r = recip_table[s]   y = T_OUT(e[i] * r)   (the exact product, assigned once)
 //       The tables are hlsfuse.ops.opaque.softmax_tables(sig)[0:2] (their index shifts follow from their sizes,
-//       see lut_lookup); x and e hold one row.
+//       see lut_lookup); x and e hold one row. With L > 2 exp_table is the stage's copies [ceil(L / 2)][E] of
+//       the exp table, lane l reading copy l / 2 (lut_copy): the L lookups of an iteration need L ROM ports.
 //   softmax_float_stage<ROWS, N>(in, out, x)
 //       float32 softmax: exp(x - max) / sum, in float (compared with a tolerance, as float results are); no
 //       lanes (a float sum depends on its order).
@@ -51,8 +52,9 @@ namespace hlsf {
 // softmax
 // --------------------------------------------------------------------------------------------------------
 
-template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int L = 1, class IN, int E, int R>
-void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const T_EXP (&exp_table)[E],
+template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int L = 1, class IN, class EXPS,
+          int R>
+void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
                    const T_RECIP (&recip_table)[R], T_IN (&x)[N], T_EXP (&e)[N]) {
   static_assert(N % L == 0, "softmax_stage: a row is whole tokens");
   typedef decltype(std::declval<T_IN>() - std::declval<T_IN>()) D;  // the exact x - m
@@ -81,7 +83,7 @@ void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, con
       for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
         const D d = x[i * L + l] - m;
-        const T_EXP ei = lut_lookup(d, exp_table);
+        const T_EXP ei = lut_lookup(d, lut_copy(exp_table, l));
         e[i * L + l] = ei;
         terms[l] = ei;
       }

@@ -137,3 +137,27 @@ def test_copied_tables_are_bit_exact_in_csim(tmp_path):
     assert cpp.count("#pragma HLS ARRAY_PARTITION variable=lut_") == 4  # sigmoid, tanh, softmax exp, the sum's
     result = csim(write_tree(tmp_path / "out", d.files), graph=graph)
     assert result.passed, result.report()
+
+
+def test_the_lowering_counts_the_reads_and_the_resource_model_the_roms():
+    """One count (lower.tables) for the C++ copies and the resource model: R reads per iteration need max(1,
+    ceil(R / 2)) ROMs of the table's entries, each a memory by the model's rule."""
+    from hlsfuse.fusion import fuse
+    from hlsfuse.lower import LowerOptions, lower
+    from hlsfuse.lower.area import DSP48E2, memory_area, stage_area
+    from hlsfuse.lower.tables import stage_tables
+
+    graph = every_kind()
+    fold = Folding(lanes=(("sg", 4), ("th", 2), ("sm", 4), ("tot", 8)))
+    plan = lower(graph, fuse(graph, mode="fpga"), LowerOptions(fold=fold))
+    stages = {n: s for s in plan.stages for n in s.nodes}
+    reads = {n: sorted((t.table.function, t.reads, t.copies) for t in stage_tables(graph, stages[n]))
+             for n in ("th", "sg", "sm", "sy")}
+    assert reads == {"th": [("tanh", 2, 0)],
+                     "sg": [("sigmoid", 8, 4)],  # two sigmoids of one table in a stage of 4 lanes
+                     "sm": [("exp", 4, 2), ("recip", 1, 0)],
+                     "sy": [("sigmoid", 8, 4)]}  # a reduce stage's prologue, once per input lane
+    # tanh of 7 bits: 128 x 12 bits, a BRAM18; the sigmoid's 4 copies of 64 x 12 bits, LUTRAM each; the map stages
+    # hold no other memory
+    assert stage_area(graph, stages["th"], DSP48E2).bram18 == memory_area(1, 128, 12).bram18 == 1
+    assert stage_area(graph, stages["sg"], DSP48E2).lutram_bits == memory_area(4, 64, 12).lutram_bits == 4 * 64 * 12

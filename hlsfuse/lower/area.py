@@ -14,6 +14,8 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  over the elements that may land there (a kept one, or the lanes of the token read, over the
                  possible fills: ``ConvertMain.sources``; 4:1 per LUT, none for one source), and per kept bit
                  a LUT choosing to shift it or hold it
+    tables       per lookup table a stage reads (``tables.stage_tables``): max(1, copies) ROMs of its entries x
+                 output bits, each costed as a memory (below); R reads per iteration need ceil(R / 2) copies
     memories     each Buffer that is a memory or a ROM, bank by bank: a bank of depth ceil(elements / banks)
                  and ``width`` bits holds fewer than LUTRAM_BITS bits -> LUTRAM, else BRAM18s (the best
                  of the BRAM18 aspect ratios); FIFOs (channels) by the same rule, SRLs below it and at
@@ -40,6 +42,7 @@ from ..ir import Graph
 from ..types import DType
 from .plan import DataflowPlan, Stage
 from .schedule import Buffer
+from .tables import stage_tables
 
 __all__ = [
     "LUTRAM_BITS",
@@ -197,6 +200,8 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         if node.op == "mul":
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
+    for t in stage_tables(graph, stage):  # its own copies, or its process's instance of the shared table
+        out += memory_area(max(1, t.copies), len(t.table.entries), t.table.out_type.width)
     if stage.kind == "window" and schedule.main.snapshots > 1:  # the slot emitted from, per snapshot bit
         ring = schedule.buffer("snapshot")
         out += Area(lut=math.ceil(ring.banks / 4) * ring.elements // ring.banks * ring.width)

@@ -3,17 +3,15 @@
 Vitis HLS implements a const array as a ROM of at most two ports and does not replicate it by itself, and
 ARRAY_PARTITION applies only where an array is declared (UG1399), so a global table read by L unrolled lanes
 at unrelated indices caps the loop at II = ceil(L / 2). Weights meet the same limit and are declared per
-stage (``phase.local_roms``); a table is handled alike:
+stage (``phase.local_roms``); a table is handled alike. How often a stage reads each table per iteration, and
+so its copies, is the lowering's (``lower.tables.stage_tables``, also read by the resource model):
 
-    reads R per iteration of table T   (the most any one iteration reads: lanes x lookups of T per lane,
-                                        phases that never share an iteration counted apart)
     R <= 2   the statements read the global T of luts.h, as before
     R > 2    static const T_t T_copies[C][N] = {{HLSFUSE_LUT_T}, ...}   C = ceil(R / 2), partitioned dim=1
              read number r of an iteration uses copy r / 2: each copy a 2-port ROM serving two reads
 
 Reads are numbered per phase: lookup k (in statement order) of T in a phase of L lanes, at lane l, is
-read k L + l. ``plan`` is the analysis (which tables, how many copies); ``use`` rewrites a phase's
-statements to read their copies.
+read k L + l. ``plan`` names the copies; ``use`` rewrites a phase's statements to read them.
 """
 
 from __future__ import annotations
@@ -24,15 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ...lower.plan import Stage
+from ...lower.tables import ROM_PORTS, node_tables, stage_tables
 from .context import Context, TableView
 from .expr import Body
 from .phase import Phase, Pre, Setup
 
-__all__ = ["ROM_PORTS", "Copies", "CopyRead", "Reader", "copies_of", "plan", "use", "use_phase", "use_setup",
-           "setup_readers", "stage_copies", "tables_read"]
-
-ROM_PORTS = 2
-"""Reads per cycle of one ROM (a dual-port block or distributed RAM)."""
+__all__ = ["Copies", "CopyRead", "Reader", "plan", "use", "use_phase", "use_setup", "stage_copies"]
 
 
 @dataclass(frozen=True)
@@ -68,33 +64,32 @@ class Reader:
     lane: str | None = None
 
 
-def tables_read(body: Body) -> Counter:
-    """Table name -> lookup statements of ``body`` reading it."""
-    return Counter(s.params["table"].name for s in body.stmts if s.op == "lookup")
 
 
-def _tables(readers: Sequence[Reader]) -> dict[str, TableView]:
-    return {s.params["table"].name: s.params["table"] for r in readers for s in r.body.stmts if s.op == "lookup"}
 
 
-def plan(ctx: Context, readers: Sequence[Reader]) -> tuple[Copies, ...]:
-    """The tables ``readers`` (bodies that never run in the same iteration) read more than ``ROM_PORTS`` times in one
-    iteration, each with its copies named in the current function."""
-    reads: Counter = Counter()
-    for r in readers:
-        for name, count in tables_read(r.body).items():
-            reads[name] = max(reads[name], count * r.lanes)
-    found = (copies_of(ctx, table, reads[name]) for name, table in _tables(readers).items())
-    return tuple(c for c in found if c is not None)
 
 
-def copies_of(ctx: Context, table: TableView, reads: int) -> Copies | None:
-    """The copies of ``table`` for a stage reading it ``reads`` times per iteration (None: the global table serves)."""
-    if reads <= ROM_PORTS:
-        return None
-    return Copies(ctx.names.local(f"{table.name}_copies"), table.name, table.type, len(table.entries),
-                  -(-reads // ROM_PORTS), reads)
 
+
+
+def _views(ctx: Context, stage: Stage) -> dict[tuple, TableView]:
+    """The luts.h table of each table key the stage's nodes read."""
+    out = {}
+    for name in stage.nodes:
+        keys = [k for k, _ in node_tables(ctx.graph, name)]
+        views = (ctx.tables[name],) if name in ctx.tables else ctx.softmax_tables.get(name, ())
+        out.update(zip(keys, views))
+    return out
+
+
+def plan(ctx: Context, stage: Stage) -> tuple[Copies, ...]:
+    """The copies of the tables ``stage`` reads more than ``ROM_PORTS`` times in one iteration, named in the
+    current function."""
+    views = _views(ctx, stage)
+    return tuple(Copies(ctx.names.local(f"{views[t.key].name}_copies"), views[t.key].name, views[t.key].type,
+                        len(views[t.key].entries), t.copies, t.reads)
+                 for t in stage_tables(ctx.graph, stage) if t.copies)
 
 def use(reader: Reader, copies: Sequence[Copies]) -> Body:
     """``reader``'s body with each lookup of a copied table reading its copy: read k L + l at lane l."""
@@ -115,9 +110,6 @@ def use_phase(phase: Phase, lanes: int, lane: str | None, copies: Sequence[Copie
     return dataclasses.replace(phase, body=use(Reader(phase.body, lanes, lane), copies))
 
 
-def setup_readers(setup: Setup) -> tuple[Reader, ...]:
-    """The pre loops of ``setup``, one element per iteration each."""
-    return tuple(Reader(p.body) for p in setup.loops if isinstance(p, Pre))
 
 
 def use_setup(setup: Setup, copies: Sequence[Copies]) -> Setup:
@@ -127,12 +119,11 @@ def use_setup(setup: Setup, copies: Sequence[Copies]) -> Setup:
 
 
 def stage_copies(
-    ctx: Context, setup: Setup, phases: Mapping[str, tuple[Phase, int, str | None]]
+    ctx: Context, stage: Stage, setup: Setup, phases: Mapping[str, tuple[Phase, int, str | None]]
 ) -> tuple[tuple[Copies, ...], Setup, dict[str, Phase]]:
-    """The copies of a stage whose setup loops and element ``phases`` (name -> (phase, lanes, lane counter)) each
+    """The copies of ``stage``, whose setup loops and element ``phases`` (name -> (phase, lanes, lane counter)) each
     run in iterations of their own, with the setup and phases rewritten to read them."""
-    readers = setup_readers(setup) + tuple(Reader(p.body, lanes, lane) for p, lanes, lane in phases.values())
-    copies = plan(ctx, readers)
+    copies = plan(ctx, stage)
     if not copies:
         return (), setup, {k: p for k, (p, _, _) in phases.items()}
     return copies, use_setup(setup, copies), {k: use_phase(p, n, lane, copies) for k, (p, n, lane) in phases.items()}

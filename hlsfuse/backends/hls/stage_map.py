@@ -54,7 +54,7 @@ def body(ctx: Context, stage: Stage) -> tuple[MapBody, tuple[Copies, ...]]:
                       for r in p.reads)
         out = Token("", ctx.token(main.writes[0]), ctx.names.local("tok_out"), p.result, "")
     loop = ctx.names.local("t")
-    copies, pre, phases = stage_copies(ctx, setup(ctx, schedule), {"main": (p, main.lanes, lane)})
+    copies, pre, phases = stage_copies(ctx, stage, setup(ctx, schedule), {"main": (p, main.lanes, lane)})
     p = phases["main"]
     return MapBody(schedule.iterations, loop, pre, local_roms(ctx, schedule, {}),
                    p, writes(main.writes, p.result if out is None else out.var), main.lanes, lane, reads,

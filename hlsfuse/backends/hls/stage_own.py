@@ -34,7 +34,7 @@ from ...types import FixedType, from_float
 from .context import Context
 from .cxx import float_literal, literal
 from .phase import Array, Rom, array
-from .replicas import copies_of
+from .replicas import plan
 from .view import StageView, make_view
 
 __all__ = ["OwnBody", "view", "OWN_OPS", "MAX_CONCAT_INPUTS"]
@@ -264,9 +264,9 @@ def view(ctx: Context, stage: Stage) -> StageView:
     call = _call(ctx, stage, streams)
     copies = ()
     if call.op == "softmax":  # every lane reads the exp table in one iteration, the reciprocal is read once
-        exp = copies_of(ctx, ctx.softmax_tables[stage.head][0], call.lanes)
+        copies = plan(ctx, stage)
+        exp = next((c for c in copies if c.table == ctx.softmax_tables[stage.head][0].name), None)
         if exp is not None:
-            copies = (exp,)
             call = dataclasses.replace(call, exp_table=exp.name)
     header = _HEADERS[call.op if call.op != "softmax_float" else "softmax"]
     return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(roms, tuple(feeds), call), headers=(header,),

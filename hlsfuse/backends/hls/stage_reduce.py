@@ -139,7 +139,7 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
 def view(ctx: Context, stage: Stage) -> StageView:
     b = body(ctx, stage)
     lanes_out_lane = b.lane if b.lanes_out > 1 else None
-    copies, pre, phases = stage_copies(ctx, b.setup, {"prologue": (b.prologue, b.lanes, b.lane or None),
+    copies, pre, phases = stage_copies(ctx, stage, b.setup, {"prologue": (b.prologue, b.lanes, b.lane or None),
                                                       "epilogue": (b.epilogue, b.lanes_out, lanes_out_lane)})
     b = dataclasses.replace(b, setup=pre, **phases)
     ops = {ctx.graph.node(n).op for n in stage.nodes}

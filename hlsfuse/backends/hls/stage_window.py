@@ -224,7 +224,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
 def view(ctx: Context, stage: Stage) -> StageView:
     b = body(ctx, stage)
     lane = b.loop.lane if b.pe > 1 else None  # the epilogue runs per lane of an output token
-    copies, pre, phases = stage_copies(ctx, b.setup, {"epilogue": (b.epilogue, b.pe, lane)})
+    copies, pre, phases = stage_copies(ctx, stage, b.setup, {"epilogue": (b.epilogue, b.pe, lane)})
     b = dataclasses.replace(b, setup=pre, **phases)
     ops = {ctx.graph.node(n).op for n in stage.nodes}
     uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})

@@ -1,0 +1,91 @@
+"""The lookup tables a stage reads, and how often one iteration reads each: one fact for the resource model
+(``area``) and the C++ (``backends.hls.replicas``).
+
+A fixed-point sigmoid, tanh or exp node reads its table (``ops.lut.table_of``), a fixed-point softmax its exp
+and reciprocal tables (``ops.opaque.softmax_tables``). Nodes whose tables have the same function, input format,
+output type and size share one. A ROM has ROM_PORTS ports, so a stage that reads a table R times in one
+iteration needs ceil(R / ROM_PORTS) copies of it:
+
+    reads R   the most any one iteration reads: per pre loop (one element per iteration), the lookups of
+              its program; per main phase, the lookups of its program times the phase's lanes (phases that
+              never share an iteration, a reduce stage's prologue and epilogue, counted apart); a softmax
+              stage reads its exp table once per lane and its reciprocal once
+    R <= 2    the stage reads the table of luts.h (``copies`` 0); each stage reading it is a process of
+              its own, so the resource model counts a ROM per stage all the same
+    R > 2     the stage keeps ceil(R / 2) copies of its own
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from ..ir import Graph
+from ..lut import Table
+from ..ops.lut import TABLE_OPS, table_of
+from ..ops.opaque import softmax_tables
+from .plan import Stage
+
+__all__ = ["ROM_PORTS", "TableReads", "node_tables", "stage_tables"]
+
+ROM_PORTS = 2
+"""Reads per cycle of one ROM (a dual-port block or distributed RAM)."""
+
+
+def node_tables(graph: Graph, name: str) -> tuple[tuple[tuple, Table], ...]:
+    """(key, table) of each table node ``name`` reads; the key is what tables equal in content share."""
+    node, sig = graph.node(name), graph.sigs[name]
+    if sig.out_dtype.is_float:
+        return ()
+    if node.op in TABLE_OPS:
+        tables = (table_of(node.op, sig),)
+    elif node.op == "softmax":
+        tables = softmax_tables(sig)[:2]
+    else:
+        return ()
+    return tuple(((t.function, t.in_fmt, t.out_type, sig["table_bits"]), t) for t in tables)
+
+
+@dataclass(frozen=True)
+class TableReads:
+    key: tuple
+    table: Table
+    reads: int  # the most one iteration of the stage reads it
+
+    @property
+    def copies(self) -> int:
+        """ROMs of the stage's own (0: the design's one table serves)."""
+        return -(-self.reads // ROM_PORTS) if self.reads > ROM_PORTS else 0
+
+
+def stage_tables(graph: Graph, stage: Stage) -> tuple[TableReads, ...]:
+    """The tables ``stage`` reads, each with its reads per iteration (the module docstring), in first-use order."""
+    schedule, main = stage.schedule, stage.schedule.main
+    found: dict[tuple, Table] = {}
+    most: Counter = Counter()
+
+    def iteration(nodes, lanes: int) -> None:  # the lookups of one iteration: ``nodes``, each ``lanes`` times
+        reads: Counter = Counter()
+        for name in nodes:
+            for key, table in node_tables(graph, name):
+                found.setdefault(key, table)
+                reads[key] += lanes
+        for key, n in reads.items():
+            most[key] = max(most[key], n)
+
+    for ph in schedule.phases:
+        for pre in ph.pre:
+            iteration([s.node for s in pre.program.steps], 1)
+    if stage.kind == "reduce":
+        iteration(main.prologue.nodes, main.lanes)
+        iteration(main.epilogue.nodes, main.lanes_out)
+    elif stage.kind == "own":
+        tables = node_tables(graph, stage.head)
+        if tables:  # a fixed-point softmax: its exp table once per lane, its reciprocal once
+            (exp_key, exp), (recip_key, recip) = tables
+            found.update({exp_key: exp, recip_key: recip})
+            most.update({exp_key: main.lanes, recip_key: 1})
+    else:
+        for ph in schedule.phases:
+            iteration(ph.nodes, schedule.lanes)
+    return tuple(TableReads(key, table, most[key]) for key, table in found.items())

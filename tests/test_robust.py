@@ -647,10 +647,23 @@ def test_an_inputs_array_too_large_for_its_file_is_refused_from_its_header(comma
     assert capsys.readouterr().err == f"hlsfuse: error: {path}: {message}\n"
 
 
-@pytest.mark.parametrize("what", ["graph", "inputs"])
+@pytest.mark.parametrize("what", ["graph", "inputs", "fold", "precision-map", "calibrate"])
 def test_a_device_given_as_a_file_is_refused_before_reading(what, tmp_path, capsys):
-    device = tmp_path / ("z.json" if what == "graph" else "z.npz")
+    device = tmp_path / {"graph": "z.json", "inputs": "z.npz", "fold": "f.json", "precision-map": "p.json",
+                         "calibrate": "c.npz"}[what]
     device.symlink_to("/dev/zero")  # a .json name, so the suffix check lets it through
-    argv = ["run", str(device)] if what == "graph" else ["run", RESIDUAL, "--inputs", str(device)]
+    model = str(tmp_path / "m.onnx")
+    if what in ("precision-map", "calibrate"):
+        onnx = pytest.importorskip("onnx")
+        from onnx import TensorProto, helper
+
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+        onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    argv = {"graph": ["run", str(device)], "inputs": ["run", RESIDUAL, "--inputs", str(device)],
+            "fold": ["compile", RESIDUAL, "-o", str(tmp_path / "out"), "--fold", str(device)],
+            "precision-map": ["check", model, "--precision-map", str(device)],
+            "calibrate": ["check", model, "--calibrate", str(device)]}[what]
     assert main(argv) == 2
     assert capsys.readouterr().err == f"hlsfuse: error: {device}: not a regular file (a character device)\n"

@@ -44,6 +44,9 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
 
 def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
     options = {k: getattr(args, k, None) for k in _ONNX_OPTIONS}
+    for given in (options["precision_map"], options["calibrate"]):
+        if given:
+            check_readable(given)
     default = options["precision"] or onnx_frontend.DEFAULT_PRECISION
     if options["precision_map"]:
         precision = onnx_frontend.load_precision_map(options["precision_map"], default=options["precision"])

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import HlsfuseError
+from ..fileio import check_readable
 from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
@@ -388,6 +389,7 @@ reduce stages: input elements per iteration), snapshots (window stages: complete
 
 def read_fold(path: str) -> Folding:
     """The folding in a fold.json file (``fold_json``'s format; the figures beside the factors are ignored)."""
+    check_readable(path)
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)

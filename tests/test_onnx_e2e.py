@@ -47,7 +47,7 @@ def test_compile_prints_the_design_of_the_onnx_model(compiled):
     table = lines.index("", 2) + 2  # the summary, the resources, a blank line, the header
     kinds = [line.split()[1] for line in lines[table:table + 7]]
     assert kinds == ["window", "window", "window", "window", "map", "rows", "rows"]
-    assert lines[-1] == f"wrote 27 files to {out}"
+    assert lines[-1] == f"wrote {sum(p.is_file() for p in out.rglob('*'))} files to {out}"
     graph = json.loads((out / "graph.json").read_text())
     assert graph["name"] == "cnn" and graph["inputs"][0]["dtype"] == PRECISION
     assert (out / "hls" / "cnn.cpp").is_file() and (out / "hls" / "tb_cnn.cpp").is_file()

@@ -149,7 +149,8 @@ class Area:
     ff: int = 0
 
     def __add__(self, other: Area) -> Area:
-        return Area(*(a + b for a, b in zip(self.row(), other.row())))
+        return Area(self.multipliers + other.multipliers, self.dsp + other.dsp, self.bram18 + other.bram18,
+                    self.lutram_bits + other.lutram_bits, self.lut + other.lut, self.ff + other.ff)
 
     def row(self) -> tuple[int, ...]:
         return (self.multipliers, self.dsp, self.bram18, self.lutram_bits, self.lut, self.ff)

@@ -31,6 +31,8 @@ __all__ = ["ROM_PORTS", "TableReads", "node_tables", "stage_tables"]
 ROM_PORTS = 2
 """Reads per cycle of one ROM (a dual-port block or distributed RAM)."""
 
+_READERS = frozenset((*TABLE_OPS, "softmax"))
+
 
 def node_tables(graph: Graph, name: str) -> tuple[tuple[tuple, Table], ...]:
     """(key, table) of each table node ``name`` reads; the key is what tables equal in content share."""
@@ -60,6 +62,8 @@ class TableReads:
 
 def stage_tables(graph: Graph, stage: Stage) -> tuple[TableReads, ...]:
     """The tables ``stage`` reads, each with its reads per iteration (the module docstring), in first-use order."""
+    if not any(graph.node(n).op in _READERS for n in stage.nodes):
+        return ()
     schedule, main = stage.schedule, stage.schedule.main
     found: dict[tuple, Table] = {}
     most: Counter = Counter()

@@ -174,15 +174,6 @@ def buffer_area(buf: Buffer) -> Area:
     return memory_area(buf.parts, math.ceil(buf.elements / buf.parts), buf.width)
 
 
-def _copies(stage: Stage, name: str) -> int:
-    """Copies of node ``name``'s logic in ``stage``: one per lane of the loop computing it (a reduce stage's prologue
-    runs over its input lanes, its head's accumulation and its epilogue over its output lanes)."""
-    main = stage.schedule.main
-    if stage.kind == "reduce":
-        return main.lanes if name in main.prologue.nodes else main.lanes_out
-    return stage.schedule.lanes
-
-
 def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
     """The resources of one stage, by the rules of the module docstring."""
     schedule = stage.schedule
@@ -193,7 +184,7 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         node = graph.node(name)
         if name == stage.head and schedule.multipliers:
             continue
-        lanes = _copies(stage, name)
+        lanes = schedule.node_lanes(name)
         bits = graph.types[name].dtype.bits
         out += Area(lut=lanes * bits)  # per lane, an adder, comparator or multiplexer as wide as the result
         if name == stage.head and stage.kind == "reduce" and schedule.main.combines:  # the tree over the lanes

@@ -34,7 +34,7 @@ from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
 from .area import Area, Dsp, buffer_area, design_area, stage_area
-from .schedule import window_engine, window_geometry
+from .schedule import window_emits, window_engine, window_geometry
 from .stages import line_buffer
 
 __all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
@@ -111,7 +111,7 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
         q = 1
         if stage.kind == "window" and not main.out_channels % pe and not main.geometry.c % lanes:
             # as many snapshots as make it faster (``_trim`` keeps those a rate needs)
-            emits = main.out_channels // pe * (main.products // (simd or main.products))
+            emits = window_emits(main.out_channels, pe, main.products, simd or main.products)
             q = window_engine(window_geometry(graph, stage.head, lanes), emits).fastest_slots
         try:
             folded = refold(graph, fusion, plan, stage, simd, lanes, pe, q)

@@ -386,6 +386,11 @@ def _sources(graph: Graph, node, channels: tuple[str, ...], stage: str) -> tuple
     return tuple(sources)
 
 
+def _perm(sig, rank: int) -> Dims:
+    """A transpose's permutation: its axes, or all of them reversed."""
+    return tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(rank)))
+
+
 def tokens(shape: Dims, lanes: int) -> Dims:
     """``shape`` with its innermost extent counted in tokens of ``lanes`` elements."""
     return (*shape[:-1], shape[-1] // lanes)
@@ -400,10 +405,8 @@ def _lanes_refused(graph: Graph, head: str, lanes: int) -> str | None:
     if not x.shape or x.shape[-1] % lanes:
         return f"its input's innermost dimension {x.shape[-1] if x.shape else 1} is not a multiple of {lanes}"
     op, last = node.op, len(x.shape) - 1
-    if op == "transpose":
-        perm = tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(len(x.shape))))
-        if perm[-1] != last:
-            return "it moves the innermost axis"
+    if op == "transpose" and _perm(sig, len(x.shape))[-1] != last:
+        return "it moves the innermost axis"
     if op in ("pad", "concat", "slice", "transpose", "softmax") and y.shape[-1] % lanes:
         return f"its output's innermost dimension {y.shape[-1]} is not a multiple of {lanes}"
     if op == "pad" and sig["pads"][last] % lanes:
@@ -476,8 +479,7 @@ def own_main(graph: Graph, head: str, channels, write: str, stage: str, lanes: i
         block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
         return main, (block,), (State("block", "overwritten"),)
     if op == "transpose":
-        perm = tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(len(x.shape))))
-        perm = perm or (0,)
+        perm = _perm(sig, len(x.shape)) or (0,)
         axis = next(d for d, p in enumerate(perm) if p != d)
         main = TransposeMain(sources[0], tokens(in_shape, lanes), perm, axis, write, lanes=lanes)
         block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")

@@ -535,6 +535,11 @@ class WindowGeometry:
         return (last[:, None] - (p - 1) + np.arange(p)).reshape(-1)
 
 
+def window_emits(out_channels: int, pe: int, products: int, simd: int) -> int:
+    """Iterations emitting one window: Cout / PE outputs of products / SIMD folds each."""
+    return out_channels // pe * (products // simd)
+
+
 @lru_cache(maxsize=4096)
 def window_engine(geometry: WindowGeometry, emits: int, folds: int = 1, slots: int = 1) -> Engine:
     """The push/emit loop of a window stage of ``geometry`` emitting ``emits`` iterations per window (shared by
@@ -574,12 +579,16 @@ class WindowMain(Folded):
         return self.geometry.taps * (self.channels_per_group if self.op == "conv2d" else 1)
 
     @property
+    def emits(self) -> int:
+        return window_emits(self.out_channels, self.pe, self.products, self.simd)
+
+    @property
     def engine(self) -> Engine:
-        return window_engine(self.geometry, self.out_channels // self.pe * self.folds, self.folds, self.snapshots)
+        return window_engine(self.geometry, self.emits, self.folds, self.snapshots)
 
     @property
     def iterations(self) -> int:
-        return window_engine(self.geometry, self.out_channels // self.pe * self.folds, 1, self.snapshots).iterations
+        return window_engine(self.geometry, self.emits, 1, self.snapshots).iterations
 
     @property
     def channels_per_group(self) -> int:
@@ -767,6 +776,13 @@ class Schedule:
         and epilogue inputs (its PE), of a reduce or own stage's input (and a reduce stage's prologue inputs); 1 for
         every other kind."""
         return getattr(self.main, "lanes", 1)
+
+    def node_lanes(self, name: str) -> int:
+        """Elements node ``name`` is computed for per iteration: a reduce stage's prologue runs over its input
+        lanes, its head's accumulation and its epilogue over its output lanes; every other stage over ``lanes``."""
+        if self.kind == "reduce":
+            return self.main.lanes if name in self.main.prologue.nodes else self.main.lanes_out
+        return self.lanes
 
     @property
     def phases(self) -> tuple[ElementPhase, ...]:

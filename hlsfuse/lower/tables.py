@@ -68,28 +68,25 @@ def stage_tables(graph: Graph, stage: Stage) -> tuple[TableReads, ...]:
     found: dict[tuple, Table] = {}
     most: Counter = Counter()
 
-    def iteration(nodes, lanes: int) -> None:  # the lookups of one iteration: ``nodes``, each ``lanes`` times
+    def iteration(nodes, lanes) -> None:  # the lookups of one iteration: each of ``nodes`` ``lanes(node)`` times
         reads: Counter = Counter()
         for name in nodes:
             for key, table in node_tables(graph, name):
                 found.setdefault(key, table)
-                reads[key] += lanes
+                reads[key] += lanes(name)
         for key, n in reads.items():
             most[key] = max(most[key], n)
 
     for ph in schedule.phases:
         for pre in ph.pre:
-            iteration([s.node for s in pre.program.steps], 1)
-    if stage.kind == "reduce":
-        iteration(main.prologue.nodes, main.lanes)
-        iteration(main.epilogue.nodes, main.lanes_out)
-    elif stage.kind == "own":
+            iteration([s.node for s in pre.program.steps], lambda _: 1)
+    if stage.kind == "own":
         tables = node_tables(graph, stage.head)
         if tables:  # a fixed-point softmax: its exp table once per lane, its reciprocal once
             (exp_key, exp), (recip_key, recip) = tables
             found.update({exp_key: exp, recip_key: recip})
             most.update({exp_key: main.lanes, recip_key: 1})
-    else:
+    else:  # a stage's phases never share an iteration (a reduce stage's prologue and epilogue)
         for ph in schedule.phases:
-            iteration(ph.nodes, schedule.lanes)
+            iteration(ph.nodes, schedule.node_lanes)
     return tuple(TableReads(key, table, most[key]) for key, table in found.items())

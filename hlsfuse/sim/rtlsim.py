@@ -281,29 +281,17 @@ def _signed(values: np.ndarray, width: int, signed: bool) -> np.ndarray:
 
 
 def pack(values: np.ndarray, width: int, lanes: int) -> list[int]:
-    """TDATA words of ``lanes`` consecutive ``width``-bit elements each, element 0 in the low bits. Words wider
-    than 64 bits (pyverilator reads and writes them as Python ints) are put together in Python ints."""
-    bits = np.asarray(values, dtype=np.int64).view(np.uint64) & np.uint64((1 << width) - 1)
-    if lanes == 1:
-        return [int(v) for v in bits]
-    if lanes * width > 64:
-        shifts = [lane * width for lane in range(lanes)]
-        return [sum(int(b) << s for b, s in zip(row, shifts)) for row in bits.reshape(-1, lanes)]
-    shifts = np.arange(lanes, dtype=np.uint64) * np.uint64(width)
-    return [int(v) for v in np.bitwise_or.reduce(bits.reshape(-1, lanes) << shifts, axis=1)]
+    """TDATA words of ``lanes`` consecutive ``width``-bit elements each, element 0 in the low bits, as Python ints
+    (pyverilator reads and writes ports of any width so)."""
+    bits = (np.asarray(values, dtype=np.int64).view(np.uint64) & np.uint64((1 << width) - 1)).tolist()
+    return [sum(b << (lane * width) for lane, b in enumerate(bits[k:k + lanes])) for k in range(0, len(bits), lanes)]
 
 
 def unpack(words, width: int, lanes: int) -> np.ndarray:
     """The elements of TDATA words (``pack``'s inverse), as int64 bit patterns (sign not yet extended)."""
-    if lanes * width > 64:
-        mask = (1 << width) - 1
-        bits = [(int(w) >> (lane * width)) & mask for w in words for lane in range(lanes)]
-        return np.array(bits, dtype=np.uint64).view(np.int64)
-    w = np.array(words, dtype=np.uint64)  # TDATA arrives as bits: it may exceed int64 until reinterpreted
-    if lanes > 1:
-        shifts = np.arange(lanes, dtype=np.uint64) * np.uint64(width)
-        w = ((w[:, None] >> shifts) & np.uint64((1 << width) - 1)).reshape(-1)
-    return w.view(np.int64)
+    mask = (1 << width) - 1
+    bits = [(int(w) >> (lane * width)) & mask for w in words for lane in range(lanes)]
+    return np.array(bits, dtype=np.uint64).view(np.int64)
 
 
 def drive_pyverilator(

@@ -8,9 +8,6 @@ Each op is its schedule's loops, one iteration per cycle, mirroring its kernel i
     slice           streaming: one loop over the input, writing the picked elements; reading an axis
                     backwards: per block, a loop storing it and (when picked) a loop writing it
     transpose       per block, a loop storing it and a loop writing it in the permuted order
-    softmax         per row: read it tracking the max, exp and sum, write e * recip(sum)
-    argmax          per outer index: read N * INNER elements keeping INNER running maxima, write INNER
-    topk            per row: read into a sorted K-slot list (parallel compare and shift), write K results
 
 The gathers (slice blocks, transpose) read their buffer at the addresses the schedule lists, from a
 ROM. Every result is assigned once to the node's output type with ``hlsf_assign``, as the reference
@@ -19,15 +16,7 @@ counter in the iterations that would read a channel.
 
 Lanes (``main.lanes`` L > 1): a token is L x W bits, lane l in bits [l W, (l + 1) W). The data movers run
 the same loops over the schedule's token view; a token moves whole (buffers and ROM words hold tokens)
-and each lane gets its own ``hlsf_assign``. The others handle a token per iteration:
-
-    softmax   the row and its exponentials kept as tokens; the max over the token's lanes (a tree) joins
-              the running max, the lanes' exponentials are summed in one update; L products per write
-    argmax    over an outer axis: the running maxima in L banks, lane l updating bank l; over the
-              innermost axis: the token's first maximum (a tree, the lower lane winning ties) against the
-              running one, its index k L + lane
-    topk      the token's lanes inserted in lane order, each into the list the previous lane left (a
-              cascade of L inserts in one cycle); the final list stored whole
+and each lane gets its own ``hlsf_assign``.
 """
 
 from __future__ import annotations

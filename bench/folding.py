@@ -29,7 +29,7 @@ from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import load_graph
 from hlsfuse.lower import LowerOptions, lower
 from hlsfuse.lower.area import design_area, dsp_of_part
-from hlsfuse.lower.fold import Budget, solve
+from hlsfuse.lower.fold import Budget, solve, space
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
@@ -38,10 +38,10 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
 def _row(graph, fusion, budget: Budget, part: str):
     dsp = dsp_of_part(part)
     start = time.perf_counter()
-    plan = lower(graph, fusion)
+    lower(graph, fusion)
     lowered = time.perf_counter() - start
     start = time.perf_counter()
-    fold = solve(graph, fusion, plan, dsp, budget)
+    fold = solve(space(graph, fusion, LowerOptions(), dsp), budget)
     solved = time.perf_counter() - start
     folded = lower(graph, fusion, LowerOptions(fold=fold))
     area = design_area(graph, folded, dsp)[2]
@@ -88,7 +88,7 @@ def main() -> None:
                           (f"--dsp {full.dsp // 4} --bram 64", Budget(dsp=full.dsp // 4, bram18=64))):
         start = time.perf_counter()
         try:
-            solve(graph, fusion, plan, dsp_of_part("xczu7ev"), budget)
+            solve(space(graph, fusion, LowerOptions(), dsp_of_part("xczu7ev")), budget)
             outcome = "solved"
         except Exception as exc:  # noqa: BLE001 - a budget that does not fit is a result too
             outcome = f"refused ({exc})"

@@ -28,11 +28,11 @@ from .graph_json import graph_to_dict
 from .ir import Graph
 from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
-from .lower.fold import Budget, fit, fold_json, within
+from .lower.fold import Budget, Space, fit, fold_json, space, within
 from .lower.report import report_markdown
 from .outdir import with_checksums
 
-__all__ = ["TARGETS", "CompileOptions", "Design", "compile"]
+__all__ = ["TARGETS", "CompileOptions", "Design", "Planned", "compile", "plan_design", "solver_space"]
 
 TARGETS = ("hls", "verilog", "all")
 
@@ -40,12 +40,14 @@ TARGETS = ("hls", "verilog", "all")
 @dataclass(frozen=True)
 class CompileOptions:
     """``target``: which hardware to emit; ``top``: name of the top function (default: the graph's);
-    ``mode``/``max_fuse_depth``: fusion settings; ``hls``: the HLS project's options."""
+    ``mode``/``max_fuse_depth``/``opt_level``: fusion settings (``opt_level`` 0: one stage per op, the unfused
+    baseline); ``hls``: the HLS project's options."""
 
     target: str = "hls"
     top: str | None = None
     mode: str = "fpga"
     max_fuse_depth: int = 256
+    opt_level: int = 2
     hls: HlsOptions = field(default_factory=HlsOptions)
     fold: Folding | None = None  # the folding to use (checked against ``budget``); None: the solver's, or none
     port_lanes: int | None = None  # elements per transfer of every port (over the folding's)
@@ -58,45 +60,77 @@ class CompileOptions:
 
 
 @dataclass(frozen=True)
-class Design:
+class Planned:
+    """A design as numbers, before any file: the plans, the resource model's figures and report.json."""
+
     graph: Graph
     fusion: FusionPlan
     plan: DataflowPlan
-    files: dict[str, str]
     areas: dict[str, Area]  # per stage (the resource model, hlsfuse.lower.area)
     fifos: Area
     area: Area  # the whole design
+    report: dict  # OUT/report.json
+
+
+@dataclass(frozen=True)
+class Design(Planned):
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def _fuse(graph: Graph, options: CompileOptions) -> FusionPlan:
+    return fuse(graph, mode=options.mode, max_fuse_depth=options.max_fuse_depth, opt_level=options.opt_level)
+
+
+def _lower_options(options: CompileOptions) -> LowerOptions:
+    fold = options.fold or Folding()
+    if options.port_lanes is not None:
+        fold = dataclasses.replace(fold, port_lanes=options.port_lanes, ports=())
+    return LowerOptions(top=options.top, fold=fold)
+
+
+def solver_space(graph: Graph, options: CompileOptions) -> Space:
+    """The folding solver's choices for ``graph`` under ``options`` (its fusion, part and port lanes), whatever
+    the budget: ``plan_design`` takes it to fit many budgets without computing them again."""
+    fusion = _fuse(graph, options)
+    return space(graph, fusion, _lower_options(options), dsp_of_part(options.hls.part),
+                 free_ports=options.port_lanes is None)
+
+
+def plan_design(graph: Graph, options: CompileOptions | None = None, solver: Space | None = None) -> Planned:
+    """Fuse and lower ``graph`` (folded by ``options.fold``, or by the solver within ``options.budget``) and
+    count its cycles and resources; nothing is emitted. ``solver``: ``solver_space(graph, options)``, if the
+    caller has it."""
+    options = options or CompileOptions()
+    dsp = dsp_of_part(options.hls.part)
+    if options.budget.empty or options.fold is not None:  # a folding given is checked against the budget, not solved
+        fusion = _fuse(graph, options)
+        plan = lower(graph, fusion, _lower_options(options))
+    else:
+        solver = solver or solver_space(graph, options)
+        fusion, plan = solver.fusion, fit(solver, options.budget)
+    areas, fifos, area = design_area(graph, plan, dsp)
+    within(options.budget, plan, areas, area, "the folding given")
+    report = report_json(graph, plan, areas, fifos, area, options, dsp)
+    return Planned(graph, fusion, plan, areas, fifos, area, report)
 
 
 def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # noqa: A001 - the pipeline's verb
     """Fuse, lower and emit ``graph``; returns the plans and the output files (nothing is written)."""
     options = options or CompileOptions()
-    fusion = fuse(graph, mode=options.mode, max_fuse_depth=options.max_fuse_depth)
-    fold = options.fold or Folding()
-    if options.port_lanes is not None:
-        fold = dataclasses.replace(fold, port_lanes=options.port_lanes, ports=())
-    lower_options = LowerOptions(top=options.top, fold=fold)
-    dsp = dsp_of_part(options.hls.part)
-    if options.budget.empty or options.fold is not None:  # a folding given is checked against the budget, not solved
-        plan = lower(graph, fusion, lower_options)
-    else:
-        plan = fit(graph, fusion, lower_options, dsp, options.budget, free_ports=options.port_lanes is None)
-    areas, fifos, area = design_area(graph, plan, dsp)
-    within(options.budget, plan, areas, area, "the folding given")
-    report = report_json(graph, plan, areas, fifos, area, options, dsp)
+    p = plan_design(graph, options)
     files = {
         "graph.json": json.dumps(graph_to_dict(graph), indent=1) + "\n",
-        "fusion.json": json.dumps(to_json(fusion, graph), indent=2) + "\n",
-        "fusion.dot": to_dot(fusion, graph),
-        "report.md": report_markdown(graph, fusion, plan, areas, report),
-        "report.json": json.dumps(report, indent=1) + "\n",
-        "fold.json": json.dumps(fold_json(graph, plan), indent=1) + "\n",
+        "fusion.json": json.dumps(to_json(p.fusion, graph), indent=2) + "\n",
+        "fusion.dot": to_dot(p.fusion, graph),
+        "report.md": report_markdown(graph, p.fusion, p.plan, p.areas, p.report),
+        "report.json": json.dumps(p.report, indent=1) + "\n",
+        "fold.json": json.dumps(fold_json(graph, p.plan), indent=1) + "\n",
     }
     if options.target in ("hls", "all"):
-        files.update({f"hls/{path}": text for path, text in emit_hls(graph, plan, options.hls).items()})
+        files.update({f"hls/{path}": text for path, text in emit_hls(graph, p.plan, options.hls).items()})
     if options.target in ("verilog", "all"):
-        files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, plan).items()})
-    return Design(graph, fusion, plan, with_checksums(files), areas, fifos, area)
+        files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, p.plan).items()})
+    return Design(**{f.name: getattr(p, f.name) for f in dataclasses.fields(Planned)}, files=with_checksums(files))
 
 
 def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos: Area, area: Area,

@@ -48,6 +48,7 @@ from hlsfuse.lower.fold import (
     fit,
     read_fold,
     solve,
+    space,
 )
 from hlsfuse.lower.schedule import ConvertMain
 from hlsfuse.outdir import write_tree
@@ -325,7 +326,7 @@ def test_the_solver_is_optimal(budget):
     fusion = fuse(graph, mode="fpga")
     plan = lower(graph, fusion)
     best = _brute(graph, fusion, plan, budget)
-    fold = solve(graph, fusion, plan, DSP48E2, budget)
+    fold = solve(space(graph, fusion, LowerOptions(), DSP48E2), budget)
     folded = lower(graph, fusion, LowerOptions(fold=fold))
     area = design_area(graph, folded, DSP48E2)[2]
     if budget.cycles is not None:
@@ -366,12 +367,11 @@ def test_the_knapsack_is_exact_when_both_budgets_bind():
 def test_budgets_that_cannot_be_met_name_the_stage():
     graph = small_net()
     fusion = fuse(graph, mode="fpga")
-    plan = lower(graph, fusion)
     fits = r"budget --dsp 3: does not fit: folded as far as it goes the design needs 4 DSPs; stage \S+ alone"
     with pytest.raises(HlsfuseError, match=fits):
-        solve(graph, fusion, plan, DSP48E2, Budget(dsp=3))
+        solve(space(graph, fusion, LowerOptions(), DSP48E2), Budget(dsp=3))
     with pytest.raises(HlsfuseError, match=r"--target-cycles 50: stage \S+_conv2d\S* needs at least \d+ cycles"):
-        solve(graph, fusion, plan, DSP48E2, Budget(cycles=50))
+        solve(space(graph, fusion, LowerOptions(), DSP48E2), Budget(cycles=50))
 
 
 def test_the_residual_example_fits_two_boards():
@@ -379,10 +379,10 @@ def test_the_residual_example_fits_two_boards():
     fusion = fuse(graph, mode="fpga")
     for name in ("pynq-z2", "zcu104"):
         b = BOARDS[name]
-        plan = fit(graph, fusion, LowerOptions(), dsp_of_part(b.part), Budget(dsp=b.dsp, bram18=b.bram18))
+        plan = fit(space(graph, fusion, LowerOptions(), dsp_of_part(b.part)), Budget(dsp=b.dsp, bram18=b.bram18))
         area = design_area(graph, plan, dsp_of_part(b.part))[2]
         assert area.dsp <= b.dsp and area.bram18 <= b.bram18
-    tight = fit(graph, fusion, LowerOptions(), DSP48E1, Budget(dsp=40))
+    tight = fit(space(graph, fusion, LowerOptions(), DSP48E1), Budget(dsp=40))
     assert design_area(graph, tight, DSP48E1)[2].dsp <= 40 and _utilization(graph, tight, DSP48E1) >= 0.8
 
 
@@ -394,7 +394,7 @@ def _utilization(graph, plan, dsp) -> float:
 @pytest.mark.parametrize("dsp", [16, 32])
 def test_the_mlp_example_keeps_its_multipliers_busy_at_two_budgets(dsp):
     graph = hlsfuse.load_graph("examples/mlp.json")
-    plan = fit(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1, Budget(dsp=dsp))
+    plan = fit(space(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1), Budget(dsp=dsp))
     assert design_area(graph, plan, DSP48E1)[2].dsp <= dsp
     assert _utilization(graph, plan, DSP48E1) >= 0.8
     assert all(s.schedule.main.streamed for s in plan.stages if s.schedule.multipliers)
@@ -404,7 +404,7 @@ def test_the_mlp_example_takes_lanes_and_pe_on_its_rows_to_run_faster():
     # with SIMD alone the solver's best at 200 DSP48E1s was 96 cycles per frame (fc1: 64 pushes of one element);
     # with input lanes and PE fc1 pushes its row in one token and emits PE columns at once
     graph = hlsfuse.load_graph("examples/mlp.json")
-    plan = fit(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1, Budget(dsp=200))
+    plan = fit(space(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1), Budget(dsp=200))
     assert plan.cycles == 33 and design_area(graph, plan, DSP48E1)[2].dsp <= 200
     rows = [s.schedule.main for s in plan.stages if s.kind == "rows"]
     assert any(m.lanes_in > 1 for m in rows) and any(m.pe > 1 for m in rows)
@@ -414,7 +414,7 @@ def test_the_mlp_example_takes_lanes_and_pe_on_its_rows_to_run_faster():
 @pytest.mark.parametrize("dsp", [40, 100])
 def test_a_ds_cnn_keeps_its_multipliers_busy_at_two_budgets(dsp):
     graph = dscnn()
-    plan = fit(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1, Budget(dsp=dsp))
+    plan = fit(space(graph, fuse(graph, mode="fpga"), LowerOptions(), DSP48E1), Budget(dsp=dsp))
     assert design_area(graph, plan, DSP48E1)[2].dsp <= dsp
     assert _utilization(graph, plan, DSP48E1) >= 0.8
     depthwise = [s for s in plan.stages if s.head and s.head.startswith("dw")]
@@ -519,10 +519,10 @@ def test_the_solver_keeps_the_snapshots_its_rate_needs():
     """At the rate a budget allows, every window stage holds the fewest snapshots that meet it."""
     graph = strided_net()
     fusion = fuse(graph, mode="fpga")
-    plan = lower(graph, fusion)
+    choices_ = space(graph, fusion, LowerOptions(), DSP48E2)
     rings = 0
     for dsp in (8, 16, 40, 400):
-        fold = solve(graph, fusion, plan, DSP48E2, Budget(dsp=dsp))
+        fold = solve(choices_, Budget(dsp=dsp))
         folded = lower(graph, fusion, LowerOptions(fold=fold))
         for stage in folded.stages:
             main = stage.schedule.main
@@ -542,7 +542,7 @@ def test_resnet8_on_an_alveo_u250_in_the_model():
     fusion = fuse(graph, mode="fpga")
     board = BOARDS["alveo-u250"]
     dsp = dsp_of_part(board.part)
-    plan = fit(graph, fusion, LowerOptions(), dsp, Budget(dsp=board.dsp, bram18=board.bram18))
+    plan = fit(space(graph, fusion, LowerOptions(), dsp), Budget(dsp=board.dsp, bram18=board.bram18))
     total = design_area(graph, plan, dsp)[2]
     macs = sum(s.schedule.macs for s in plan.stages)
     assert plan.cycles <= 1300 and total.multipliers <= 15000 and total.dsp <= board.dsp

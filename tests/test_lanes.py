@@ -540,8 +540,8 @@ def test_own_stages_refuse_lanes_their_op_cannot_take(build, lanes, message):
 def test_the_solver_gives_own_stages_lanes():
     graph = own_ops()
     fusion = fuse(graph, mode="fpga")
-    from hlsfuse.lower.fold import Budget, fit
-    folded = fit(graph, fusion, LowerOptions(), dsp_of_part("xczu7ev-ffvc1156-2-e"), Budget(dsp=100))
+    from hlsfuse.lower.fold import Budget, fit, space
+    folded = fit(space(graph, fusion, LowerOptions(), dsp_of_part("xczu7ev-ffvc1156-2-e")), Budget(dsp=100))
     lanes = {s.head: s.schedule.main.lanes for s in folded.stages if s.kind == "own"}
     assert all(v > 1 for v in lanes.values()), lanes
     assert fold_json(graph, folded)["fold"]["pad"]["lanes"] == lanes["pad"]

@@ -23,7 +23,7 @@ from hlsfuse.errors import HlsfuseError
 from hlsfuse.fusion import fuse
 from hlsfuse.lower import Folding, LowerOptions, lower, refold
 from hlsfuse.lower.area import dsp_of_part, stage_area
-from hlsfuse.lower.fold import Budget, choices, fit, fold_json, read_fold
+from hlsfuse.lower.fold import Budget, choices, fit, fold_json, read_fold, space
 from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
@@ -139,7 +139,7 @@ def test_the_solver_gives_the_resnet8_global_average_pool_lanes():
     4,160 cycles per frame; with lanes it no longer is, and the DSPs bind instead."""
     graph = hlsfuse.load_graph("examples/resnet8.json")
     dsp = dsp_of_part("xcu250-figd2104-2L-e")
-    plan = fit(graph, fuse(graph, mode="fpga"), LowerOptions(), dsp, Budget(dsp=12288, bram18=5376))
+    plan = fit(space(graph, fuse(graph, mode="fpga"), LowerOptions(), dsp), Budget(dsp=12288, bram18=5376))
     (pool,) = (s for s in plan.stages if s.kind == "reduce")
     assert pool.schedule.main.lanes > 1 and pool.cycles < plan.cycles
     assert plan.cycles <= 1504 < 4160

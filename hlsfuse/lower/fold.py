@@ -37,7 +37,7 @@ from .area import Area, Dsp, buffer_area, design_area, stage_area
 from .schedule import window_emits, window_engine, window_geometry
 from .stages import line_buffer
 
-__all__ = ["Budget", "Choice", "choices", "solve", "fit", "within", "fold_json", "read_fold"]
+__all__ = ["Budget", "Choice", "Space", "choices", "space", "solve", "fit", "within", "fold_json", "read_fold"]
 
 
 @dataclass(frozen=True)
@@ -257,19 +257,43 @@ def _trim(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, c: Choice
     return replace(c, snapshots=schedule.main.engine.fewest_slots(rate - schedule.setup_iterations))
 
 
-def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget: Budget,
-          free_ports: bool = True) -> Folding:
-    """The folding of ``plan``'s map, window, rows, reduce and own stages (and, when ``free_ports``, of its ports)
-    for ``budget``: every stage and port by name."""
-    folded = [s for s in plan.stages if s.kind in FOLDABLE]
-    areas, fifos, _ = design_area(graph, plan, dsp)
-    fixed = sum((areas[s.name] for s in plan.stages if s.kind not in FOLDABLE), fifos)
-    ports = _port_choices(plan, free_ports)
+@dataclass(frozen=True, eq=False)
+class Space:
+    """What the solver chooses from, whatever the budget: the unfolded plan, the stages it folds with their
+    choices (``choices``, shared by stages alike), and the lanes each port may take. Computing the choices is
+    most of a solve; a sweep over budgets (hlsfuse explore) builds the space once and fits it many times."""
+
+    graph: Graph
+    fusion: FusionPlan
+    options: LowerOptions
+    dsp: Dsp
+    plan: DataflowPlan
+    folded: tuple  # the plan's stages of the FOLDABLE kinds
+    choices: tuple[tuple[Choice, ...], ...]  # per stage of ``folded``
+    ports: Mapping[str, list[int]]  # graph input or output tensor -> the lanes it may take, fewest first
+    sizes: Mapping[str, int]  # graph input or output tensor -> elements per frame
+
+
+def space(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, free_ports: bool = True) -> Space:
+    """The solver's choices for ``graph`` fused as ``fusion`` (ports keep ``options``' lanes unless
+    ``free_ports``)."""
+    plan = lower(graph, fusion, options)
+    folded = tuple(s for s in plan.stages if s.kind in FOLDABLE)
+    alike: dict[tuple, tuple[Choice, ...]] = {}
+    options_per_stage = tuple(alike[key] if (key := _structure(graph, s)) in alike else alike.setdefault(
+        key, tuple(choices(graph, fusion, plan, s, dsp))) for s in folded)
     sizes = {p.tensor: p.type.size for p in (*plan.inputs, *plan.outputs)}
+    return Space(graph, fusion, options, dsp, plan, folded, options_per_stage, _port_choices(plan, free_ports), sizes)
+
+
+def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Folding:
+    """The folding of the space's map, window, rows, reduce and own stages (and ports) for ``budget``: every stage
+    and port by name. ``plan`` (default: the space's) is the plan whose FIFOs and unfolded stages are counted."""
+    graph, folded, options, ports, sizes = space.graph, space.folded, list(space.choices), space.ports, space.sizes
+    plan = plan or space.plan
+    areas, fifos, _ = design_area(graph, plan, space.dsp)
+    fixed = sum((areas[s.name] for s in plan.stages if s.kind not in FOLDABLE), fifos)
     floor = max(sizes[t] // lanes[-1] for t, lanes in ports.items())  # the ports at their widest
-    alike: dict[tuple, list[Choice]] = {}
-    options = [alike[key] if (key := _structure(graph, s)) in alike else alike.setdefault(
-        key, choices(graph, fusion, plan, s, dsp)) for s in folded]
     where = f"budget {budget.text()}"
     if budget.dsp is not None and fixed.dsp > budget.dsp:
         raise HlsfuseError(f"{where}: the stages without MACs already need {fixed.dsp} DSPs")
@@ -308,7 +332,7 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
     pick = _cheapest(options, rate, fixed, budget)
     if pick is None:
         raise HlsfuseError(f"{where}: no folding meets {budget.cycles} cycles per frame within the budget")
-    pick = [_trim(graph, fusion, plan, s, c, rate) for s, c in zip(folded, pick)]
+    pick = [_trim(graph, space.fusion, plan, s, c, rate) for s, c in zip(folded, pick)]
     return Folding(simd=tuple((s.name, c.simd) for s, c in zip(folded, pick) if c.simd is not None),
                    lanes=tuple((s.name, c.lanes) for s, c in zip(folded, pick) if c.lanes != 1),
                    pe=tuple((s.name, c.pe) for s, c in zip(folded, pick) if c.pe != 1),
@@ -316,15 +340,14 @@ def solve(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, dsp: Dsp, budget
                    ports=tuple((t, next(ll for ll in lanes if sizes[t] // ll <= rate)) for t, lanes in ports.items()))
 
 
-def fit(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, budget: Budget,
-        free_ports: bool = True) -> DataflowPlan:
-    """The plan folded by ``solve`` for ``budget`` (ports keep ``options``' lanes unless ``free_ports``)."""
-    plan = lower(graph, fusion, options)
+def fit(space: Space, budget: Budget) -> DataflowPlan:
+    """The space's plan folded by ``solve`` for ``budget``."""
+    plan = space.plan
     margin = budget
     for _ in range(4):
-        fold = solve(graph, fusion, plan, dsp, margin, free_ports)
-        folded = lower(graph, fusion, replace(options, fold=fold))
-        total = design_area(graph, folded, dsp)[2]
+        fold = solve(space, margin, plan)
+        folded = lower(space.graph, space.fusion, replace(space.options, fold=fold))
+        total = design_area(space.graph, folded, space.dsp)[2]
         over = total.bram18 - budget.bram18 if budget.bram18 is not None else 0
         if over <= 0:
             return folded

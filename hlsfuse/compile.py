@@ -143,7 +143,7 @@ def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos:
         main = s.schedule.main
         stages.append({
             "name": s.name, "kind": s.kind, "nodes": list(s.nodes), "cycles_per_frame": s.cycles,
-            "latency": s.latency, "macs_per_frame": s.schedule.macs,
+            "latency": s.latency, "bound_cycles": s.schedule.bound, "macs_per_frame": s.schedule.macs,
             "simd": main.simd if s.schedule.multipliers else None, "lanes": s.schedule.lanes, **areas[s.name].to_json(),
         })
     return {
@@ -156,10 +156,13 @@ def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos:
         "budget": {"dsp": budget.dsp, "bram18": budget.bram18, "cycles_per_frame": budget.cycles},
         "cycles_per_frame": plan.cycles,
         "latency": plan.latency,
+        "bound_cycles": max(s.schedule.bound for s in plan.stages),
         "frames_per_second": round(1e9 / (options.hls.clock * plan.cycles), 3),
         "macs_per_frame": macs,
         "mac_utilization": round(macs / (area.multipliers * plan.cycles), 4) if area.multipliers else None,
         "total": {"cycles_per_frame": plan.cycles, "latency": plan.latency, **area.to_json()},
         "fifos": fifos.to_json(),
+        "channels": len(plan.channels),
+        "fifo_bits": sum(c.depth * c.width for c in plan.channels),
         "stages": stages,
     }

@@ -620,3 +620,21 @@ def test_read_fold_rejects_what_is_not_a_folding(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(HlsfuseError, match="a folding is an object with a 'fold' object"):
         read_fold(str(path))
+
+
+def test_a_node_named_like_another_stage_is_folded_as_the_node():
+    """Unfused, stage 's2_relu' computes node 'c' while node 's2_relu' is stage s3's (ResNet-8 on an Alveo U250
+    was refused so: the solver named stages, and 's2_relu' resolved to the node's stage as well)."""
+    b = GraphBuilder("clash", dtype="fixed<16,6>")
+    h = b.input("x", [4, 8])
+    for name, op in (("a", b.relu), ("b", b.sigmoid), ("c", b.relu), ("s2_relu", b.sigmoid), ("e", b.relu)):
+        h = op(h, name=name)
+    b.output(h)
+    graph = b.build()
+    fusion = fuse(graph, opt_level=0)
+    plan = lower(graph, fusion, LowerOptions(fold=Folding(lanes=(("c", 2), ("s2_relu", 4)))))
+    lanes = {s.name: (s.nodes, s.schedule.lanes) for s in plan.stages}
+    assert lanes["s2_relu"] == (("c",), 2) and lanes["s3_sigmoid"] == (("s2_relu",), 4)
+    fold = solve(space(graph, fusion, LowerOptions(), DSP48E2), Budget(dsp=100))
+    assert fold.lanes and {k for k, _ in fold.lanes} <= {"a", "b", "c", "s2_relu", "e"}
+    assert lower(graph, fusion, LowerOptions(fold=fold)).cycles == 4  # 32 elements, every stage and port at 8 lanes

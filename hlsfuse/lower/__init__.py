@@ -85,10 +85,10 @@ PORT_BITS = 1024
 def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, int]:
     """Stage name -> value, for the (stage or node name, value) ``entries``; ``allowed(layout)``: the stage
     may take ``what`` (else the error says which stages can)."""
-    stage_of = {}
-    for name, lay, group in drafts:
-        for key in (name, *group.nodes):
-            stage_of[key] = (name, lay)
+    stage_of = {name: (name, lay) for name, lay, _ in drafts}
+    # then node names, which win: a node may be named like another stage (unfused, stage 's18_relu' computes node
+    # 's2_relu', and stage 's2_relu' is another), and a node's name does not change with the fusion
+    stage_of.update({node: (name, lay) for name, lay, group in drafts for node in group.nodes})
     out: dict[str, int] = {}
     for key, value in entries:
         if key not in stage_of:

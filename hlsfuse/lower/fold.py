@@ -288,7 +288,8 @@ def space(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, fre
 
 def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Folding:
     """The folding of the space's map, window, rows, reduce and own stages (and ports) for ``budget``: every stage
-    and port by name. ``plan`` (default: the space's) is the plan whose FIFOs and unfolded stages are counted."""
+    by its head node (a map stage: its last), every port by tensor. ``plan`` (default: the space's) is the plan
+    whose FIFOs and unfolded stages are counted."""
     graph, folded, options, ports, sizes = space.graph, space.folded, list(space.choices), space.ports, space.sizes
     plan = plan or space.plan
     areas, fifos, _ = design_area(graph, plan, space.dsp)
@@ -333,10 +334,11 @@ def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Fol
     if pick is None:
         raise HlsfuseError(f"{where}: no folding meets {budget.cycles} cycles per frame within the budget")
     pick = [_trim(graph, space.fusion, plan, s, c, rate) for s, c in zip(folded, pick)]
-    return Folding(simd=tuple((s.name, c.simd) for s, c in zip(folded, pick) if c.simd is not None),
-                   lanes=tuple((s.name, c.lanes) for s, c in zip(folded, pick) if c.lanes != 1),
-                   pe=tuple((s.name, c.pe) for s, c in zip(folded, pick) if c.pe != 1),
-                   snapshots=tuple((s.name, c.snapshots) for s, c in zip(folded, pick) if c.snapshots != 1),
+    keys = [s.head or s.sink for s in folded]  # a node of the stage: node names are never ambiguous
+    return Folding(simd=tuple((k, c.simd) for k, c in zip(keys, pick) if c.simd is not None),
+                   lanes=tuple((k, c.lanes) for k, c in zip(keys, pick) if c.lanes != 1),
+                   pe=tuple((k, c.pe) for k, c in zip(keys, pick) if c.pe != 1),
+                   snapshots=tuple((k, c.snapshots) for k, c in zip(keys, pick) if c.snapshots != 1),
                    ports=tuple((t, next(ll for ll in lanes if sizes[t] // ll <= rate)) for t, lanes in ports.items()))
 
 

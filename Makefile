@@ -17,7 +17,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-out
 # System tools the hardware tests use: command name and the Debian package that provides it.
-TOOLS  := g++:g++ verilator:verilator iverilog:iverilog
+TOOLS  := g++:g++ verilator:verilator iverilog:iverilog chromium:chromium dot:graphviz
 
 .PHONY: setup tools demo test snapshots lint install-check clean
 

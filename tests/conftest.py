@@ -1,7 +1,7 @@
 """Test tiers and settings shared by the whole suite.
 
 Tests that need a system tool carry its marker (``@pytest.mark.gxx``, ``@pytest.mark.verilator``,
-``@pytest.mark.iverilog``).
+``@pytest.mark.iverilog``, ``@pytest.mark.chromium``, ``@pytest.mark.dot``).
 Where the tool is missing they are skipped, except in CI (``CI=true``): CI installs every tool,
 so a missing one there is a broken set-up and those tests fail instead of passing silently.
 
@@ -23,6 +23,8 @@ TOOLS = {
     "gxx": ("g++", "apt-get install g++"),
     "verilator": ("verilator", "apt-get install verilator"),
     "iverilog": ("iverilog", "apt-get install iverilog"),
+    "chromium": ("chromium", "apt-get install chromium"),
+    "dot": ("dot", "apt-get install graphviz"),
 }
 
 # No per-example deadline: the machines running the suite are shared and their timing varies.

@@ -26,9 +26,9 @@ __all__ = ["main", "commands"]
 
 def commands() -> tuple:
     """The command modules in the order of ``hlsfuse --help``; importing them imports the library."""
-    from . import check, compile, convert, csim, fuse, rtlsim, run
+    from . import check, compile, convert, csim, explore, fuse, rtlsim, run
 
-    return (check, run, fuse, compile, csim, rtlsim, convert)
+    return (check, run, fuse, compile, csim, rtlsim, explore, convert)
 
 
 class _Parser(argparse.ArgumentParser):

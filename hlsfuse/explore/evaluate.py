@@ -20,7 +20,7 @@ from ..lower.area import dsp_of_part
 from ..lower.fold import Space, fold_json
 from .points import Point, compile_options
 
-__all__ = ["install", "evaluate", "row_of_report"]
+__all__ = ["install", "graph_of", "evaluate", "row_of_report"]
 
 _GRAPHS: dict[str, Graph] = {}  # graph digest -> graph, per process
 _SPACES: dict[tuple, Space] = {}  # (digest, fusion, DSP slice, port lanes) -> the solver's choices
@@ -35,6 +35,16 @@ def install(payload: Mapping[str, dict], quiet_interrupt: bool = False) -> None:
     for key, data in payload.items():
         if key not in _GRAPHS:
             _GRAPHS[key] = graph_from_dict(data)
+
+
+def graph_of(key: str, payload: Mapping[str, dict] | None = None) -> Graph:
+    """The graph with digest ``key``, from this process's or from ``payload`` (a Dask task passes the scattered
+    payload, since the worker may not have it yet)."""
+    if key not in _GRAPHS:
+        if payload is None or key not in payload:
+            raise HlsfuseError(f"explore: graph {key[:12]} was not sent to this worker")
+        install({key: payload[key]})
+    return _GRAPHS[key]
 
 
 def _space(key: str, graph: Graph, point: Point) -> Space:
@@ -63,13 +73,8 @@ def row_of_report(report: Mapping, stages: int) -> dict:
 
 def evaluate(key: str, point: Point, payload: Mapping[str, dict] | None = None) -> dict:
     """``point`` of the graph with digest ``key``: {"row", "report", "fold"} (report and fold None when the point
-    does not fit its budget; the row then says why). ``payload``: the graphs, when this worker may not have
-    them yet (a Dask task passes the scattered payload)."""
-    if key not in _GRAPHS:
-        if payload is None:
-            raise HlsfuseError(f"explore: graph {key[:12]} was not sent to this worker")
-        install(payload)
-    graph = _GRAPHS[key]
+    is infeasible, e.g. does not fit its budget; the row then says why). ``payload``: as for ``graph_of``."""
+    graph = graph_of(key, payload)
     try:
         planned = plan_design(graph, compile_options(point), _space(key, graph, point))
     except HlsfuseError as exc:

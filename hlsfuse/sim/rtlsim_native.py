@@ -29,6 +29,7 @@ import numpy as np
 
 from ..backends.templates import render
 from ..errors import HlsfuseError
+from ..progress import activity
 from ..types import parse_dtype
 from . import cache, tools
 from .rtlsim import QUIET_CYCLES, Run, cache_root, model_key
@@ -151,7 +152,8 @@ def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
             *[str((vdir / s).resolve()) for s in manifest["sim_sources"]],
         ]
         try:
-            done = tools.run(cmd, cwd=scratch, timeout=BUILD_TIMEOUT)
+            with activity(f"rtlsim: Verilator is building {top}"):  # a minute or more for a real model
+                done = tools.run(cmd, cwd=scratch, timeout=BUILD_TIMEOUT)
         except FileNotFoundError:
             raise HlsfuseError("verilator is not installed; rtlsim needs it (apt-get install verilator)") from None
         except subprocess.TimeoutExpired:

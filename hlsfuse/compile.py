@@ -5,6 +5,7 @@
 The files (DESIGN.md section 6):
 
     graph.json  fusion.json  fusion.dot  report.md     the graph, its fusion plan and the design's numbers
+    graph.npz                                         the constants' values, for a large graph (a side file)
     report.json  fold.json                            the numbers for programs; the folding (--fold reads it)
     checksums.json                                    SHA-256 of every file, checked by csim and rtlsim
     hls/        the Vitis HLS project (emit_hls)                        targets hls, all
@@ -24,7 +25,7 @@ from .backends.verilog import emit_verilog
 from .errors import HlsfuseError
 from .fusion import FusionPlan, fuse
 from .fusion.report import to_dot, to_json
-from .graph_json import graph_to_dict
+from .graph_json import graph_to_dict, side_file_bytes, wants_side_file
 from .ir import Graph
 from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
@@ -41,7 +42,8 @@ TARGETS = ("hls", "verilog", "all")
 class CompileOptions:
     """``target``: which hardware to emit; ``top``: name of the top function (default: the graph's);
     ``mode``/``max_fuse_depth``/``opt_level``: fusion settings (``opt_level`` 0: one stage per op, the unfused
-    baseline); ``hls``: the HLS project's options."""
+    baseline); ``hls``: the HLS project's options; ``weights_file``: keep OUT/graph.json's constant values in
+    OUT/graph.npz (True), inline (False), or by the graph's size (None, ``graph_json.wants_side_file``)."""
 
     target: str = "hls"
     top: str | None = None
@@ -53,6 +55,7 @@ class CompileOptions:
     port_lanes: int | None = None  # elements per transfer of every port (over the folding's)
     budget: Budget = field(default_factory=Budget)  # the solver picks the folding within it, unless ``fold`` is given
     board: str | None = None  # the preset the part and budget came from, for the report
+    weights_file: bool | None = None
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -74,7 +77,7 @@ class Planned:
 
 @dataclass(frozen=True)
 class Design(Planned):
-    files: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str | bytes] = field(default_factory=dict)  # bytes: graph.npz
 
 
 def _fuse(graph: Graph, options: CompileOptions) -> FusionPlan:
@@ -119,7 +122,7 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
     options = options or CompileOptions()
     p = plan_design(graph, options)
     files = {
-        "graph.json": json.dumps(graph_to_dict(graph), indent=1) + "\n",
+        **_graph_files(graph, options.weights_file),
         "fusion.json": json.dumps(to_json(p.fusion, graph), indent=2) + "\n",
         "fusion.dot": to_dot(p.fusion, graph),
         "report.md": report_markdown(graph, p.fusion, p.plan, p.areas, p.report),
@@ -131,6 +134,14 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
     if options.target in ("verilog", "all"):
         files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, p.plan).items()})
     return Design(**{f.name: getattr(p, f.name) for f in dataclasses.fields(Planned)}, files=with_checksums(files))
+
+
+def _graph_files(graph: Graph, weights_file: bool | None) -> dict[str, str | bytes]:
+    """OUT/graph.json, and OUT/graph.npz when the constants' values go to a side file."""
+    if not wants_side_file(graph, weights_file):
+        return {"graph.json": json.dumps(graph_to_dict(graph), indent=1) + "\n"}
+    return {"graph.json": json.dumps(graph_to_dict(graph, "graph.npz"), indent=1) + "\n",
+            "graph.npz": side_file_bytes(graph)}
 
 
 def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos: Area, area: Area,

@@ -5,43 +5,75 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import HlsfuseError
 
-__all__ = ["write_atomic", "check_readable"]
+__all__ = ["write_atomic", "write_together", "check_readable"]
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, overwrite: bool = True) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` through a temporary file in the same folder and a
     rename, so readers see the old file or the complete new one; returns the path.
 
-    Without ``overwrite`` the file is moved in with a hard link, which fails if ``path`` exists: a file
-    that appeared since the command checked (``cli.common.output_arg``) is never replaced."""
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise HlsfuseError(f"{path}: folder '{path.parent}' does not exist")
-    # a plain open (not mkstemp) so that the file gets the usual permissions of the umask
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    Without ``overwrite`` an existing ``path`` is refused, and the file is moved in with a hard link,
+    which fails if ``path`` exists: a file that appeared since the command checked
+    (``cli.common.output_arg``) is never replaced."""
+    write_together({path: data}, overwrite=overwrite)
+    return Path(path)
+
+
+def write_together(files: Mapping[str | os.PathLike, str | bytes], overwrite: bool = True) -> None:
+    """Write several files as ``write_atomic`` writes one: every file is written to its temporary file
+    first, and only when all of them are complete are they moved in, in the order given (a graph's side
+    file before the JSON that names it). A failure before that leaves every path as it was; without
+    ``overwrite``, files this call already moved in are removed again if a later one cannot be. The
+    renames themselves are one step each, not one for all: a process killed between two of them leaves
+    the first file new and the next one old."""
+    paths = {Path(path): data for path, data in files.items()}
+    for path in paths:
+        if not path.parent.is_dir():
+            raise HlsfuseError(f"{path}: folder '{path.parent}' does not exist")
+        if not overwrite and (path.exists() or path.is_symlink()):
+            raise HlsfuseError(f"{path} already exists; pass --force to overwrite it")
+    # plain opens (not mkstemp) so that the files get the usual permissions of the umask
+    temps = {path: path.with_name(f".{path.name}.{os.getpid()}.tmp") for path in paths}
+    moved: list[Path] = []
+    current = next(iter(paths), None)
     try:
-        with open(tmp, "xb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                raise HlsfuseError(f"{path}: appeared while the output was made; it is left as it is and nothing "
-                                   "was written (pass --force to overwrite it)") from None
-            tmp.unlink()
+        for current, data in paths.items():
+            with open(temps[current], "xb") as f:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        for current, tmp in temps.items():
+            _move_in(tmp, current, overwrite)
+            moved.append(current)
     except OSError as exc:  # a full disk says nothing of the file; the user needs its path
-        tmp.unlink(missing_ok=True)
-        raise HlsfuseError(f"{path}: cannot write: {exc.strerror or exc}; {path} is left as it was") from None
+        _undo(temps, moved, overwrite)
+        raise HlsfuseError(f"{current}: cannot write: {exc.strerror or exc}; {current} is left as it was") from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _undo(temps, moved, overwrite)
         raise
-    return path
+
+
+def _move_in(tmp: Path, path: Path, overwrite: bool) -> None:
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise HlsfuseError(f"{path}: appeared while the output was made; it is left as it is and nothing "
+                           "was written (pass --force to overwrite it)") from None
+    tmp.unlink()
+
+
+def _undo(temps: Mapping[Path, Path], moved: list[Path], overwrite: bool) -> None:
+    for tmp in temps.values():
+        tmp.unlink(missing_ok=True)
+    if not overwrite:  # the links this call made are new files of its own
+        for path in moved:
+            path.unlink(missing_ok=True)
 
 
 # st_mode tests of the paths that are neither files nor folders, and what to call them

@@ -9,7 +9,13 @@ then verifies the rest (cycles, ops, attributes, shapes, types), again prefixed 
 Saving writes what loading reads back as an equal ``Graph``. A constant is written either as
 the ``init`` spec it was generated from or as its real values: float64 numbers that hold every
 fixed-point value of up to 53 significant bits exactly, so quantizing them on load gives the
-same raw integers.
+same raw integers. A large graph keeps those values in a side file instead (``hlsfuse.side_file``):
+an .npz archive of raw values next to the JSON, which each such constant names in its ``init``
+
+    g.json   {"name": "w", ..., "init": {"kind": "file", "file": "g.npz", "array": "w"}}
+    g.npz    w.npy: the raw values of w (int8 for fixed<8,1>)
+
+The reference is read, not kept: a loaded constant holds its values, as if they had been inline.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ from typing import Any
 import numpy as np
 
 from .errors import HlsfuseError
-from .fileio import write_atomic
+from .fileio import write_together
 from .ir import Constant, Graph, Input, Node, TensorType, check_size
 from .ops import Pattern
+from .side_file import THRESHOLD, SideFiles, array_names, is_inside, npz_bytes, stored_array
 from .types import DType, from_float, parse_dtype, to_float
 
-__all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "init_values"]
+__all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "init_values", "side_file_bytes",
+           "wants_side_file", "side_path", "THRESHOLD"]
 
 _GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
 _INPUT_FIELDS = ("name", "shape", "dtype")
@@ -37,6 +45,7 @@ _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
 # Generators of constants and the defaults of their parameters.
 _INIT_PARAMS = {"uniform": {"low": -1.0, "high": 1.0}, "normal": {"mean": 0.0, "std": 1.0}, "zeros": {}}
+_INIT_KINDS = (*_INIT_PARAMS, "file")  # "file": the values are an array of a side file
 _FLOAT_MAX = int(np.finfo(np.float64).max)
 _FLOAT_DIGITS = len(str(_FLOAT_MAX))  # 309
 _TOO_LARGE = 10**_FLOAT_DIGITS
@@ -49,7 +58,8 @@ _EXACT_LIMIT = 1 << 53  # raw values below this in magnitude are exact as float6
 
 
 def load_graph(path: str | os.PathLike) -> Graph:
-    """Read and verify a JSON graph; any problem is a one-line ``HlsfuseError`` naming the file."""
+    """Read and verify a JSON graph, and the side files it names (relative to its folder); any problem
+    is a one-line ``HlsfuseError`` naming the file."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -64,7 +74,7 @@ def load_graph(path: str | os.PathLike) -> Graph:
         raise HlsfuseError(f"{path}: not valid JSON: {exc}") from None
     except RecursionError:
         raise HlsfuseError(f"{path}: JSON nested too deeply (a graph is an object of flat lists)") from None
-    return graph_from_dict(data, source=str(path))
+    return graph_from_dict(data, source=str(path), folder=Path(path).parent)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -89,19 +99,22 @@ def _no_constant(name: str) -> Any:
     raise HlsfuseError(f"{name} is not a JSON number")
 
 
-def graph_from_dict(data: Any, source: str = "graph") -> Graph:
-    """Build and verify a Graph from the parsed JSON form; errors start with ``source``."""
+def graph_from_dict(data: Any, source: str = "graph", folder: str | os.PathLike = ".") -> Graph:
+    """Build and verify a Graph from the parsed JSON form; errors start with ``source``. Side files
+    are read from ``folder`` (the JSON file's)."""
     try:
-        return _graph(data)
+        with SideFiles(Path(folder)) as side_files:
+            return _graph(data, side_files)
     except HlsfuseError as exc:
         raise HlsfuseError(f"{source}: {exc}") from None
 
 
-def _graph(data: Any) -> Graph:
+def _graph(data: Any, side_files: SideFiles) -> Graph:
     _fields(data, "the graph", _GRAPH_FIELDS, required=("name", "inputs", "nodes", "outputs"))
     inputs = [_input(entry, f"inputs[{i}]") for i, entry in enumerate(_list(data["inputs"], "inputs"))]
     constants = [
-        _constant(entry, f"constants[{i}]") for i, entry in enumerate(_list(data.get("constants", []), "constants"))
+        _constant(entry, f"constants[{i}]", side_files)
+        for i, entry in enumerate(_list(data.get("constants", []), "constants"))
     ]
     nodes = [_node(entry, f"nodes[{i}]") for i, entry in enumerate(_list(data["nodes"], "nodes"))]
     outputs = _names(data["outputs"], "outputs")
@@ -114,13 +127,16 @@ def _input(entry: Any, where: str) -> Input:
     return Input(_name(entry["name"], f"{where}.name"), TensorType(shape, _dtype(entry["dtype"], f"{where}.dtype")))
 
 
-def _constant(entry: Any, where: str) -> Constant:
+def _constant(entry: Any, where: str, side_files: SideFiles) -> Constant:
     _fields(entry, where, _CONSTANT_FIELDS, required=("name", "shape", "dtype"))
     name = _name(entry["name"], f"{where}.name")
     ttype = TensorType(_shape(entry["shape"], f"{where}.shape"), _dtype(entry["dtype"], f"{where}.dtype"))
     check_size(ttype.shape, f"constant '{name}'")  # before its values are made
     if ("data" in entry) == ("init" in entry):
         raise HlsfuseError(f"{where} needs exactly one of the fields 'data' and 'init'")
+    if "init" in entry and _is_file_ref(entry["init"]):
+        file, array = _file_ref(entry["init"], f"{where}.init", name)
+        return Constant(name, ttype, side_files.read(file, array, name, ttype))
     if "init" in entry:
         init = _init(entry["init"], f"{where}.init")
         values = init_values(init, ttype.shape)
@@ -150,13 +166,27 @@ def _data(value: Any, where: str, shape: tuple[int, ...], name: str) -> np.ndarr
     return values
 
 
+def _is_file_ref(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("kind") == "file"
+
+
+def _file_ref(value: dict, where: str, name: str) -> tuple[str, str]:
+    """The side file (relative to the JSON file's folder) and the array of a ``file`` init."""
+    _fields(value, where, ("kind", "file", "array"), required=("kind", "file", "array"))
+    file = value["file"]
+    if not isinstance(file, str) or not is_inside(file):
+        raise HlsfuseError(f"{where}.file of constant '{name}' must be a relative path inside the graph's folder "
+                           f"(no '..', not absolute), not {_show(file)}")
+    return file, _name(value["array"], f"{where}.array")
+
+
 def _init(value: Any, where: str) -> dict[str, Any]:
     """The canonical form of an ``init`` spec: kind, every parameter (defaults filled in), seed."""
     if not isinstance(value, dict) or "kind" not in value:
-        raise HlsfuseError(f"{where} must be an object with a 'kind' ({', '.join(_INIT_PARAMS)})")
+        raise HlsfuseError(f"{where} must be an object with a 'kind' ({', '.join(_INIT_KINDS)})")
     kind = value["kind"]
     if not isinstance(kind, str) or kind not in _INIT_PARAMS:
-        raise HlsfuseError(f"{where}.kind must be one of {', '.join(_INIT_PARAMS)}, not {_show(kind)}")
+        raise HlsfuseError(f"{where}.kind must be one of {', '.join(_INIT_KINDS)}, not {_show(kind)}")
     params = _INIT_PARAMS[kind]
     _fields(value, where, ("kind", *params, "seed"), required=("kind",))
     spec: dict[str, Any] = {"kind": kind}
@@ -276,24 +306,61 @@ def _show(value: Any) -> str:
 # --------------------------------------------------------------------------
 
 
-def graph_to_dict(graph: Graph) -> dict[str, Any]:
-    """The JSON form of a graph (plain dicts, lists, strings and numbers)."""
+def graph_to_dict(graph: Graph, side_file: str | None = None) -> dict[str, Any]:
+    """The JSON form of a graph (plain dicts, lists, strings and numbers). With ``side_file`` (a path
+    relative to the JSON file's folder) the constants written as values name their arrays in that file
+    instead, which ``side_file_bytes(graph)`` makes."""
+    if side_file is not None and not is_inside(side_file):
+        raise HlsfuseError(f"side file {side_file!r}: must be a relative path inside the graph's folder (no '..', "
+                           "not absolute), as loading requires")
+    arrays = array_names(_valued(graph)) if side_file is not None else {}
     return {
         "name": graph.name,
         "inputs": [{"name": i.name, "shape": list(i.type.shape), "dtype": str(i.type.dtype)} for i in graph.inputs],
-        "constants": [_constant_dict(c) for c in graph.constants],
+        "constants": [_constant_dict(c, side_file, arrays.get(c.name)) for c in graph.constants],
         "nodes": [_node_dict(n) for n in graph.nodes],
         "outputs": list(graph.outputs),
     }
 
 
-def _constant_dict(const: Constant) -> dict[str, Any]:
+def _constant_dict(const: Constant, side_file: str | None, array: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": const.name, "shape": list(const.type.shape), "dtype": str(const.type.dtype)}
     if const.init is not None:
         entry["init"] = dict(const.init)
+    elif side_file is not None:
+        entry["init"] = {"kind": "file", "file": side_file, "array": array}
     else:
         entry["data"] = _real_values(const)
     return entry
+
+
+def _valued(graph: Graph) -> dict[str, Constant]:
+    """The constants written as values (inline or in a side file): those without an ``init`` generator."""
+    return {c.name: c for c in graph.constants if c.init is None}
+
+
+def side_file_bytes(graph: Graph) -> bytes:
+    """The .npz archive ``graph_to_dict(graph, side_file)`` names: the raw values of every constant
+    without an ``init`` generator (``hlsfuse.side_file``)."""
+    valued = _valued(graph)
+    return npz_bytes({array: stored_array(valued[name]) for name, array in array_names(valued).items()})
+
+
+def wants_side_file(graph: Graph, weights_file: bool | None = None) -> bool:
+    """Whether to save ``graph`` with a side file: as ``weights_file`` says, or by default (None) when its
+    constants written as values hold more than ``THRESHOLD`` values (1 MiB as float32)."""
+    if weights_file is not None:
+        return weights_file
+    return sum(c.data.size for c in _valued(graph).values()) > THRESHOLD
+
+
+def side_path(path: str | os.PathLike) -> Path:
+    """The side file ``save_graph`` writes beside the JSON file ``path``: the same name, ending in .npz."""
+    path = Path(path)
+    side = path.with_suffix(".npz")
+    if side == path:
+        raise HlsfuseError(f"{path}: a graph saved with a side file must not end in .npz (the side file's name)")
+    return side
 
 
 def _real_values(const: Constant) -> list:
@@ -305,7 +372,8 @@ def _real_values(const: Constant) -> list:
     if raw.size and max(-int(raw.min()), int(raw.max())) >= _EXACT_LIMIT:
         raise HlsfuseError(
             f"constant '{const.name}': {dtype} values of more than 53 significant bits cannot be written exactly "
-            "as JSON numbers; use a narrower type"
+            "as JSON numbers; use a narrower type, or keep the values in a side file (weights_file=True, "
+            "hlsfuse --weights-file)"
         )
     if dtype.frac <= 0:  # integer values: write them as integers
         return [v << -dtype.frac for v in raw.tolist()]
@@ -335,10 +403,20 @@ def _json_value(value: Any, node: Node, key: str) -> Any:
     raise HlsfuseError(f"{node.where()}: attribute '{key}' holds {value!r}, which JSON cannot represent")
 
 
-def save_graph(graph: Graph, path: str | os.PathLike, overwrite: bool = True) -> Path:
-    """Write ``graph`` as JSON (one line per input, constant and node, for readable diffs); without
-    ``overwrite`` an existing ``path`` is refused (``fileio.write_atomic``)."""
-    return write_atomic(path, _dumps(graph_to_dict(graph)), overwrite=overwrite)
+def save_graph(graph: Graph, path: str | os.PathLike, overwrite: bool = True, weights_file: bool | None = None) -> Path:
+    """Write ``graph`` as JSON (one line per input, constant and node, for readable diffs); returns ``path``.
+
+    With a side file (``wants_side_file(graph, weights_file)``: large graphs, or ``weights_file=True``)
+    the constants' values go to ``side_path(path)`` (g.json -> g.npz), and both files are written
+    together (``fileio.write_together``). Without ``overwrite`` an existing file is refused."""
+    path = Path(path)
+    if not wants_side_file(graph, weights_file):
+        write_together({path: _dumps(graph_to_dict(graph))}, overwrite=overwrite)
+        return path
+    side = side_path(path)
+    files = {side: side_file_bytes(graph), path: _dumps(graph_to_dict(graph, side.name))}
+    write_together(files, overwrite=overwrite)
+    return path
 
 
 def _dumps(data: dict[str, Any]) -> str:

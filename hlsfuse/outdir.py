@@ -39,6 +39,8 @@ from .errors import HlsfuseError
 __all__ = ["check_out_dir", "write_tree", "CHECKSUMS", "with_checksums", "verify"]
 
 CHECKSUMS = "checksums.json"
+_GRAPH = ("graph.json", "graph.npz")
+"""The graph the simulators take their golden outputs from, and its side file (a large graph's values)."""
 _SOURCES = (".cpp", ".h", ".hpp", ".v", ".sv", ".vh", ".mem", ".json", ".tcl", ".cfg", ".txt", ".dat", ".bin")
 """Suffixes of the files the simulators and AMD's tools read from OUT (a waveform or a log is none of them)."""
 
@@ -171,7 +173,8 @@ def with_checksums(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
 
 
 def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:
-    """Check graph.json and every file ``hlsfuse compile`` wrote under ``folders`` of OUT against CHECKSUMS."""
+    """Check graph.json (and graph.npz) and every file ``hlsfuse compile`` wrote under ``folders`` of OUT
+    against CHECKSUMS."""
     out = Path(out)
     path = out / CHECKSUMS
     hint = "compile again, or pass --allow-edits to simulate the files as they are"
@@ -191,10 +194,11 @@ def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:
             rel = file.relative_to(out).as_posix()
             if rel not in digests and file.is_file() and (file.suffix in _SOURCES or file.name == "Makefile"):
                 raise HlsfuseError(f"{file}: not written by hlsfuse compile (it has no entry in {path}); {hint}")
+    # a graph.npz without an entry is no source: a graph.json compile wrote names it only when it wrote it too
     if "graph.json" not in digests and (out / "graph.json").is_file():
         raise HlsfuseError(f"{out / 'graph.json'}: has no entry in {path}; {hint}")
     for rel, digest in digests.items():
-        if rel != "graph.json" and not rel.startswith(tuple(f"{f}/" for f in folders)):
+        if rel not in _GRAPH and not rel.startswith(tuple(f"{f}/" for f in folders)):
             continue
         file = out / rel
         try:

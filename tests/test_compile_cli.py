@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from hlsfuse import GraphBuilder, save_graph
+from hlsfuse import GraphBuilder, load_graph, save_graph
 from hlsfuse.cli import main
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.errors import HlsfuseError
+from hlsfuse.outdir import verify
 
 
 def _graph(path):
@@ -102,3 +103,55 @@ def test_csim_errors_are_one_line(tmp_path, capsys):
     assert err.startswith("hlsfuse: error: ") and err.count("\n") == 1
     assert main(["csim", str(tmp_path), "--hls-include", str(tmp_path)]) == 2
     assert "no ap_fixed.h in this folder" in capsys.readouterr().err
+
+
+def _large(path):
+    """A graph whose 300,000 weight values are above the side file threshold (262,144)."""
+    b = GraphBuilder("large", dtype="fixed<8,1>")
+    x = b.input("x", [1, 600])
+    w = b.constant("w", np.random.default_rng(0).normal(0, 0.3, (500, 600)), dtype="fixed<8,1>")
+    b.output(b.dense(x, w, name="fc"))
+    graph = b.build()
+    save_graph(graph, path)
+    return graph
+
+
+def test_compile_keeps_a_large_graphs_values_in_out_graph_npz(tmp_path, capsys):
+    graph = _large(tmp_path / "g.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json", "g.npz"]
+    out = tmp_path / "out"
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert json.loads((out / "graph.json").read_text())["constants"][0]["init"] == {
+        "kind": "file", "file": "graph.npz", "array": "w"}
+    saved = (out / "graph.json").stat().st_size + (out / "graph.npz").stat().st_size
+    assert saved <= 1.2 * 4 * 300_000 + 1_000_000
+    assert load_graph(out / "graph.json") == graph
+    assert "graph.npz" in json.loads((out / "checksums.json").read_text())["sha256"]
+    verify(out, ("hls",))
+    # the simulators check graph.npz as they check graph.json
+    with np.load(out / "graph.npz") as arrays:
+        edited = arrays["w"].copy()
+    edited[0, 0] += 1
+    np.savez(out / "graph.npz", w=edited)
+    with pytest.raises(HlsfuseError) as info:
+        verify(out, ("hls",))
+    assert str(info.value).startswith(f"{out / 'graph.npz'}: changed since hlsfuse compile wrote it")
+
+
+def test_compile_weights_flags(tmp_path, capsys):
+    graph = _graph(tmp_path / "g.json")
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "side"), "--weights-file"]) == 0
+    assert (tmp_path / "side" / "graph.npz").is_file() and load_graph(tmp_path / "side" / "graph.json") == graph
+    assert main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "small")]) == 0
+    assert not (tmp_path / "small" / "graph.npz").exists()
+    _large(tmp_path / "large.json")
+    assert main(["compile", str(tmp_path / "large.json"), "-o", str(tmp_path / "inline"), "--inline-weights"]) == 0
+    assert not (tmp_path / "inline" / "graph.npz").exists()
+    assert len(json.loads((tmp_path / "inline" / "graph.json").read_text())["constants"][0]["data"]) == 300_000
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "x"), "--weights-file", "--inline-weights"])
+    assert "argument --inline-weights: not allowed with argument --weights-file" in capsys.readouterr().err
+    files = compile(graph, CompileOptions(weights_file=True)).files
+    assert isinstance(files["graph.npz"], bytes) and files == compile(graph, CompileOptions(weights_file=True)).files

@@ -177,7 +177,8 @@ def test_values_too_wide_for_json_numbers_are_refused_on_save():
         graph_to_dict(graph)
     assert str(info.value) == (
         "constant 'c': fixed<60,10> values of more than 53 significant bits cannot be written exactly as "
-        "JSON numbers; use a narrower type"
+        "JSON numbers; use a narrower type, or keep the values in a side file (weights_file=True, hlsfuse "
+        "--weights-file)"
     )
 
 
@@ -265,10 +266,10 @@ FIELD_ERRORS = [
 ]
 
 INIT_ERRORS = [
-    ({"kind": "gaussian"}, 'constants[0].init.kind must be one of uniform, normal, zeros, not "gaussian"'),
-    ({"kind": ["normal"]}, 'constants[0].init.kind must be one of uniform, normal, zeros, not ["normal"]'),
+    ({"kind": "gaussian"}, 'constants[0].init.kind must be one of uniform, normal, zeros, file, not "gaussian"'),
+    ({"kind": ["normal"]}, 'constants[0].init.kind must be one of uniform, normal, zeros, file, not ["normal"]'),
     ({"kind": "normal", "mean": 1e999}, "constants[0].init.mean must be a number, not Infinity"),
-    ({"seed": 1}, "constants[0].init must be an object with a 'kind' (uniform, normal, zeros)"),
+    ({"seed": 1}, "constants[0].init must be an object with a 'kind' (uniform, normal, zeros, file)"),
     ({"kind": "normal", "seed": -1}, "constants[0].init.seed must be a non-negative integer, not -1"),
     ({"kind": "normal", "seed": 1.5}, "constants[0].init.seed must be a non-negative integer, not 1.5"),
     ({"kind": "normal", "std": "wide"}, 'constants[0].init.std must be a number, not "wide"'),

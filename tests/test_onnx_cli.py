@@ -125,3 +125,36 @@ def test_calibration_sample_errors_name_the_file(cnn_file, tmp_path, capsys, arr
     err = capsys.readouterr().err
     assert err.startswith(f"hlsfuse: error: {samples}: {message}") and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_convert_saves_a_large_model_with_a_side_file(tmp_path, capsys):
+    path = tmp_path / "wide.onnx"
+    weights = np.random.default_rng(0).normal(0, 0.1, (600, 500))  # 300,000 values: above the threshold
+    onnx.save(model([node("MatMul", ["x", "w"], ["y"])], {"x": (1, 600)}, {"w": weights}), path)
+    out = tmp_path / "wide.json"
+    assert main(["convert", str(path), "-o", str(out), "--precision", "fixed<8,1>"]) == 0
+    assert capsys.readouterr().out.endswith(f"; wrote {out} and {tmp_path / 'wide.npz'}\n")
+    assert out.stat().st_size < 2000 and (tmp_path / "wide.npz").stat().st_size < 1.2 * 4 * 300_000 + 1_000_000
+    assert load_graph(out) == from_onnx(path, precision="fixed<8,1>")
+    inline = tmp_path / "inline.json"
+    assert main(["convert", str(path), "-o", str(inline), "--precision", "fixed<8,1>", "--inline-weights"]) == 0
+    assert not (tmp_path / "inline.npz").exists() and load_graph(inline) == load_graph(out)
+    (tmp_path / "again.npz").write_text("keep me")  # found only once the model is known to be large
+    assert main(["convert", str(path), "-o", str(tmp_path / "again.json"), "--precision", "fixed<8,1>"]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: {tmp_path / 'again.npz'} already exists; pass --force to "
+                                       "overwrite it\n")
+    assert (tmp_path / "again.npz").read_text() == "keep me" and not (tmp_path / "again.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_convert_weights_file_flag_and_its_existing_side_file(cnn_file, tmp_path, capsys):
+    out, side = tmp_path / "cnn.json", tmp_path / "cnn.npz"
+    side.write_text("keep me")
+    assert main(["convert", str(cnn_file), "-o", str(out), "--weights-file"]) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {side} already exists; pass --force to overwrite it\n"
+    assert side.read_text() == "keep me" and not out.exists()
+    assert main(["convert", str(cnn_file), "-o", str(out), "--weights-file", "--force"]) == 0
+    assert capsys.readouterr().out.endswith(f"; wrote {out} and {side}\n")
+    assert '"kind": "file"' in out.read_text() and load_graph(out) == from_onnx(cnn_file)
+    assert main(["convert", str(cnn_file), "-o", str(tmp_path / "small.json")]) == 0  # a small model: inline
+    assert not (tmp_path / "small.npz").exists()

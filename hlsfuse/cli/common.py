@@ -18,12 +18,12 @@ import numpy as np
 from ..errors import HlsfuseError
 from ..fileio import check_readable
 from ..frontend import onnx as onnx_frontend
-from ..graph_json import load_graph
+from ..graph_json import THRESHOLD, load_graph
 from ..ir import Graph, check_size
 from ..reference import quantize_inputs
 
 __all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg", "positive_int", "seed", "read_npz",
-           "read_inputs"]
+           "read_inputs", "add_weights_args", "weights_file_arg"]
 
 _ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
 
@@ -40,6 +40,24 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
         metavar="SAMPLES.npz",
         help="choose integer bits from these inputs (ONNX layout); prints the expected error",
     )
+
+
+def add_weights_args(parser: argparse.ArgumentParser, written: str) -> None:
+    """--weights-file / --inline-weights: where a written graph keeps its constants' values (``written``:
+    the JSON file and its side file, as the command's help says them)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--weights-file", action="store_true",
+                       help=f"keep the constants' values in a side file ({written}), whatever the graph's size")
+    group.add_argument("--inline-weights", action="store_true",
+                       help="keep the constants' values in the JSON file, whatever the graph's size (default: a side "
+                       f"file when they are more than {THRESHOLD:,} values, 1 MiB as float32)")
+
+
+def weights_file_arg(args: argparse.Namespace) -> bool | None:
+    """``save_graph``'s ``weights_file`` for the flags of ``add_weights_args``: True, False or None (by size)."""
+    if args.weights_file:
+        return True
+    return False if args.inline_weights else None
 
 
 def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:

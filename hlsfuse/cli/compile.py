@@ -14,7 +14,7 @@ from ..fusion import MODES
 from ..lower.fold import Budget, read_fold
 from ..lower.report import channel_table, resources, stage_table, summary
 from ..outdir import check_out_dir, write_tree
-from .common import add_graph_arg, load_graph_arg, seed
+from .common import add_graph_arg, add_weights_args, load_graph_arg, seed, weights_file_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -23,8 +23,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "compile",
         help="generate the streaming design of a graph",
-        description="Fuse the graph, lower it to a dataflow design (stages, FIFOs, ROMs) and write OUT: graph.json, "
-        "fusion.json, fusion.dot, report.md, and hls/ (a Vitis HLS project with a testbench and a g++ Makefile; "
+        description="Fuse the graph, lower it to a dataflow design (stages, FIFOs, ROMs) and write OUT: graph.json "
+        "(and graph.npz, its constants' values, for a large graph), fusion.json, fusion.dot, report.md, and hls/ "
+        "(a Vitis HLS project with a testbench and a g++ Makefile; "
         "--target hls or all) and verilog/ (the Verilog reference design for hlsfuse rtlsim; --target verilog or all). "
         "Prints the stage table. OUT must not exist or be empty, unless --force replaces it.",
     )
@@ -57,6 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--control", choices=CONTROLS, default="none", help="block-level control (default none)")
     parser.add_argument("--mode", choices=tuple(MODES), default="fpga", help="fusion rules (default fpga)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the testbench's random inputs (default 0)")
+    add_weights_args(parser, "OUT/graph.npz beside OUT/graph.json")
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists and is not empty")
     return parser
 
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     clock = args.clock if args.clock is not None else (preset.clock if preset else 5.0)
     hls = HlsOptions(part=part, clock=clock, control=args.control, seed=args.seed)
     options = CompileOptions(target=args.target, top=args.top, mode=args.mode, hls=hls, fold=fold, budget=budget,
-                             board=args.board, port_lanes=args.port_lanes)
+                             board=args.board, port_lanes=args.port_lanes, weights_file=weights_file_arg(args))
     design = compile(graph, options)
     write_tree(args.output, design.files, force=args.force)
     print(summary(design.plan), end="")

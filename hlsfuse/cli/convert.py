@@ -1,4 +1,5 @@
-"""``hlsfuse convert MODEL.onnx -o GRAPH.json``: import an ONNX model and save it as a JSON graph."""
+"""``hlsfuse convert MODEL.onnx -o GRAPH.json``: import an ONNX model and save it as a JSON graph (and
+GRAPH.npz, its side file, for a large model)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import HlsfuseError
-from ..graph_json import save_graph
-from .common import add_graph_arg, load_graph_arg, output_arg
+from ..graph_json import save_graph, side_path, wants_side_file
+from .common import add_graph_arg, add_weights_args, load_graph_arg, output_arg, weights_file_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -22,7 +23,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_graph_arg(parser, help="the ONNX model (.onnx)")
     parser.add_argument("-o", "--output", metavar="GRAPH.json", required=True, help="the JSON graph to write")
-    parser.add_argument("--force", action="store_true", help="overwrite GRAPH.json if it exists")
+    add_weights_args(parser, "GRAPH.npz beside GRAPH.json")
+    parser.add_argument("--force", action="store_true", help="overwrite GRAPH.json (and GRAPH.npz) if it exists")
     return parser
 
 
@@ -30,8 +32,12 @@ def run(args: argparse.Namespace) -> int:
     if Path(args.graph).suffix.lower() != ".onnx":
         raise HlsfuseError(f"{args.graph}: convert reads ONNX models (a file ending in .onnx)")
     out = output_arg(args.output, args.force)
+    weights_file = weights_file_arg(args)
+    if weights_file:
+        output_arg(side_path(out), args.force)  # refused before any work, as GRAPH.json is
     graph = load_graph_arg(args.graph, args)
-    save_graph(graph, out, overwrite=args.force)
+    save_graph(graph, out, overwrite=args.force, weights_file=weights_file)
+    written = f"{out} and {side_path(out)}" if wants_side_file(graph, weights_file) else f"{out}"
     print(f"converted {args.graph} to graph '{graph.name}' ({len(graph.nodes)} nodes, "
-          f"{len(graph.constants)} constants); wrote {out}")
+          f"{len(graph.constants)} constants); wrote {written}")
     return 0

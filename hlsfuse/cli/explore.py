@@ -24,6 +24,13 @@ def _names(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _budgets(text: str) -> list[int]:
+    try:
+        return parse_budgets(text)
+    except HlsfuseError as exc:  # argparse names the option
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--dsp: ")) from None
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "explore",
@@ -42,7 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     axes.add_argument("--boards", type=_names, metavar="B1,B2",
                       help=f"boards, each at its part, clock and DSP/BRAM budgets (known: {', '.join(BOARDS)}; "
                       "default: all of them, unless --dsp is given)")
-    axes.add_argument("--dsp", type=parse_budgets, metavar="SPEC",
+    axes.add_argument("--dsp", type=_budgets, metavar="SPEC",
                       help="DSP budgets on --board (or --part): N,N,...; LO:HI:STEP; LO:HI:xF (geometric)")
     axes.add_argument("--board", choices=tuple(BOARDS), help="the part, clock and BRAM18 budget of the --dsp budgets")
     axes.add_argument("--part", help=f"the part of the --dsp budgets (default: --board's, else {DEFAULT_PART})")

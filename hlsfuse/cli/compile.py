@@ -57,6 +57,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                       "low bits of TDATA); N must divide each port tensor's innermost dimension")
     parser.add_argument("--control", choices=CONTROLS, default="none", help="block-level control (default none)")
     parser.add_argument("--mode", choices=tuple(MODES), default="fpga", help="fusion rules (default fpga)")
+    parser.add_argument("--opt-level", type=int, choices=(0, 1, 2), default=2,
+                        help="0 puts every op in a stage of its own, the unfused baseline (default 2)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the testbench's random inputs (default 0)")
     add_weights_args(parser, "OUT/graph.npz beside OUT/graph.json")
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists and is not empty")
@@ -80,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     part = args.part or (preset.part if preset else DEFAULT_PART)
     clock = args.clock if args.clock is not None else (preset.clock if preset else 5.0)
     hls = HlsOptions(part=part, clock=clock, control=args.control, seed=args.seed)
-    options = CompileOptions(target=args.target, top=args.top, mode=args.mode, hls=hls, fold=fold, budget=budget,
+    options = CompileOptions(target=args.target, top=args.top, mode=args.mode, opt_level=args.opt_level, hls=hls,
+                             fold=fold, budget=budget,
                              board=args.board, port_lanes=args.port_lanes, weights_file=weights_file_arg(args))
     design = compile(graph, options)
     write_tree(args.output, design.files, force=args.force)

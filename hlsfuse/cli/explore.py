@@ -81,25 +81,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _graphs(args: argparse.Namespace) -> tuple[dict, dict]:
-    """The graph per precision choice, and each choice's error against float32 (ONNX models)."""
+def _graphs(args: argparse.Namespace) -> tuple[dict, dict, dict]:
+    """The graph per precision choice, each choice's error against float32 and its flags for hlsfuse compile
+    (ONNX models)."""
     is_onnx = Path(args.graph).suffix.lower() == ".onnx"
     if not is_onnx:
         if args.precision or args.precision_map:
             raise HlsfuseError(f"--precision and --precision-map apply to ONNX models (.onnx), not to {args.graph}")
-        return {None: load_graph_arg(args.graph)}, {}
+        return {None: load_graph_arg(args.graph)}, {}, {}
     check_readable(args.graph)
     choices: dict[str, onnx_frontend.Precision] = {}
+    flags: dict[str, list[str]] = {}
     for text in args.precision or ([] if args.precision_map else [onnx_frontend.DEFAULT_PRECISION]):
-        choices[text] = onnx_frontend.precision_of(text)
+        choices[text], flags[text] = onnx_frontend.precision_of(text), ["--precision", text]
     for path in args.precision_map or []:
         check_readable(path)
-        choices[Path(path).stem] = onnx_frontend.load_precision_map(path)
+        choices[path], flags[path] = onnx_frontend.load_precision_map(path), ["--precision-map", path]
     model = onnx_frontend.read_onnx(args.graph)
     float_graph = onnx_frontend.from_onnx(model, precision="float32")
     graphs = {label: onnx_frontend.from_onnx(model, precision=p) for label, p in choices.items()}
     errors = {label: precision_error(g, float_graph, args.samples, args.seed) for label, g in graphs.items()}
-    return graphs, errors
+    return graphs, errors, flags
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,13 +118,13 @@ def run(args: argparse.Namespace) -> int:
     target_list = targets(boards, args.dsp or [], args.board, args.part, args.clock, args.bram)
     if not target_list:
         raise HlsfuseError("nothing to explore: give --boards or --dsp")
-    graphs, errors = _graphs(args)
+    graphs, errors, flags = _graphs(args)
     points = sweep(args.fusion, target_list, lanes, list(graphs))
     used = sorted({t.board for t in target_list if t.board})
     board_rows = tuple({"name": b, "part": BOARDS[b].part, "clock_ns": BOARDS[b].clock, "dsp": BOARDS[b].dsp,
                         "bram18": BOARDS[b].bram18} for b in used)
     command = shlex.join(["hlsfuse", "explore", *sys.argv[2:]]) if sys.argv[1:2] == ["explore"] else "hlsfuse explore"
-    job = Sweep(args.graph, graphs, tuple(points), board_rows, errors, command)
+    job = Sweep(args.graph, graphs, tuple(points), board_rows, errors, command, flags)
     settings = Settings(jobs=args.jobs, scheduler=args.scheduler, verify=args.verify, frames=args.frames,
                         seed=args.seed, choose=args.choose, resume=args.resume, force=args.force)
     try:

@@ -13,6 +13,7 @@ sweep of another graph is refused.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -26,11 +27,13 @@ import numpy as np
 from .. import reference
 from ..errors import HlsfuseError
 from ..fileio import write_atomic
+from ..fusion import fuse
+from ..fusion.report import to_dot
 from ..graph_json import graph_to_dict
 from ..ir import Graph
 from ..progress import Progress
 from .evaluate import evaluate
-from .points import Point
+from .points import FUSIONS, Point
 from .runners import run_dask, run_local
 from .verify import verify_point
 
@@ -61,6 +64,7 @@ class Sweep:
     boards: tuple[dict, ...] = ()  # the boards the points use: name, part, clock_ns, dsp, bram18
     errors: Mapping[str | None, dict] = field(default_factory=dict)  # precision -> max_error, mean_error
     command: str = ""
+    precisions: Mapping[str, list[str]] = field(default_factory=dict)  # precision -> its flags for hlsfuse compile
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,7 @@ def explore(sweep: Sweep, folder: str | Path, settings: Settings) -> dict:
     try:
         _run("points", tasks, payload, settings, lambda k, result: keep_point(todo[k], result))
         table = _table(sweep, rows)
-        chosen = [r for r in table if r["rank"] is not None][: settings.verify]
+        chosen = sorted((r for r in table if r["rank"] is not None), key=lambda r: r["rank"])[: settings.verify]
         verified = {}
         todo_verify = []
         for r in chosen:
@@ -228,7 +232,8 @@ def explore(sweep: Sweep, folder: str | Path, settings: Settings) -> dict:
             write_atomic(base(todo_verify[k]) / "verify.json", json.dumps(result, indent=1) + "\n")
             verified[todo_verify[k].id] = result
 
-        tasks = [(verify_point, (digests[p.precision], p, None, settings.frames, settings.seed)) for p in todo_verify]
+        check = functools.partial(verify_point, frames=settings.frames, seed=settings.seed)
+        tasks = [(check, (digests[p.precision], p)) for p in todo_verify]
         _run("verified points", tasks, payload, settings, keep_verified)
     except Interrupted:
         _write_tables(folder, sweep, _table(sweep, rows), None)
@@ -237,11 +242,30 @@ def explore(sweep: Sweep, folder: str | Path, settings: Settings) -> dict:
     for r in table:
         if r["status"] == "ok":
             reports[r["id"]] = _read(folder / "points" / r["id"] / "report.json")
-    best = [r for r in table if r["rank"] is not None]
-    choose = settings.choose or (best[0]["id"] if best else None)
+    best = min((r for r in table if r["rank"] is not None), key=lambda r: r["rank"], default=None)
+    choose = settings.choose or (best["id"] if best else None)
     if choose is not None and choose not in reports:
         raise HlsfuseError(f"--choose: '{choose}' is not a point of this sweep that fits (see points.csv)")
-    return _write_tables(folder, sweep, table, choose)
+    summary = _write_tables(folder, sweep, table, choose)
+    _publish(folder, sweep, summary, reports)
+    return summary
+
+
+def _publish(folder: Path, sweep: Sweep, summary: dict, reports: dict) -> None:
+    """The plots and index.html (matplotlib; Graphviz's dot for the chosen point's fusion graph, if installed)."""
+    try:
+        from .page import index_html
+        from .plots import render
+    except ImportError as exc:
+        raise HlsfuseError(f"the plots of explore need matplotlib ({exc}): pip install 'hlsfuse[explore]'; "
+                           f"points.csv and points.json are written") from None
+    dot = None
+    if summary["chosen"] is not None:
+        point = next(p for p in sweep.points if p.id == summary["chosen"])
+        graph = sweep.graphs[point.precision]
+        dot = to_dot(fuse(graph, opt_level=FUSIONS[point.fusion]), graph)
+    figures = render(summary, reports, dot, folder)
+    write_atomic(folder / "index.html", index_html(summary, reports, figures, folder))
 
 
 def _table(sweep: Sweep, rows: Mapping[str, dict], verified: Mapping[str, dict] | None = None) -> list[dict]:
@@ -264,7 +288,7 @@ def _table(sweep: Sweep, rows: Mapping[str, dict], verified: Mapping[str, dict] 
 
 def _write_tables(folder: Path, sweep: Sweep, table: list[dict], chosen: str | None) -> dict:
     summary = {"graph": next(iter(sweep.graphs.values())).name, "source": sweep.source, "command": sweep.command,
-               "boards": list(sweep.boards), "chosen": chosen, "points": table}
+               "boards": list(sweep.boards), "precisions": dict(sweep.precisions), "chosen": chosen, "points": table}
     write_atomic(folder / "points.csv", _csv(table))
     write_atomic(folder / "points.json", json.dumps(summary, indent=1) + "\n")
     return summary

@@ -221,3 +221,26 @@ def test_progress_is_drawn_on_a_terminal_only(capsys):
     quiet.update()
     quiet.close()
     assert capsys.readouterr().err == ""
+
+
+def test_a_long_step_shows_its_elapsed_time_on_a_terminal_only(monkeypatch):
+    import io
+
+    from hlsfuse.progress import activity, on_terminal
+
+    line = io.StringIO()
+    with activity("rtlsim: Verilator is building top", stream=line, enabled=True, every=0.05):
+        time.sleep(0.2)
+    drawn = line.getvalue()
+    assert drawn.startswith("\rrtlsim: Verilator is building top, 0:00") and drawn.count("\r") >= 3
+    assert drawn.endswith("\r") and drawn.rstrip("\r").split("\r")[-1].strip() == ""  # cleared at the end
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert on_terminal(Tty()) and not on_terminal(io.StringIO())
+    monkeypatch.setenv("CI", "true")
+    assert not on_terminal(Tty())

@@ -31,6 +31,7 @@ from ..errors import HlsfuseError
 from ..graph_json import load_graph
 from ..ir import Graph
 from ..outdir import verify
+from ..progress import activity
 from ..types import DType, parse_dtype, to_float
 from . import cache, tools
 
@@ -192,7 +193,8 @@ def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bo
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".csim_{top}.{os.getpid()}.{threading.get_ident()}"  # unique per builder
     cmd = ["g++", *flags, *sources, "-o", str(partial)]
-    done = tools.run(cmd, cwd=hls, timeout=BUILD_TIMEOUT)
+    with activity(f"csim: g++ is building {top}"):  # a minute for a large model's weights
+        done = tools.run(cmd, cwd=hls, timeout=BUILD_TIMEOUT)
     if done.returncode != 0:
         partial.unlink(missing_ok=True)
         log = folder / "build.log"
@@ -280,7 +282,8 @@ def csim(
             data.mkdir()
             for path, text in data_files(graph, ports, raw).items():
                 (Path(tmp) / path).write_text(text, encoding="utf-8")
-        done = tools.run([str(binary), str(data)], cwd=hls, timeout=RUN_TIMEOUT)
+        with activity(f"csim: running {top}"):
+            done = tools.run([str(binary), str(data)], cwd=hls, timeout=RUN_TIMEOUT)
     output = done.stdout + done.stderr
     if done.returncode == 2:
         error = next((line for line in output.splitlines() if line.startswith("ERROR")), output.strip())

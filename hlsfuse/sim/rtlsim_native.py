@@ -218,7 +218,8 @@ def run_model(
         cmd = [str(binary), str(run_dir), str(timeout), *[str(expect[p["name"]]) for p in outs]]
         if vcd is not None:
             cmd.append(str(Path(vcd).resolve()))
-        done = tools.run(cmd, cwd=vdir)
+        with activity(f"rtlsim: simulating {manifest['sim_top']}"):
+            done = tools.run(cmd, cwd=vdir)
         if done.returncode != 0 or not (run_dir / "result.json").is_file():
             why = _first_error(done.stderr + done.stdout)
             raise HlsfuseError(f"native rtlsim of '{manifest['sim_top']}' {_died(done.returncode)}: {why}")

@@ -24,7 +24,7 @@ from map_graphs import awkward_names, fixed_zoo, float_zoo, small_graph
 from hlsfuse import OPS, FixedType, HlsfuseError, fuse, reference
 from hlsfuse.backends.hls import STAGE_VIEWS, HlsOptions, emit_hls
 from hlsfuse.backends.hls.context import make_context
-from hlsfuse.backends.hls.cxx import float_literal, literal
+from hlsfuse.backends.hls.cxx import float_literal, literal, raw_lines
 from hlsfuse.backends.hls.expr import MAP_OPS, Stmt
 from hlsfuse.backends.templates import comment, environment, render
 from hlsfuse.lower import lower
@@ -190,15 +190,24 @@ def _raw(item: str, frac: int) -> int:
     return int(scaled)
 
 
-def test_roms_hold_the_constants_exactly(zoo_files):
+def test_roms_hold_the_constants_raw_integers_exactly(zoo_files):
     g = fixed_zoo()
     plan = lower(g, fuse(g))
     assert {r.constant for r in plan.roms} == {c.name for c in g.constants}
     for rom in plan.roms:
         const = g.constant_map[rom.constant]
         items = _array(zoo_files["weights.h"], rom.name)
-        assert [_raw(v, const.type.dtype.frac) for v in items] == const.data.reshape(-1).tolist(), rom.name
-    assert "hlsf::from_raw<t_big>(576460752303423487LL)" in zoo_files["weights.h"]  # 59 significant bits
+        assert [eval(v) for v in items] == const.data.reshape(-1).tolist(), rom.name  # C integer literals
+    # 59 and 64 bits: shorter in hexadecimal than in decimal (and -2**63 is no valid decimal literal)
+    assert "0x7ffffffffffffff," in zoo_files["weights.h"] and "(-0x7fffffffffffffff-1)," in zoo_files["weights.h"]
+
+
+def test_raw_integers_take_the_fewest_characters():
+    values = [0, -3, 127, (1 << 36) - 1, 1 << 40, (1 << 40) - 1, -(1 << 63), (1 << 63) - 1]
+    assert raw_lines(np.array(values), per_line=4) == (  # 2**40 is 13 characters either way: the decimal stays
+        "0,-3,127,68719476735", "1099511627776,0xffffffffff,(-0x7fffffffffffffff-1),0x7fffffffffffffff")
+    assert raw_lines(np.array([-1, 5]), signed=False) == ("0xffffffffffffffff,5",)  # a ufixed<64>'s bit pattern
+    assert len(raw_lines(np.zeros(130, dtype=np.int64))) == 3
 
 
 def test_lookup_tables_are_the_ops_tables(zoo_files):
@@ -369,3 +378,12 @@ def test_comment_filter_keeps_comments_on_one_line():
     assert comment("a\nb\\") == "a_b_"
     assert comment("x ??/ y") == "x __/ y"  # no trigraph left
     assert comment("node 'relu0' fixed<8,3>[1,2]") == "node 'relu0' fixed<8,3>[1,2]"
+
+
+@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=40), st.integers(1, 9), st.booleans())
+def test_raw_lines_read_back_as_the_values(values, per_line, narrow):
+    raw = np.array([v >> 50 if narrow else v for v in values], dtype=np.int64)  # narrow: the spelled-range path
+    lines = raw_lines(raw, per_line=per_line)
+    assert all(len(line.split(",")) <= per_line for line in lines)
+    items = [t for line in lines for t in line.split(",") if t]
+    assert [eval(t) for t in items] == raw.tolist()  # C integer literals, read as Python's

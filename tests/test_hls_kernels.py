@@ -615,7 +615,7 @@ def test_misuse_is_a_compile_error(tmp_path):
         "  T taps[9 * 2];\n"
         "  lb.snapshot(taps);\n"
         "  static const ap_fixed<8, 1> w[17] = {};\n"
-        "  ap_fixed<24, 8> acc = hlsf::conv_mac<ap_fixed<24, 8>, 9, 1, 1, 18>(0, taps, w, 0, 0);\n"
+        "  ap_fixed<24, 8> acc = hlsf::conv_mac<ap_fixed<24, 8>, 9, 1, 1, 18, ap_fixed<8, 1> >(0, taps, w, 0, 0);\n"
         "  hls::stream<T> in(\"in\"), out(\"out\");\n"
         # a slice of 12 elements run for 6 iterations, and one whose shapes disagree in rank
         "  hlsf::slice_stage<T, T, hlsf::dims<3, 4>, hlsf::dims<3, 2>, hlsf::dims<0, 0>, hlsf::dims<1, 2>, 6>"

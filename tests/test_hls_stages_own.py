@@ -243,7 +243,7 @@ def test_calls_carry_the_nodes_shapes_and_attributes():
     channel = {plan.channel(c).tensor: c for c in concat.inputs}
     streams = f"{concat.outputs[0]}, {channel['y']}, {channel['x']}, feed0"
     assert f"hlsf::concat_stage<t_concat0, 6, 1, 1, 4, 1>( {streams});" in cpp
-    assert "hlsf::rom_reader<t_c, 6> feed0(rom_c);" in cpp
+    assert "hlsf::rom_reader<t_c, 6, 1, hlsf::raw<8, true>::type> feed0(rom_c);" in cpp  # its raw integers
     # -0.3 rounded to nearest on 5 fractional bits: -9.6 / 32 -> -10 / 32
     assert "hlsf::dims<0, 1, 0>, hlsf::dims<2, 4, 6>>(" in cpp and "t_pad0(-0.3125));" in cpp
     assert "hlsf::argmax_stage<t_x, t_argmax0, 2, 3, 4>(" in cpp

@@ -142,7 +142,7 @@ def test_own_kernel_calls_carry_l_and_bank_their_buffers(lanes):
     assert f"hlsf::concat_lanes_stage<t_cat_last, {L}, 6, 1, {8 // L}, {4 // L}>(" in body("cat_last")
     outer = body("cat_outer")
     assert f"hlsf::concat_lanes_stage<t_cat_outer, {L}, 2, {8 // L}, 3, 1>(" in outer
-    assert f"hlsf::rom_reader<t_c, 16, {L}> " in outer
+    assert f"hlsf::rom_reader<t_c, 16, {L}, hlsf::raw<" in outer  # read from its raw integers
     assert f"type=cyclic factor={L}" in outer  # the constant's ROM: a token is L parallel reads
     assert f"hlsf::dims<1, 0, {4 // L}>, hlsf::dims<1, 2, 1>, {48 // L}, {L}>(" in body("sl")
     # the block, L elements per token: banked by L (a memory), or registers (small)
@@ -169,7 +169,7 @@ def test_lanes_one_calls_stay_as_they_were():
     _, d = design(1)
     cpp = d.files["hls/own_lanes.cpp"]
     assert "hlsf::concat_stage<t_cat_last, 6, 1, 8, 4>(" in cpp
-    assert "hlsf::rom_reader<t_c, 16> " in cpp
+    assert "hlsf::rom_reader<t_c, 16, 1, hlsf::raw<" in cpp  # one lane, then how its ROM stores it
     assert "hlsf::lanes" not in cpp and "concat_lanes_stage" not in cpp
 
 

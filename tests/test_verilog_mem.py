@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlsfuse.backends.verilog import mem_lines
 from hlsfuse.errors import HlsfuseError
@@ -33,3 +35,24 @@ def test_lanes_pack_consecutive_values_first_in_low_bits():
 def test_bad_contents_are_rejected(values, width, lanes, message):
     with pytest.raises(HlsfuseError, match=f"^{message}$"):
         mem_lines(values, width, lanes)
+
+
+def _one_by_one(values, width: int, lanes: int) -> str:
+    """The definition, a word at a time with Python integers (what the vectorized mem_lines must equal)."""
+    flat = [int(v) for v in np.asarray(values).reshape(-1)]
+    digits = (width * lanes + 3) // 4
+    out = []
+    for start in range(0, len(flat), lanes):
+        word = 0
+        for lane, value in enumerate(flat[start:start + lanes]):
+            word |= (value & ((1 << width) - 1)) << (lane * width)
+        out.append(f"{word:0{digits}x}\n")
+    return "".join(out)
+
+
+@given(st.data(), st.integers(1, 64), st.integers(1, 20), st.integers(0, 6), st.booleans())
+@settings(max_examples=300)
+def test_words_of_any_width_and_lanes_are_the_definitions(data, width, lanes, words, unsigned):
+    lo, hi = (0, (1 << min(width, 63)) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+    values = data.draw(st.lists(st.integers(lo, hi), min_size=lanes * words, max_size=lanes * words))
+    assert mem_lines(values, width, lanes) == _one_by_one(values, width, lanes)

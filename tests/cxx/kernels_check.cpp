@@ -129,7 +129,7 @@ void conv2d_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)
 #pragma HLS PIPELINE II=1
             ACC acc = 0;
             for (int f = 0; f < G::TAPS * (C / GROUPS) / SIMD; ++f) {
-              acc = hlsf::conv_mac<ACC, G::TAPS, COUT, GROUPS, SIMD>(acc, taps, w, co, f);
+              acc = hlsf::conv_mac<ACC, G::TAPS, COUT, GROUPS, SIMD, T_W>(acc, taps, w, co, f);
             }
             out.write(T_OUT(acc));
           }
@@ -226,7 +226,7 @@ void dense_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_W (&w)[
     for (int n = 0; n < N; ++n) {
 #pragma HLS PIPELINE II=1
       ACC acc = 0;
-      for (int f = 0; f < K / SIMD; ++f) acc = hlsf::dense_mac<ACC, SIMD>(acc, x, w, n, f);
+      for (int f = 0; f < K / SIMD; ++f) acc = hlsf::dense_mac<ACC, SIMD, T_W>(acc, x, w, n, f);
       out.write(T_OUT(acc));
     }
   }
@@ -249,7 +249,7 @@ void matmul_stage(hls::stream<T_IN>& in, hls::stream<T_OUT>& out, const T_B (&b)
       for (int n = 0; n < N; ++n) {
 #pragma HLS PIPELINE II=1
         ACC acc = 0;
-        for (int f = 0; f < K / SIMD; ++f) acc = hlsf::matmul_mac<ACC, N, SIMD>(acc, x, b, base, n, f);
+        for (int f = 0; f < K / SIMD; ++f) acc = hlsf::matmul_mac<ACC, N, SIMD, T_B>(acc, x, b, base, n, f);
         out.write(T_OUT(acc));
       }
     }

@@ -21,7 +21,7 @@ from ...lut import Table
 from ...ops import lut as lut_ops
 from ...ops.opaque import softmax_tables
 from ...types import DType
-from .cxx import Literal, float_literal, literal, spell_type
+from .cxx import Literal, float_literal, literal, raw_lines, raw_storage, spell_type
 from .names import Names, assign_names, fresh
 from .options import HlsOptions
 
@@ -55,8 +55,9 @@ class Context:
     tables: Mapping[str, TableView]  # fixed-point lookup node -> its table (shared between equal tables)
     channels: Mapping[str, Channel]
     softmax_tables: Mapping[str, tuple[TableView, TableView]]  # fixed-point softmax node -> its (exp, recip) tables
-    rom_items: Mapping[str, tuple[str, ...]]  # constant -> its values as exact C++ literals, row-major
-    rom_doubles: Mapping[str, bool]  # constant -> every value is an exact double (C simulation fills it from doubles)
+    rom_lines: Mapping[str, tuple[str, ...]]  # constant -> its initializer, lines of exact values, row-major
+    rom_storage: Mapping[str, str | None]  # constant -> how its ROMs store it: raw integers (cxx.raw_storage) for a
+    # fixed-point constant, None for a float one (its typed values)
 
     def type_of(self, tensor: str) -> TensorType:
         return self.graph.types[tensor]
@@ -142,21 +143,23 @@ def _tables(graph: Graph, names: Names):
     return per_node, softmax, frozenset(taken)
 
 
-def _rom_items(graph: Graph, plan: DataflowPlan, names: Names) -> tuple[dict, dict]:
-    items, doubles = {}, {}
+def _rom_data(graph: Graph, plan: DataflowPlan) -> tuple[dict, dict]:
+    """Per constant of a ROM: its initializer lines (raw integers of a fixed-point constant, exact float literals)
+    and its storage type."""
+    lines, storage = {}, {}
     for rom in plan.roms:
         const = graph.constant_map.get(rom.constant)
         if const is None:
             raise HlsfuseError(f"dataflow plan: ROM '{rom.name}' holds '{rom.constant}', which is no graph constant")
-        dtype, ctype = const.type.dtype, names.types[const.name]
-        flat = const.data.reshape(-1).tolist()
+        dtype = const.type.dtype
         if dtype.is_float:
-            values = tuple(float_literal(v).value for v in flat)
+            values = [float_literal(v).value for v in const.data.reshape(-1).tolist()]
+            lines[rom.constant] = tuple(", ".join(values[k:k + 16]) for k in range(0, len(values), 16))
+            storage[rom.constant] = None
         else:
-            values = tuple(literal(v, dtype, ctype).value for v in flat)
-        items[rom.constant] = values
-        doubles[rom.constant] = not dtype.is_float and not any(v.startswith("hlsf::") for v in values)
-    return items, doubles
+            lines[rom.constant] = raw_lines(const.data, dtype.signed)
+            storage[rom.constant] = raw_storage(dtype)
+    return lines, storage
 
 
 def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Context:
@@ -165,7 +168,7 @@ def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Conte
     names = assign_names(graph, plan)
     tables, softmax, taken = _tables(graph, names)
     names = dataclasses.replace(names, taken=taken)
-    items, doubles = _rom_items(graph, plan, names)
+    lines, storage = _rom_data(graph, plan)
     return Context(
         graph=graph,
         plan=plan,
@@ -175,6 +178,6 @@ def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Conte
         tables=MappingProxyType(tables),
         channels=MappingProxyType({c.name: c for c in plan.channels}),
         softmax_tables=MappingProxyType(softmax),
-        rom_items=MappingProxyType(items),
-        rom_doubles=MappingProxyType(doubles),
+        rom_lines=MappingProxyType(lines),
+        rom_storage=MappingProxyType(storage),
     )

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...types import DType, FixedType
 
-__all__ = ["spell_type", "Literal", "literal", "float_literal"]
+__all__ = ["spell_type", "Literal", "literal", "float_literal", "raw_storage", "raw_lines"]
 
 _MANTISSA_BITS = 53
 
@@ -76,3 +76,40 @@ def float_literal(value: float) -> Literal:
     else:
         text = repr(v) + "f"
     return Literal(text, text)
+
+
+def raw_storage(dtype: FixedType) -> str:
+    """How a ROM of ``dtype`` stores its raw integers (numeric.h's hlsf::raw: ap_int/ap_uint for synthesis, the
+    smallest C integer in C simulation)."""
+    return f"hlsf::raw<{dtype.width}, {'true' if dtype.signed else 'false'}>::type"
+
+
+_HEX_FROM = 1 << 36  # below this a decimal is never longer than its hexadecimal
+
+
+def raw_lines(raw: np.ndarray, signed: bool = True, per_line: int = 64) -> tuple[str, ...]:
+    """Raw integers as initializer text, ``per_line`` values per line, each value in the fewest characters that
+    state it exactly: a decimal, or a hexadecimal where it is shorter (from 2**36 on; a decimal past 2**63 would
+    not even be a valid literal). ``signed`` False: the int64 values are unsigned bit patterns (64-bit types)."""
+    flat = np.asarray(raw, dtype=np.int64).reshape(-1)
+    values = flat if signed else flat.view(np.uint64)
+    large = np.abs(flat.astype(np.float64)) >= _HEX_FROM if signed else values >= _HEX_FROM
+    low, high = (int(values.min()), int(values.max())) if flat.size else (0, 0)
+    if flat.size and not large.any() and high - low < 1 << 16:  # each value of the range spelled once, picked by index
+        spelled = np.array([str(v) for v in range(low, high + 1)], dtype=object)
+        texts = spelled[(values - values.dtype.type(low)).astype(np.int64)]
+        whole = flat.size // per_line * per_line
+        lines = [",".join(row) for row in texts[:whole].reshape(-1, per_line).tolist()]
+        if whole < flat.size:
+            lines.append(",".join(texts[whole:].tolist()))
+        return tuple(lines)
+    texts = [str(v) for v in values.tolist()]
+    for k in np.flatnonzero(large).tolist():
+        v = int(values[k])
+        if v == -(1 << 63):
+            texts[k] = "(-0x7fffffffffffffff-1)"  # 0x8000000000000000 is unsigned: its negation no long long
+            continue
+        spelled = ("-" if v < 0 else "") + hex(abs(v))
+        if len(spelled) < len(texts[k]):
+            texts[k] = spelled
+    return tuple(",".join(texts[k:k + per_line]) for k in range(0, len(texts), per_line))

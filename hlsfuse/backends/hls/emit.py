@@ -81,15 +81,23 @@ class ChannelView:
 
 @dataclass(frozen=True)
 class ArrayView:
-    """A constant array: a ROM of weights.h or a lookup table of luts.h."""
+    """A lookup table of luts.h."""
 
     name: str
     type: str
     size: int
     rows: tuple[tuple[str, ...], ...]
     note: str
-    doubles: bool = False  # C simulation reads the values as doubles and assigns them at start-up (weights.h)
     replicated: bool = False  # a lookup table some stage keeps copies of (luts.h lists it as HLSFUSE_LUT_<name>)
+
+
+@dataclass(frozen=True)
+class RomView:
+    """A constant's values in weights.h (HLSFUSE_ROM_<name>), for the stages that declare ROMs of it."""
+
+    name: str
+    lines: tuple[str, ...]  # comma-separated values, row-major
+    note: str
 
 
 def _typedefs(ctx: Context) -> tuple[Typedef, ...]:
@@ -142,14 +150,12 @@ def _rows(items: list[str]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(items[k : k + _ROW]) for k in range(0, len(items), _ROW))
 
 
-def _roms(ctx: Context) -> tuple[ArrayView, ...]:
+def _roms(ctx: Context) -> tuple[RomView, ...]:
     views = []
     for rom in ctx.plan.roms:
         const = ctx.graph.constant_map[rom.constant]
-        items = list(ctx.rom_items[rom.constant])
-        note = f"constant '{const.name}' {const.type}"
-        views.append(ArrayView(rom.name, ctx.ctype(const.name), len(items), _rows(items), note,
-                               ctx.rom_doubles[rom.constant]))
+        kind = "raw integers" if ctx.rom_storage[rom.constant] else "values"
+        views.append(RomView(rom.name, ctx.rom_lines[rom.constant], f"constant '{const.name}' {const.type}: {kind}"))
     return tuple(views)
 
 

@@ -46,6 +46,7 @@ class Operand:
 
     name: str
     index: tuple[Term, ...] | None = None
+    element: str | None = None  # the array holds raw integers: read back as this type (hlsf::element)
 
 
 @dataclass(frozen=True)
@@ -204,12 +205,13 @@ def body(ctx: Context, program: Program, values: Mapping[str, str], index: str, 
                 args.append(Operand(scalars[o.tensor]))
                 continue
             array = ctx.array(o.tensor) if o.source == "array" else ctx.rom(o.tensor)
+            raw = o.source != "array" and ctx.rom_storage[o.tensor] is not None
             terms = tuple(counters.term(*d) for d in o.digits)
             if o.lane:
                 if lane is None:
                     raise HlsfuseError(f"{ctx.graph.node(step.node).where()}: a lane offset outside a loop over lanes")
                 terms += (Term(lane, o.lane),)
-            args.append(Operand(array, terms))
+            args.append(Operand(array, terms, ctx.ctype(o.tensor) if raw else None))
         stmts.append(statement(ctx, step.node, args))
         scalars[step.node] = ctx.value(step.node)
     return Body(tuple(stmts), counters.wheels())

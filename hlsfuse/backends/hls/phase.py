@@ -133,7 +133,7 @@ class Rom:
     type: str
     size: int
     partitions: tuple[str, ...]  # each ARRAY_PARTITION pragma's arguments for parallel reads ("type=block factor=9")
-    doubles: bool  # its values are exact doubles (weights.h has them as doubles for C simulation)
+    storage: str | None  # how it stores its elements: raw integers (cxx.raw_storage), or None: values of ``type``
     columns: int = 0  # > 0: declared as [size / columns][columns] (weights read by PE lanes at once)
 
     @property
@@ -205,7 +205,7 @@ def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, str]) -> 
     for buf in (b for b in schedule.buffers if b.rom):
         constant = buf.tensor
         out.append(Rom(weights.get(constant, ctx.rom(constant)), ctx.rom(constant), ctx.ctype(constant),
-                       ctx.type_of(constant).size, partitions(buf), ctx.rom_doubles[constant],
+                       ctx.type_of(constant).size, partitions(buf), ctx.rom_storage[constant],
                        buf.columns if buf.columns > 1 else 0))
     return tuple(out)
 
@@ -217,15 +217,16 @@ class Weights:
     name: str
     roms: dict[str, str]  # for local_roms: constant -> its local name
     partitions: dict[str, str]  # for setup: held tensor -> partition
+    type: str  # the weights' element type (a ROM stores raw integers: the MAC helpers read them back as this)
 
 
 def weights(ctx: Context, schedule: Schedule, tensor: str) -> Weights:
     """The weights ``tensor`` of a MAC stage, partitioned as its schedule banks them (a ROM by local_roms)."""
     if tensor in ctx.graph.constant_map:
         name = ctx.names.local(f"w_{ctx.rom(tensor)}")
-        return Weights(name, {tensor: name}, {})
+        return Weights(name, {tensor: name}, {}, ctx.ctype(tensor))
     buf = schedule.buffer(tensor)
-    return Weights(ctx.array(tensor), {}, {tensor: f"type={buf.banking} factor={buf.banks}"})
+    return Weights(ctx.array(tensor), {}, {tensor: f"type={buf.banking} factor={buf.banks}"}, ctx.ctype(tensor))
 
 
 def wheels(

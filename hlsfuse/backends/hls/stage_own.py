@@ -53,6 +53,7 @@ class Feed:
     type: str
     size: int
     lanes: int  # elements per read: one token, L consecutive ROM elements
+    storage: str  # how the ROM stores its elements (raw integers, or ``type`` itself)
 
 
 @dataclass(frozen=True)
@@ -253,12 +254,13 @@ def view(ctx: Context, stage: Stage) -> StageView:
             streams.append(src.channel)
             continue
         reader = ctx.names.local(f"feed{len(feeds)}")
+        storage = ctx.rom_storage[src.tensor] or ctx.ctype(src.tensor)
         feeds.append(Feed(reader, ctx.rom(src.tensor), ctx.ctype(src.tensor), ctx.type_of(src.tensor).size,
-                          main.lanes))
+                          main.lanes, storage))
         streams.append(reader)
     roms = tuple(  # a token is L parallel reads: L banks
         Rom(f.rom, f.rom, f.type, f.size, (f"type=cyclic factor={f.lanes}",) if f.lanes > 1 else (),
-            ctx.rom_doubles[src.tensor])
+            ctx.rom_storage[src.tensor])
         for f, src in zip(feeds, [s for s in sources if s.channel is None])
     )
     call = _call(ctx, stage, streams)

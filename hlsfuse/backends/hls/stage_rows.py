@@ -106,6 +106,7 @@ class RowsBody:
     is_float: bool
     accumulator: str
     weights: str  # the local ROM or held array of w / b
+    weight_type: str | None  # their element type (hlsf::element reads a ROM's raw integers back as it)
     offsets: tuple[int, ...]  # matmul: first row of b's batch per output batch; () when always 0
     epilogue: Phase
     writes: tuple[Write, ...]
@@ -152,6 +153,7 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
         is_float=ctx.dtype(x).is_float,
         accumulator=accumulator(main.accumulator),
         weights=w.name,
+        weight_type=w.type,
         offsets=main.base_rows,
         epilogue=e,
         writes=writes(main.writes, e.result if main.pe == 1 else loop.token),

@@ -126,6 +126,7 @@ class WindowBody:
     is_float: bool
     accumulator: str | None
     weights: str | None  # conv2d: the local ROM or held array
+    weight_type: str | None  # their element type (hlsf::element reads a ROM's raw integers back as it)
     epilogue: Phase
     writes: tuple[Write, ...]
 
@@ -162,7 +163,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
     head = stage.head
     is_float = ctx.dtype(ctx.graph.node(head).inputs[0]).is_float
     w = weights(ctx, schedule, main.weights) \
-        if main.op == "conv2d" else Weights(None, {}, {})
+        if main.op == "conv2d" else Weights(None, {}, {}, None)
     padded = g.top or g.left or g.bottom or g.right
     tap_rows = tap_cols = ()
     if main.op == "max_pool2d" and padded:
@@ -216,6 +217,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         is_float=is_float,
         accumulator=accumulator(main.accumulator) if main.op != "max_pool2d" else None,
         weights=w.name,
+        weight_type=w.type,
         epilogue=e,
         writes=writes(main.writes, e.result if main.pe == 1 else loop.token),
     )

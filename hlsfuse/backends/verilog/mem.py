@@ -21,23 +21,35 @@ def mem_lines(values, width: int, lanes: int = 1) -> str:
     """``$readmemh`` text of ``values`` (raw integers, row-major) as ``width``-bit elements.
 
     With ``lanes`` > 1 every ``lanes`` consecutive values form one word of ``lanes * width`` bits,
-    the first in the low bits (a ROM that delivers a whole weight vector per read).
+    the first in the low bits (a ROM that delivers a whole weight vector per read). Vectorized: a ROM of
+    ResNet-18's size (2.4 M elements) takes a fraction of a second.
     """
     if not 1 <= width <= 64:
         raise HlsfuseError(f"ROM element width must be 1..64 bits, not {width}")
-    flat = [int(v) for v in np.asarray(values, dtype=np.int64).reshape(-1).tolist()]
-    if lanes < 1 or len(flat) % lanes:
-        raise HlsfuseError(f"ROM of {len(flat)} elements cannot be packed {lanes} per word")
+    flat = np.asarray(values, dtype=np.int64).reshape(-1)
+    if lanes < 1 or flat.size % lanes:
+        raise HlsfuseError(f"ROM of {flat.size} elements cannot be packed {lanes} per word")
     low, high = -(1 << (width - 1)), (1 << width) - 1
-    for index, value in enumerate(flat):
-        if not low <= value <= high:
-            raise HlsfuseError(f"ROM element {index} is {value}, which does not fit {width} bits")
-    mask = (1 << width) - 1
-    digits = (width * lanes + 3) // 4
-    lines = []
-    for start in range(0, len(flat), lanes):
-        word = 0
-        for lane, value in enumerate(flat[start : start + lanes]):
-            word |= (value & mask) << (lane * width)
-        lines.append(f"{word:0{digits}x}\n")
-    return "".join(lines)
+    bad = np.flatnonzero((flat < low) | (flat.astype(np.float64) > high))  # high may not fit an int64
+    if bad.size:
+        raise HlsfuseError(f"ROM element {bad[0]} is {flat[bad[0]]}, which does not fit {width} bits")
+    if flat.size == 0:
+        return ""
+    bits = width * lanes
+    digits = (bits + 3) // 4
+    unsigned = flat.view(np.uint64) & np.uint64((1 << width) - 1 if width < 64 else (1 << 64) - 1)
+    if bits <= 64:  # a word is one uint64: its digits by shifts
+        words = np.zeros(flat.size // lanes, dtype=np.uint64)
+        for lane in range(lanes):
+            words |= unsigned[lane::lanes] << np.uint64(lane * width)
+        shifts = np.arange(digits - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
+        nibbles = ((words[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.uint8)
+    else:  # a wide word: its bits, low first, grouped into digits
+        low_first = ((unsigned[:, None] >> np.arange(width, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(np.uint8)
+        low_first = low_first.reshape(-1, bits)
+        low_first = np.pad(low_first, ((0, 0), (0, digits * 4 - bits)))
+        nibbles = low_first.reshape(-1, digits, 4) @ np.array([1, 2, 4, 8], dtype=np.uint8)
+        nibbles = nibbles[:, ::-1]
+    text = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[nibbles]
+    lines = np.concatenate([text, np.full((text.shape[0], 1), ord("\n"), dtype=np.uint8)], axis=1)
+    return lines.tobytes().decode("ascii")

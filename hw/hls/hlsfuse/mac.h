@@ -9,6 +9,7 @@
 // holds the K values of a row. Weights are arrays in the graph's row-major layout (a ROM declared by the
 // stage, or a held input): flat, or 2-D as rows of their last dimension (the form a stage computing PE
 // outputs per cycle declares, so that each dimension is partitioned on its own; detail::weights reads both).
+// T_W is the weights' type: a ROM holds their raw integers (hlsf::raw), read back with hlsf::element<T_W>.
 //
 // The MAC helpers are folded (lower/schedule.py, Folded): an output's P products are computed SIMD per call,
 // over F = P / SIMD calls f = 0..F-1, each adding its SIMD products to the ``acc`` it is given (0 for f = 0,
@@ -23,11 +24,11 @@
 // and matmul [rows][N] partitioned as above along dim=1 and cyclic factor=PE along dim=2; dense [N][K] cyclic
 // factor=PE along dim=1 and cyclic factor=SIMD along dim=2, so that the PE x SIMD weights sit in as many banks.
 //
-//   conv_mac<ACC, TAPS, COUT, GROUPS, SIMD>(acc, taps, w, co, f)   fold f of output channel co of conv2d: the
+//   conv_mac<ACC, TAPS, COUT, GROUPS, SIMD, T_W>(acc, taps, w, co, f)   fold f of output channel co of conv2d: the
 //       products taps[t*C + g*CG + ci] * w[(t*CG + ci)*COUT + co] of its lanes, CG = C/GROUPS, g = co /
 //       (COUT/GROUPS) the group of co (GROUPS = C: a depthwise convolution); w may also be [KH*KW*CG][COUT]
-//   dense_mac<ACC, SIMD>(acc, x, w, n, f)          fold f of output n of dense: x[j] * w[n*K + j] (w may be [N][K])
-//   matmul_mac<ACC, N, SIMD>(acc, x, b, base, n, f)  fold f of output n of a row of matmul: x[j] * b[(base + j)*N + n],
+//   dense_mac<ACC, SIMD, T_W>(acc, x, w, n, f)        fold f of output n of dense: x[j] * w[n*K + j] (w may be [N][K])
+//   matmul_mac<ACC, N, SIMD, T_W>(acc, x, b, base, n, f)  fold f of output n of a row of matmul: x[j] * b[(base + j)*N + n],
 //       base the first row (of N) of b's matrix (b may be [rows][N])
 //   window_sum<ACC, TAPS>(taps, c)       sum of channel c over the taps (padding was pushed as zeros)
 //   window_max<TAPS>(taps, c, real)      maximum of channel c over the taps t with real[t] (not padding: padding
@@ -59,7 +60,7 @@ struct weights<T[ROWS][COLS], COLS> {
 
 }  // namespace detail
 
-template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_X, int NT, class W>
+template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_W, class T_X, int NT, class W>
 ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
 #pragma HLS INLINE
   typedef detail::weights<W, COUT> weights;  // product j, output channel co
@@ -75,12 +76,12 @@ ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = s * F + f;
-    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], weights::at(w, j, co)));
+    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], element<T_W>(weights::at(w, j, co))));
   }
   return acc;
 }
 
-template <class ACC, int SIMD, class T_X, int K, class W>
+template <class ACC, int SIMD, class T_W, class T_X, int K, class W>
 ACC dense_mac(ACC acc, const T_X (&x)[K], const W& w, int n, int f) {
 #pragma HLS INLINE
   typedef detail::weights<W, K> weights;  // output n, product j
@@ -89,12 +90,12 @@ ACC dense_mac(ACC acc, const T_X (&x)[K], const W& w, int n, int f) {
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = f * SIMD + s;
-    accumulate(acc, mul(x[j], weights::at(w, n, j)));
+    accumulate(acc, mul(x[j], element<T_W>(weights::at(w, n, j))));
   }
   return acc;
 }
 
-template <class ACC, int N, int SIMD, class T_X, int K, class W>
+template <class ACC, int N, int SIMD, class T_W, class T_X, int K, class W>
 ACC matmul_mac(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
 #pragma HLS INLINE
   typedef detail::weights<W, N> weights;  // row base + j, output n
@@ -104,7 +105,7 @@ ACC matmul_mac(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = s * F + f;
-    accumulate(acc, mul(x[j], weights::at(b, base + j, n)));
+    accumulate(acc, mul(x[j], element<T_W>(weights::at(b, base + j, n))));
   }
   return acc;
 }

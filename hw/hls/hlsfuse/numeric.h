@@ -11,6 +11,10 @@
 //                             type, or of the result type of ap arithmetic (AMD returns ap_fixed_base there)
 //   is_fixed<T>::value        true for ap_fixed/ap_ufixed (and their arithmetic results)
 //   raw_of(x) / from_raw<T>(r)  the raw integer R of a value (sign-extended to long long) and back
+//   raw<W, SIGNED>::type      how a ROM stores W-bit raw integers (weights.h lists a fixed-point constant's raw
+//                             integers): ap_int<W>/ap_uint<W> for synthesis, the smallest C integer in C
+//                             simulation (a brace list of millions of them compiles in seconds)
+//   element<T>(s)             a stored element as T: from_raw<T> of a raw integer, or s itself when it is a T
 //   product_t<A, B>           the exact type of a * b (double for float operands)
 //   sum_t<T, N>               the exact type of a sum of N values of T: W + ceil(log2 N), I + ceil(log2 N)
 //                             (hlsfuse.types.Fmt.accumulate; double for float/double)
@@ -99,6 +103,51 @@ T from_raw(long long r) {
   T x;
   x.range(format<T>::width - 1, 0) = static_cast<unsigned long long>(r);
   return x;
+}
+
+// How a ROM stores the raw integers of W-bit values, and an element read back as its type T.
+template <int W, bool SIGNED>
+struct raw {
+#ifdef __SYNTHESIS__
+  typedef typename std::conditional<SIGNED, ap_int<W>, ap_uint<W> >::type type;
+#else
+  typedef typename std::conditional<
+      (W <= 8), typename std::conditional<SIGNED, signed char, unsigned char>::type,
+      typename std::conditional<
+          (W <= 16), typename std::conditional<SIGNED, short, unsigned short>::type,
+          typename std::conditional<(W <= 32), typename std::conditional<SIGNED, int, unsigned>::type,
+                                    typename std::conditional<SIGNED, long long, unsigned long long>::type>::type>::
+          type>::type type;
+#endif
+};
+
+namespace detail {
+template <class S>
+typename std::enable_if<std::is_integral<S>::value, long long>::type stored_raw(S s) {
+  return static_cast<long long>(s);  // unsigned long long: its low 64 bits, which is all from_raw reads
+}
+template <int W>
+long long stored_raw(const ap_int<W>& s) {
+  return s.to_int64();
+}
+template <int W>
+long long stored_raw(const ap_uint<W>& s) {
+  return static_cast<long long>(s.to_uint64());
+}
+template <class T, class S>
+struct stored {  // S holds T's raw integer
+  static T get(const S& s) { return from_raw<T>(stored_raw(s)); }
+};
+template <class T>
+struct stored<T, T> {  // a typed array (a held input, a float ROM)
+  static const T& get(const T& s) { return s; }
+};
+}  // namespace detail
+
+template <class T, class S>
+T element(const S& s) {
+#pragma HLS INLINE
+  return detail::stored<T, S>::get(s);
 }
 
 // --------------------------------------------------------------------------------------------------------

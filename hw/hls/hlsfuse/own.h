@@ -15,7 +15,7 @@
 // L elements per token (lane l of token e at e * L + l), partitioned cyclically by L by the caller, so that
 // a token is L parallel accesses.
 //
-//   rom_reader<T, N, L>(rom)  a constant operand read like a stream: one token of L consecutive ROM elements
+//   rom_reader<T, N, L, S>(rom)  a constant operand read like a stream: one token of L consecutive ROM elements
 //                             (convert.h's token<T, L>::type) per read()
 //
 //   slice_stage<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, START, STEP, ITERATIONS, L>(in, out)
@@ -92,19 +92,20 @@ token_t<T_OUT, L> assign_token(const X& x) {
 }  // namespace detail
 
 // A constant operand read like a stream: its ROM in row-major order, one token of L elements per read() (the
-// caller partitions the ROM cyclically by L).
-template <class T, int N, int L = 1>
+// caller partitions the ROM cyclically by L). S: how the ROM stores its elements (hlsf::raw's raw integers of a
+// fixed-point constant, read back with hlsf::element<T>; T itself for a float constant).
+template <class T, int N, int L = 1, class S = T>
 struct rom_reader {
   static_assert(N % L == 0, "rom_reader: the ROM must hold whole tokens");
-  const T (&rom)[N];
-  int at;  // the token: lane l reads element at * L + l, bank l of the cyclic partition
-  explicit rom_reader(const T (&values)[N]) : rom(values), at(0) {}
+  const S (&rom)[N];
+  int at;
+  explicit rom_reader(const S (&values)[N]) : rom(values), at(0) {}
   typename token<T, L>::type read() {
 #pragma HLS INLINE
     typename token<T, L>::type v;
     for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
-      token<T, L>::set(v, l, rom[at * L + l]);
+      token<T, L>::set(v, l, element<T>(rom[at * L + l]));
     }
     at = at == N / L - 1 ? 0 : at + 1;
     return v;

@@ -29,13 +29,7 @@ static void read_s(hls::stream<axis_s>& s, hls::stream<t_s>& ch_s) {
 // s0_sigmoid_mul_add_relu: map stage, nodes sigmoid0, mul0, add0, relu0
 // 18 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); held inputs (written before it is read in every frame)
 static void s0_sigmoid_mul_add_relu(hls::stream<t_s>& ch_s, hls::stream<t_x>& ch_x, hls::stream<t_relu0>& ch_relu0) {
-#ifdef __SYNTHESIS__
-    static const t_bias rom_bias[3] = {HLSFUSE_ROM_rom_bias};
-#else
-    static t_bias rom_bias[3];
-    static const bool rom_bias_filled = hlsfuse_fill(rom_bias, rom_bias_values);
-    (void)rom_bias_filled;
-#endif
+    static const hlsf::raw<12, true>::type rom_bias[3] = {HLSFUSE_ROM_rom_bias};
 
     t_s a_s[3] = {};  // cleared for the compiler's sake: written before it is read
 #pragma HLS ARRAY_PARTITION variable=a_s type=complete dim=0
@@ -68,7 +62,7 @@ static void s0_sigmoid_mul_add_relu(hls::stream<t_s>& ch_s, hls::stream<t_x>& ch
         } else {
             t_x v_x = ch_x.read();
             t_mul0 v_mul0 = v_x * a_sigmoid0[k0];
-            t_add0 v_add0 = v_mul0 + rom_bias[k0];
+            t_add0 v_add0 = v_mul0 + hlsf::element<t_bias>(rom_bias[k0]);
             t_relu0 v_relu0;
             if (v_add0.is_neg()) {
                 v_relu0 = 0;

@@ -64,15 +64,9 @@ static void s2_pad(hls::stream<t_x>& ch_x_4, hls::stream<t_pad0>& ch_pad0) {
 // s3_concat: own stage, nodes concat0
 // 30 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); input being copied and its position (back to its start after the frame's last iteration)
 static void s3_concat(hls::stream<t_x>& ch_x_5, hls::stream<t_concat0>& ch_concat0) {
-#ifdef __SYNTHESIS__
-    static const t_c rom_c[6] = {HLSFUSE_ROM_rom_c};
-#else
-    static t_c rom_c[6];
-    static const bool rom_c_filled = hlsfuse_fill(rom_c, rom_c_values);
-    (void)rom_c_filled;
-#endif
+    static const hlsf::raw<12, true>::type rom_c[6] = {HLSFUSE_ROM_rom_c};
 
-    hlsf::rom_reader<t_c, 6> feed0(rom_c);
+    hlsf::rom_reader<t_c, 6, 1, hlsf::raw<12, true>::type> feed0(rom_c);
     hlsf::concat_stage<t_concat0, 6, 1, 4, 1>(
         ch_concat0, ch_x_5, feed0);
 }

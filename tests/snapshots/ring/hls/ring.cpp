@@ -29,13 +29,7 @@ static void cv_x(hls::stream<t_x>& ch_x, hls::stream<hlsf::lanes<t_x, 2>>& ch_x_
 // s0_conv2d: window stage, nodes conv
 // 57 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); line buffer (written before it is read in every frame); snapshot (written before it is read in every frame)
 static void s0_conv2d(hls::stream<hlsf::lanes<t_x, 2>>& ch_x_2, hls::stream<t_conv>& ch_conv) {
-#ifdef __SYNTHESIS__
-    static const t_w w_rom_w[72] = {HLSFUSE_ROM_rom_w};
-#else
-    static t_w w_rom_w[72];
-    static const bool w_rom_w_filled = hlsfuse_fill(w_rom_w, rom_w_values);
-    (void)w_rom_w_filled;
-#endif
+    static const hlsf::raw<8, true>::type w_rom_w[72] = {HLSFUSE_ROM_rom_w};
 #pragma HLS ARRAY_PARTITION variable=w_rom_w type=block factor=18
 
     typedef ap_fixed<25, 10> acc_t;  // exact: a window's sum is never rounded
@@ -60,7 +54,7 @@ static void s0_conv2d(hls::stream<hlsf::lanes<t_x, 2>>& ch_x_2, hls::stream<t_co
         const bool emitting = held != 0;  // the oldest window has outputs to emit; the next is channel co
         const bool push = pushing && (!completes || held < 3 || co == 3);
         if (emitting) {
-            const acc_t acc = hlsf::conv_mac<acc_t, 9, 4, 1, 18>(acc_t(0), snap[slot_emit], w_rom_w, co, 0);
+            const acc_t acc = hlsf::conv_mac<acc_t, 9, 4, 1, 18, t_w>(acc_t(0), snap[slot_emit], w_rom_w, co, 0);
             const t_conv v_conv = acc;
             ch_conv.write(v_conv);
             if (co == 3) {

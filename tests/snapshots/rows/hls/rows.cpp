@@ -34,22 +34,10 @@ static void fork_x(hls::stream<t_x>& ch_x, hls::stream<t_x>& ch_x_2, hls::stream
 // s0_dense_bias_add: rows stage, nodes dense0, bias_add0
 // 27 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); row (written before it is read in every frame); snapshot (written before it is read in every frame)
 static void s0_dense_bias_add(hls::stream<t_x>& ch_x_2, hls::stream<t_bias_add0>& ch_bias_add0) {
-#ifdef __SYNTHESIS__
-    static const t_w w_rom_w[18] = {HLSFUSE_ROM_rom_w};
-#else
-    static t_w w_rom_w[18];
-    static const bool w_rom_w_filled = hlsfuse_fill(w_rom_w, rom_w_values);
-    (void)w_rom_w_filled;
-#endif
+    static const hlsf::raw<12, true>::type w_rom_w[18] = {HLSFUSE_ROM_rom_w};
 #pragma HLS ARRAY_PARTITION variable=w_rom_w type=cyclic factor=6
 
-#ifdef __SYNTHESIS__
-    static const t_bias rom_bias[3] = {HLSFUSE_ROM_rom_bias};
-#else
-    static t_bias rom_bias[3];
-    static const bool rom_bias_filled = hlsfuse_fill(rom_bias, rom_bias_values);
-    (void)rom_bias_filled;
-#endif
+    static const hlsf::raw<12, true>::type rom_bias[3] = {HLSFUSE_ROM_rom_bias};
 
     typedef ap_fixed<27, 11> acc_t;  // exact: a dot product is never rounded
     t_x xrow[6];  // the row being read
@@ -67,9 +55,9 @@ static void s0_dense_bias_add(hls::stream<t_x>& ch_x_2, hls::stream<t_bias_add0>
         const bool completes = k == 5;
         const bool push = pushing && (!completes || !emitting || n == 2);
         if (emitting) {
-            const acc_t acc = hlsf::dense_mac<acc_t, 6>(acc_t(0), snap, w_rom_w, n, 0);
+            const acc_t acc = hlsf::dense_mac<acc_t, 6, t_w>(acc_t(0), snap, w_rom_w, n, 0);
             const t_dense0 v_dense0 = acc;
-            t_bias_add0 v_bias_add0 = v_dense0 + rom_bias[k0];
+            t_bias_add0 v_bias_add0 = v_dense0 + hlsf::element<t_bias>(rom_bias[k0]);
             ch_bias_add0.write(v_bias_add0);
             k0 = k0 == 2 ? 0 : k0 + 1;
             if (n == 2) {
@@ -103,13 +91,7 @@ static void s0_dense_bias_add(hls::stream<t_x>& ch_x_2, hls::stream<t_bias_add0>
 // s1_dense: rows stage, nodes dense1
 // 26 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); row (written before it is read in every frame); snapshot (written before it is read in every frame)
 static void s1_dense(hls::stream<t_x>& ch_x_3, hls::stream<t_dense1>& ch_dense1) {
-#ifdef __SYNTHESIS__
-    static const t_wq w_rom_wq[12] = {HLSFUSE_ROM_rom_wq};
-#else
-    static t_wq w_rom_wq[12];
-    static const bool w_rom_wq_filled = hlsfuse_fill(w_rom_wq, rom_wq_values);
-    (void)w_rom_wq_filled;
-#endif
+    static const hlsf::raw<12, true>::type w_rom_wq[12] = {HLSFUSE_ROM_rom_wq};
 #pragma HLS ARRAY_PARTITION variable=w_rom_wq type=cyclic factor=6
 
     typedef ap_fixed<27, 11> acc_t;  // exact: a dot product is never rounded
@@ -127,7 +109,7 @@ static void s1_dense(hls::stream<t_x>& ch_x_3, hls::stream<t_dense1>& ch_dense1)
         const bool completes = k == 5;
         const bool push = pushing && (!completes || !emitting || n == 1);
         if (emitting) {
-            const acc_t acc = hlsf::dense_mac<acc_t, 6>(acc_t(0), snap, w_rom_wq, n, 0);
+            const acc_t acc = hlsf::dense_mac<acc_t, 6, t_wq>(acc_t(0), snap, w_rom_wq, n, 0);
             const t_dense1 v_dense1 = acc;
             ch_dense1.write(v_dense1);
             if (n == 1) {
@@ -161,13 +143,7 @@ static void s1_dense(hls::stream<t_x>& ch_x_3, hls::stream<t_dense1>& ch_dense1)
 // s2_dense: rows stage, nodes dense2
 // 26 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); row (written before it is read in every frame); snapshot (written before it is read in every frame)
 static void s2_dense(hls::stream<t_x>& ch_x_4, hls::stream<t_dense2>& ch_dense2) {
-#ifdef __SYNTHESIS__
-    static const t_wk w_rom_wk[12] = {HLSFUSE_ROM_rom_wk};
-#else
-    static t_wk w_rom_wk[12];
-    static const bool w_rom_wk_filled = hlsfuse_fill(w_rom_wk, rom_wk_values);
-    (void)w_rom_wk_filled;
-#endif
+    static const hlsf::raw<12, true>::type w_rom_wk[12] = {HLSFUSE_ROM_rom_wk};
 #pragma HLS ARRAY_PARTITION variable=w_rom_wk type=cyclic factor=6
 
     typedef ap_fixed<27, 11> acc_t;  // exact: a dot product is never rounded
@@ -185,7 +161,7 @@ static void s2_dense(hls::stream<t_x>& ch_x_4, hls::stream<t_dense2>& ch_dense2)
         const bool completes = k == 5;
         const bool push = pushing && (!completes || !emitting || n == 1);
         if (emitting) {
-            const acc_t acc = hlsf::dense_mac<acc_t, 6>(acc_t(0), snap, w_rom_wk, n, 0);
+            const acc_t acc = hlsf::dense_mac<acc_t, 6, t_wk>(acc_t(0), snap, w_rom_wk, n, 0);
             const t_dense2 v_dense2 = acc;
             ch_dense2.write(v_dense2);
             if (n == 1) {
@@ -258,7 +234,7 @@ static void s4_matmul(hls::stream<t_dense1>& ch_dense1, hls::stream<t_transpose0
             const bool completes = k == 1;
             const bool push = pushing && (!completes || !emitting || n == 3);
             if (emitting) {
-                const acc_t acc = hlsf::matmul_mac<acc_t, 4, 2>(acc_t(0), snap, a_transpose0, 0, n, 0);
+                const acc_t acc = hlsf::matmul_mac<acc_t, 4, 2, t_transpose0>(acc_t(0), snap, a_transpose0, 0, n, 0);
                 const t_matmul0 v_matmul0 = acc;
                 ch_matmul0.write(v_matmul0);
                 if (n == 3) {
@@ -293,13 +269,7 @@ static void s4_matmul(hls::stream<t_dense1>& ch_dense1, hls::stream<t_transpose0
 // s5_matmul: rows stage, nodes matmul1
 // 24 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); row (written before it is read in every frame); snapshot (written before it is read in every frame)
 static void s5_matmul(hls::stream<t_matmul0>& ch_matmul0, hls::stream<t_matmul1>& ch_matmul1) {
-#ifdef __SYNTHESIS__
-    static const t_v w_rom_v[20] = {HLSFUSE_ROM_rom_v};
-#else
-    static t_v w_rom_v[20];
-    static const bool w_rom_v_filled = hlsfuse_fill(w_rom_v, rom_v_values);
-    (void)w_rom_v_filled;
-#endif
+    static const hlsf::raw<12, true>::type w_rom_v[20] = {HLSFUSE_ROM_rom_v};
 #pragma HLS ARRAY_PARTITION variable=w_rom_v type=block factor=4
 
     typedef ap_fixed<26, 10> acc_t;  // exact: a dot product is never rounded
@@ -317,7 +287,7 @@ static void s5_matmul(hls::stream<t_matmul0>& ch_matmul0, hls::stream<t_matmul1>
         const bool completes = k == 3;
         const bool push = pushing && (!completes || !emitting || n == 4);
         if (emitting) {
-            const acc_t acc = hlsf::matmul_mac<acc_t, 5, 4>(acc_t(0), snap, w_rom_v, 0, n, 0);
+            const acc_t acc = hlsf::matmul_mac<acc_t, 5, 4, t_v>(acc_t(0), snap, w_rom_v, 0, n, 0);
             const t_matmul1 v_matmul1 = acc;
             ch_matmul1.write(v_matmul1);
             if (n == 4) {

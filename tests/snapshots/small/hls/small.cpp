@@ -31,19 +31,13 @@ static void fork_x(hls::stream<t_x>& ch_x, hls::stream<t_x>& ch_x_2, hls::stream
 // s0_bias_add_relu: map stage, nodes bias_add0, relu0
 // 6 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration)
 static void s0_bias_add_relu(hls::stream<t_x>& ch_x_2, hls::stream<t_relu0>& ch_relu0) {
-#ifdef __SYNTHESIS__
-    static const t_bias rom_bias[3] = {HLSFUSE_ROM_rom_bias};
-#else
-    static t_bias rom_bias[3];
-    static const bool rom_bias_filled = hlsfuse_fill(rom_bias, rom_bias_values);
-    (void)rom_bias_filled;
-#endif
+    static const hlsf::raw<8, true>::type rom_bias[3] = {HLSFUSE_ROM_rom_bias};
 
     int k0 = 0;
     for (int t = 0; t < 6; t++) {
 #pragma HLS PIPELINE II=1
         t_x v_x = ch_x_2.read();
-        t_bias_add0 v_bias_add0 = v_x + rom_bias[k0];
+        t_bias_add0 v_bias_add0 = v_x + hlsf::element<t_bias>(rom_bias[k0]);
         t_relu0 v_relu0;
         if (v_bias_add0.is_neg()) {
             v_relu0 = 0;

@@ -22,22 +22,10 @@ static void read_x(hls::stream<axis_x>& x, hls::stream<t_x>& ch_x) {
 // s0_conv2d_bias_add_relu: window stage, nodes conv2d0, bias_add0, relu0
 // 101 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); line buffer (written before it is read in every frame); snapshot (written before it is read in every frame)
 static void s0_conv2d_bias_add_relu(hls::stream<t_x>& ch_x, hls::stream<t_relu0>& ch_relu0) {
-#ifdef __SYNTHESIS__
-    static const t_w w_rom_w[54] = {HLSFUSE_ROM_rom_w};
-#else
-    static t_w w_rom_w[54];
-    static const bool w_rom_w_filled = hlsfuse_fill(w_rom_w, rom_w_values);
-    (void)w_rom_w_filled;
-#endif
+    static const hlsf::raw<8, true>::type w_rom_w[54] = {HLSFUSE_ROM_rom_w};
 #pragma HLS ARRAY_PARTITION variable=w_rom_w type=block factor=18
 
-#ifdef __SYNTHESIS__
-    static const t_b rom_b[3] = {HLSFUSE_ROM_rom_b};
-#else
-    static t_b rom_b[3];
-    static const bool rom_b_filled = hlsfuse_fill(rom_b, rom_b_values);
-    (void)rom_b_filled;
-#endif
+    static const hlsf::raw<12, true>::type rom_b[3] = {HLSFUSE_ROM_rom_b};
 
     typedef ap_fixed<25, 10> acc_t;  // exact: a window's sum is never rounded
     static const bool tab_real_rows[7] = {0, 1, 1, 1, 1, 1, 0};
@@ -59,9 +47,9 @@ static void s0_conv2d_bias_add_relu(hls::stream<t_x>& ch_x, hls::stream<t_relu0>
         const bool completes = ch == 1 && tab_emit_rows[row] && tab_emit_cols[col];
         const bool push = pushing && (!completes || !emitting || co == 2);
         if (emitting) {
-            const acc_t acc = hlsf::conv_mac<acc_t, 9, 3, 1, 18>(acc_t(0), snap, w_rom_w, co, 0);
+            const acc_t acc = hlsf::conv_mac<acc_t, 9, 3, 1, 18, t_w>(acc_t(0), snap, w_rom_w, co, 0);
             const t_conv2d0 v_conv2d0 = acc;
-            t_bias_add0 v_bias_add0 = v_conv2d0 + rom_b[k0];
+            t_bias_add0 v_bias_add0 = v_conv2d0 + hlsf::element<t_b>(rom_b[k0]);
             t_relu0 v_relu0;
             if (v_bias_add0.is_neg()) {
                 v_relu0 = 0;

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .backends.hls import HlsOptions, emit_hls
@@ -117,10 +118,15 @@ def plan_design(graph: Graph, options: CompileOptions | None = None, solver: Spa
     return Planned(graph, fusion, plan, areas, fifos, area, report)
 
 
-def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # noqa: A001 - the pipeline's verb
-    """Fuse, lower and emit ``graph``; returns the plans and the output files (nothing is written)."""
+def compile(graph: Graph, options: CompileOptions | None = None,  # noqa: A001 - the pipeline's verb
+            step: Callable[[str], None] | None = None) -> Design:
+    """Fuse, lower and emit ``graph``; returns the plans and the output files (nothing is written). ``step``
+    is told each step as it starts (a command's progress line)."""
     options = options or CompileOptions()
+    step = step or (lambda _: None)
+    step("fusing and folding")
     p = plan_design(graph, options)
+    step("writing the reports")
     files = {
         **_graph_files(graph, options.weights_file),
         "fusion.json": json.dumps(to_json(p.fusion, graph), indent=2) + "\n",
@@ -130,9 +136,12 @@ def compile(graph: Graph, options: CompileOptions | None = None) -> Design:  # n
         "fold.json": json.dumps(fold_json(graph, p.plan), indent=1) + "\n",
     }
     if options.target in ("hls", "all"):
+        step("emitting the HLS C++")
         files.update({f"hls/{path}": text for path, text in emit_hls(graph, p.plan, options.hls).items()})
     if options.target in ("verilog", "all"):
+        step("emitting the Verilog")
         files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, p.plan).items()})
+    step("checksums")
     return Design(**{f.name: getattr(p, f.name) for f in dataclasses.fields(Planned)}, files=with_checksums(files))
 
 

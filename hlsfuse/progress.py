@@ -58,6 +58,11 @@ class Progress:
         self.stream.flush()
         self._width = len(text)
 
+    def say(self, label: str) -> None:
+        """A new label for the line (the step a long task has come to); drawn at the next tick."""
+        with self._lock:
+            self.label = label
+
     def close(self) -> None:
         with self._lock:
             if self.enabled and self._width:
@@ -68,8 +73,8 @@ class Progress:
 
 @contextmanager
 def activity(label: str, stream=None, enabled: bool | None = None, every: float = 1.0):
-    """A one-step task (a Verilator build, a long simulation): ``label, elapsed`` redrawn every ``every``
-    seconds while the block runs, on a terminal only."""
+    """A long task (a Verilator build, a simulation, a compile): ``label, elapsed`` redrawn every ``every``
+    seconds while the block runs, on a terminal only; ``say`` changes the label as the task moves on."""
     progress = Progress(label, 0, stream, enabled)
     if not progress.enabled:
         yield progress
@@ -78,7 +83,8 @@ def activity(label: str, stream=None, enabled: bool | None = None, every: float 
 
     def tick():
         while not stop.wait(every):
-            progress._draw(f"{label}, {_clock(time.monotonic() - progress.start)}")
+            with progress._lock:
+                progress._draw(f"{progress.label}, {_clock(time.monotonic() - progress.start)}")
 
     thread = threading.Thread(target=tick, daemon=True)
     progress._draw(f"{label}, 0:00")

@@ -244,3 +244,28 @@ def test_a_long_step_shows_its_elapsed_time_on_a_terminal_only(monkeypatch):
     assert on_terminal(Tty()) and not on_terminal(io.StringIO())
     monkeypatch.setenv("CI", "true")
     assert not on_terminal(Tty())
+
+
+def test_compile_shows_its_steps_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTHONPATH": str(ROOT), "TERM": "xterm"}
+    args = [sys.executable, "-m", "hlsfuse", "compile", RESIDUAL, "--target", "all"]
+    master, slave = pty.openpty()
+    done = subprocess.run([*args, "-o", str(tmp_path / "a")], stdout=subprocess.PIPE, stderr=slave, env=env,
+                          timeout=120)
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal's other end is closed: all read
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    assert done.returncode == 0
+    assert b"\rcompile: fusing and folding, 0:00" in drawn and drawn.endswith(b"\r")
+    piped = subprocess.run([*args, "-o", str(tmp_path / "b")], capture_output=True, env=env, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == b""

@@ -14,6 +14,7 @@ from ..fusion import MODES
 from ..lower.fold import Budget, read_fold
 from ..lower.report import channel_table, resources, stage_table, summary
 from ..outdir import check_out_dir, write_tree
+from ..progress import activity
 from .common import add_graph_arg, add_weights_args, load_graph_arg, seed, weights_file_arg
 
 __all__ = ["add_parser", "run"]
@@ -85,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     options = CompileOptions(target=args.target, top=args.top, mode=args.mode, opt_level=args.opt_level, hls=hls,
                              fold=fold, budget=budget,
                              board=args.board, port_lanes=args.port_lanes, weights_file=weights_file_arg(args))
-    design = compile(graph, options)
-    write_tree(args.output, design.files, force=args.force)
+    with activity("compile: fusing and folding") as line:  # a large model takes seconds
+        design = compile(graph, options, step=lambda step: line.say(f"compile: {step}"))
+        line.say(f"compile: writing {args.output}")
+        write_tree(args.output, design.files, force=args.force)
     print(summary(design.plan), end="")
     print(resources(json.loads(design.files["report.json"])), end="")
     print()

@@ -26,7 +26,7 @@ from .backends.verilog import emit_verilog
 from .errors import HlsfuseError
 from .fusion import FusionPlan, fuse
 from .fusion.report import to_dot, to_json
-from .graph_json import graph_to_dict, side_file_bytes, wants_side_file
+from .graph_json import graph_text, graph_to_dict, side_file_bytes, wants_side_file
 from .ir import Graph
 from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
@@ -148,8 +148,8 @@ def compile(graph: Graph, options: CompileOptions | None = None,  # noqa: A001 -
 def _graph_files(graph: Graph, weights_file: bool | None) -> dict[str, str | bytes]:
     """OUT/graph.json, and OUT/graph.npz when the constants' values go to a side file."""
     if not wants_side_file(graph, weights_file):
-        return {"graph.json": json.dumps(graph_to_dict(graph), indent=1) + "\n"}
-    return {"graph.json": json.dumps(graph_to_dict(graph, "graph.npz"), indent=1) + "\n",
+        return {"graph.json": graph_text(graph_to_dict(graph))}
+    return {"graph.json": graph_text(graph_to_dict(graph, "graph.npz")),
             "graph.npz": side_file_bytes(graph)}
 
 

@@ -36,8 +36,8 @@ from .ops import Pattern
 from .side_file import THRESHOLD, SideFiles, array_names, is_inside, npz_bytes, stored_array
 from .types import DType, from_float, parse_dtype, to_float
 
-__all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "init_values", "side_file_bytes",
-           "wants_side_file", "side_path", "THRESHOLD"]
+__all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "graph_text", "init_values",
+           "side_file_bytes", "wants_side_file", "side_path", "THRESHOLD"]
 
 _GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
 _INPUT_FIELDS = ("name", "shape", "dtype")
@@ -411,16 +411,17 @@ def save_graph(graph: Graph, path: str | os.PathLike, overwrite: bool = True, we
     together (``fileio.write_together``). Without ``overwrite`` an existing file is refused."""
     path = Path(path)
     if not wants_side_file(graph, weights_file):
-        write_together({path: _dumps(graph_to_dict(graph))}, overwrite=overwrite)
+        write_together({path: graph_text(graph_to_dict(graph))}, overwrite=overwrite)
         return path
     side = side_path(path)
-    files = {side: side_file_bytes(graph), path: _dumps(graph_to_dict(graph, side.name))}
+    files = {side: side_file_bytes(graph), path: graph_text(graph_to_dict(graph, side.name))}
     write_together(files, overwrite=overwrite)
     return path
 
 
-def _dumps(data: dict[str, Any]) -> str:
-    """JSON text of a graph dict with one line per list entry."""
+def graph_text(data: dict[str, Any]) -> str:
+    """JSON text of a graph dict (``graph_to_dict``) with one line per input, constant and node: what save_graph
+    writes, and OUT/graph.json (json's C encoder writes each line: fast for large constants)."""
     lines = []
     for key, value in data.items():
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):

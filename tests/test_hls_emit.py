@@ -387,3 +387,22 @@ def test_raw_lines_read_back_as_the_values(values, per_line, narrow):
     assert all(len(line.split(",")) <= per_line for line in lines)
     items = [t for line in lines for t in line.split(",") if t]
     assert [eval(t) for t in items] == raw.tolist()  # C integer literals, read as Python's
+
+
+def test_compiled_templates_are_cached_and_a_damaged_entry_is_compiled_again(tmp_path, monkeypatch):
+    from hlsfuse.backends import templates
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    g = fixed_zoo()
+    plan = lower(g, fuse(g))
+    templates.environment.cache_clear()
+    try:
+        first = emit_hls(g, plan, HlsOptions())
+        entries = list((tmp_path / "hlsfuse" / "jinja").glob("*.cache"))
+        assert entries and not list((tmp_path / "hlsfuse" / "jinja").glob(".jinja-*"))  # no leftovers
+        for entry in entries:  # truncated, as a run killed while writing would leave one without the rename
+            entry.write_bytes(entry.read_bytes()[:20])
+        templates.environment.cache_clear()
+        assert emit_hls(g, plan, HlsOptions()) == first
+    finally:
+        templates.environment.cache_clear()

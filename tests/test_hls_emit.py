@@ -57,7 +57,8 @@ def zoo_files():
 def test_project_files():
     files = emit(small_graph())
     assert set(files) == {
-        "small.cpp", "small.h", "types.h", "weights.h", "luts.h", "tb_small.cpp", "hls_config.cfg", "run_hls.tcl",
+        # 'small' is a Verilog keyword (a charge strength): the design, named for both backends, is 'small_'
+        "small_.cpp", "small_.h", "types.h", "weights.h", "luts.h", "tb_small_.cpp", "hls_config.cfg", "run_hls.tcl",
         "cosim.tcl", "Makefile", "ports.json", "include/ap_int.h", "include/ap_int_wide.h", "include/ap_fixed.h",
         "include/hls_stream.h", "include/ap_axi_sdata.h", "hlsfuse/numeric.h", "data/x.txt",
         "data/sigmoid0.txt", "data/relu0.txt",
@@ -110,8 +111,8 @@ def test_options_reach_the_scripts():
     assert "part=xc7z020clg400-1\n" in files["hls_config.cfg"] and "clock=3.33ns\n" in files["hls_config.cfg"]
     assert "set_part xc7z020clg400-1\n" in files["run_hls.tcl"]
     assert "create_clock -period 3.33 -name default\n" in files["run_hls.tcl"]
-    assert "#pragma HLS INTERFACE s_axilite port=return bundle=control" in files["small.cpp"]
-    assert "ap_ctrl_none" not in files["small.cpp"] and "disable_start_propagation" not in files["small.cpp"]
+    assert "#pragma HLS INTERFACE s_axilite port=return bundle=control" in files["small_.cpp"]
+    assert "ap_ctrl_none" not in files["small_.cpp"] and "disable_start_propagation" not in files["small_.cpp"]
     for step in ("csim_design", "csynth_design", "export_design -format ip_catalog"):
         assert step in files["run_hls.tcl"]
     # co-simulation is a step of its own, after synthesis
@@ -121,7 +122,7 @@ def test_options_reach_the_scripts():
     # the C++ standard the code needs, for synthesis and the testbench alike (UG1399 C-synthesis sources)
     assert "syn.cflags=-std=c++14\n" in files["hls_config.cfg"] and "tb.cflags=-std=c++14\n" in files["hls_config.cfg"]
     assert files["run_hls.tcl"].count('-cflags "-std=c++14"') == 2
-    free = emit(small_graph())["small.cpp"]  # a free-running pipeline needs no start tokens (UG1399)
+    free = emit(small_graph())["small_.cpp"]  # a free-running pipeline needs no start tokens (UG1399)
     assert "#pragma HLS INTERFACE ap_ctrl_none port=return" in free
     assert "#pragma HLS DATAFLOW disable_start_propagation" in free
 
@@ -160,7 +161,7 @@ def test_ports_json_describes_the_ports():
     import json
 
     data = json.loads(emit(small_graph())["ports.json"])
-    assert data["top"] == "small"
+    assert data["top"] == "small_"
     assert [(p["name"], p["direction"], p["dtype"], p["shape"]) for p in data["ports"]] == [
         ("x", "in", "fixed<8,3>", [1, 2, 3]),
         ("sigmoid0", "out", "ufixed<6,0,RND,SAT>", [1, 2, 3]),

@@ -157,6 +157,9 @@ def test_identifiers_are_sanitized_unique_and_deterministic():
         "a_b_c",
     ]
     assert sanitize("") == "t"
+    # every SystemVerilog keyword, which Verilator reserves in .v files ('packed' as a module name failed to parse)
+    assert [sanitize(k) for k in ("packed", "always_ff", "fork", "small", "logic", "packed_x")] == [
+        "packed_", "always_ff_", "fork_", "small_", "logic_", "packed_x"]
     b = GraphBuilder("weird name!", dtype=F)
     x = b.input("in put", [4])
     b.output(b.relu(x, name="out/put"))

@@ -17,8 +17,28 @@ _KEYWORDS = frozenset(
     double else enum explicit export extern false float for friend goto if inline int long mutable namespace new
     noexcept not nullptr operator or private protected public register return short signed sizeof static struct
     switch template this throw true try typedef typename union unsigned using virtual void volatile while xor
-    always assign begin end endmodule function genvar initial inout input integer localparam module negedge
-    output parameter posedge reg wire logic generate endgenerate main ap_clk ap_rst_n hls std
+    main ap_clk ap_rst_n hls std
+    """.split()
+) | frozenset(  # SystemVerilog's keywords (IEEE 1800-2017, annex B), which Verilator reserves in .v files too
+    """
+    accept_on alias always always_comb always_ff always_latch and assert assign assume automatic before begin bind
+    bins binsof bit break buf bufif0 bufif1 byte case casex casez cell chandle checker class clocking cmos config
+    const constraint context continue cover covergroup coverpoint cross deassign default defparam design disable
+    dist do edge else end endcase endchecker endclass endclocking endconfig endfunction endgenerate endgroup
+    endinterface endmodule endpackage endprimitive endprogram endproperty endspecify endsequence endtable endtask
+    enum event eventually expect export extends extern final first_match for force foreach forever fork forkjoin
+    function generate genvar global highz0 highz1 if iff ifnone ignore_bins illegal_bins implements implies import
+    incdir include initial inout input inside instance int integer interconnect interface intersect join join_any
+    join_none large let liblist library local localparam logic longint macromodule matches medium modport module
+    nand negedge nettype new nexttime nmos nor noshowcancelled not notif0 notif1 null or output package packed
+    parameter pmos posedge primitive priority program property protected pull0 pull1 pulldown pullup
+    pulsestyle_ondetect pulsestyle_onevent pure rand randc randcase randsequence rcmos real realtime ref reg
+    reject_on release repeat restrict return rnmos rpmos rtran rtranif0 rtranif1 s_always s_eventually s_nexttime
+    s_until s_until_with scalared sequence shortint shortreal showcancelled signed small soft solve specify
+    specparam static string strong strong0 strong1 struct super supply0 supply1 sync_accept_on sync_reject_on table
+    tagged task this throughout time timeprecision timeunit tran tranif0 tranif1 tri tri0 tri1 triand trior trireg
+    type typedef union unique unique0 unsigned until until_with untyped use uwire var vectored virtual void wait
+    wait_order wand weak weak0 weak1 while wildcard wire with within wor xnor xor
     """.split()
 )
 

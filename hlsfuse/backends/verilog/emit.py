@@ -137,19 +137,25 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> dict[str, str]:
         if not source.is_file():
             raise HlsfuseError(f"hw/rtl module '{name}' is missing from {source.parent}; reinstall hlsfuse")
         files[f"{name}.v"] = source.read_text(encoding="utf-8")
-    files[f"{top}_sim.v"] = render("verilog/sim.v.j2", **view)
+    files[f"{sim_top(top)}.v"] = render("verilog/sim.v.j2", **view, sim_top=sim_top(top))
     sources = [f"{name}.v" for name in rtl] + [f"{m.name}.v" for m in modules] + [f"{top}.v"]
     files["manifest.json"] = _manifest(graph, plan, tuple(ports), channels, sources)
     return files
 
 
+def sim_top(top: str) -> str:
+    """The simulation wrapper's module: ``<top>_sim``, without a double underscore (a top escaped from a keyword
+    ends in one), which Verilator escapes in the C++ class names the harness includes."""
+    return f"{top.rstrip('_')}_sim"
+
+
 def _manifest(graph, plan, ports, channels, sources) -> str:
     data = {
         "top": plan.top,
-        "sim_top": f"{plan.top}_sim",
+        "sim_top": sim_top(plan.top),
         "graph": graph.name,
         "sources": sources,
-        "sim_sources": sources + [f"{plan.top}_sim.v"],
+        "sim_sources": sources + [f"{sim_top(plan.top)}.v"],
         "ports": [
             {
                 "name": p.name,

@@ -24,7 +24,6 @@ from ...lower.elements import Operand, Program
 from ...ops import lut as lut_ops
 from ...ops.elementwise import ALPHA_TYPE, _clip_bounds
 from ...types import FixedType, from_float
-from .mem import mem_lines
 from .module import ModuleBuilder
 from .vlog import XW, assign_params, index_width, sext64, slit, ulit, zext
 
@@ -71,7 +70,7 @@ def rom(b: ModuleBuilder, constant: str) -> str:
     """The ROM of a graph constant in this module (its raw values, row-major)."""
     dtype = b.dtype(constant)
     data = b.graph.constant_map[constant].data.reshape(-1)
-    return b.rom(b.rom_of(constant), len(data), dtype.width, mem_lines(data, dtype.width))
+    return b.rom(b.rom_of(constant), data, dtype.width)
 
 
 def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Mapping[str, str], scope: Scope,
@@ -163,7 +162,7 @@ def lookup(b: ModuleBuilder, raw: str, in_type: FixedType, table, out_type: Fixe
         raise HlsfuseError(
             f"lookup table of {len(entries)} entries does not match a {width}-bit input >> {table.shift}"
         )
-    mem = b.rom(f"lut_{table.function}", len(entries), out_type.width, mem_lines(entries, out_type.width))
+    mem = b.rom(f"lut_{table.function}", entries, out_type.width)
     if table.shift:
         b.unused(f"{raw}[{table.shift - 1}:0]")
     if table.in_fmt.signed:

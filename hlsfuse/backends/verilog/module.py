@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...lower.names import sanitize
 from ...lower.plan import Channel, DataflowPlan, Stage
 from ...types import FixedType
+from .mem import mem_lines
 from .vlog import bits_for, index_width
 
 __all__ = [
@@ -104,11 +107,23 @@ class NetArray:
 
 @dataclass(frozen=True)
 class RomDecl:
+    """A ROM of ``size`` words of ``width`` bits. With ``per_word`` > 1 its .mem file holds ``per_word`` words per
+    line, the first in the low bits (``words``: that packed array, ``index``: the loop that unpacks it at time 0):
+    a large ROM's file then takes two hex digits per byte, without a line break per word."""
+
     name: str
     width: int
     size: int
     file: str
+    per_word: int = 1
+    words: str = ""
+    index: str = ""
     kind: str = "rom"
+
+
+PACKED_BITS = 32768
+"""ROMs of at least this many bits are packed PACK_WIDTH bits per line of their .mem file."""
+PACK_WIDTH = 256
 
 
 @dataclass(frozen=True)
@@ -314,16 +329,24 @@ class ModuleBuilder:
         self.arrays[name] = (size, width)
         return name
 
-    def rom(self, wanted: str, size: int, width: int, text: str) -> str:
-        """A ROM loaded from ``<module>_<name>.mem``; equal contents share one memory."""
+    def rom(self, wanted: str, values, width: int, lanes: int = 1) -> str:
+        """A ROM of ``values`` (raw integers of ``width`` bits; ``lanes`` > 1: that many per word, the first in the
+        low bits) loaded from ``<module>_<name>.mem``; equal contents share one memory."""
+        flat = np.asarray(values, dtype=np.int64).reshape(-1)
+        size, word = flat.size // lanes, lanes * width
+        per_word = max(1, PACK_WIDTH // word) if size * word >= PACKED_BITS and word <= PACK_WIDTH // 2 else 1
+        if per_word > 1:  # the last line's missing words are zeros
+            flat = np.concatenate([flat, np.zeros(-size % per_word * lanes, dtype=np.int64)])
+        text = mem_lines(flat, width, lanes * per_word)
         for name, mem in self.mems.items():
-            if mem.text == text and self.arrays[name] == (size, width):
+            if mem.text == text and self.arrays[name] == (size, word):
                 return name
         name = self.fresh(wanted)
         file = f"{self.module}_{name}.mem"
-        self.decls.append(RomDecl(name, width, size, file))
+        words, index = (self.fresh(f"{name}_words"), self.fresh(f"{name}_i")) if per_word > 1 else ("", "")
+        self.decls.append(RomDecl(name, word, size, file, per_word, words, index))
         self.mems[name] = Mem(name, file, text)
-        self.arrays[name] = (size, width)
+        self.arrays[name] = (size, word)
         return name
 
     def counter(self, wanted: str, count: int, step: str) -> tuple[str, int]:

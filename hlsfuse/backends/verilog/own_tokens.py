@@ -12,7 +12,6 @@ from __future__ import annotations
 from ...lower import own
 from ...types import FixedType
 from .expr import rom
-from .mem import mem_lines
 from .module import ModuleBuilder
 from .vlog import XW, assign_params, bits_for, sext64, ulit, zext
 
@@ -44,7 +43,7 @@ def source(b: ModuleBuilder, src: own.Source, when: str, fire: str, tag: str, la
         table = rom(b, src.tensor)
     else:
         data = b.graph.constant_map[src.tensor].data.reshape(-1)
-        table = b.rom(b.rom_of(src.tensor), size // lanes, lanes * dtype.width, mem_lines(data, dtype.width, lanes))
+        table = b.rom(b.rom_of(src.tensor), data, dtype.width, lanes)
     at, aw = b.counter(f"at_{tag}", size // lanes, f"{fire} && {when}")
     return b.wire(f"rom_{tag}", lanes * dtype.width, f"{table}[{zext(at, aw, b.index(table))}]"), dtype
 

@@ -23,7 +23,6 @@ import numpy as np
 from ...lower import own
 from ...ops.opaque import softmax_tables
 from ...types import FixedType, Fmt
-from .mem import mem_lines
 from .module import ModuleBuilder, Update
 from .own_tokens import assign, exact, first_max, join, lane_tag, moved, source, split
 from .vlog import XW, bits_for, index_width, sext64, slit, ulit, zext
@@ -35,7 +34,7 @@ def _lookup(b: ModuleBuilder, value: str, fmt: Fmt, table, tag: str) -> str:
     """``table[(X - X_min) >> shift]`` of the exact value ``value`` (64-bit signed) of format ``fmt``."""
     entries = np.asarray(table.entries)
     out = table.out_type
-    mem = b.rom(f"lut_{table.function}", len(entries), out.width, mem_lines(entries, out.width))
+    mem = b.rom(f"lut_{table.function}", entries, out.width)
     bits = fmt.width - table.shift
     raw = b.wire(f"raw_{tag}", fmt.width, zext(value, XW, fmt.width))
     b.unused(value)  # the exact value's bits above the format

@@ -29,7 +29,6 @@ from ...errors import HlsfuseError
 from ...lower import own
 from ...lower.plan import Stage
 from ...types import FixedType, from_float
-from .mem import mem_lines
 from .module import Assign, ModuleBuilder, StageModule, Update
 from .own_tokens import assign, join, lane_tag, mask, moved_token, source, split
 from .stage_opaque import OPS as OPAQUE
@@ -46,7 +45,7 @@ def _gather(b: ModuleBuilder, fire: str, read_loop, write_loop, value: str, dtyp
     block = b.array("block", size, lanes * dtype.width)
     aw = b.index(block)
     b.stores.append(Update(f"{fire} && {read_loop.here}", f"{block}[{zext(seq.idx, seq.width, aw)}]", value))
-    table = b.rom("addresses", len(addresses), aw, mem_lines(addresses, aw))
+    table = b.rom("addresses", addresses, aw)
     at = b.wire("addr", aw, f"{table}[{zext(seq.idx, seq.width, b.index(table))}]")
     picked = b.wire("picked", lanes * dtype.width, f"{block}[{at}]")
     b.move(out_ch, write_loop.here)

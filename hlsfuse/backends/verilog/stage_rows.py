@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from ...lower.plan import Stage
 from .expr import rom
-from .mem import mem_lines
 from .module import ModuleBuilder, StageModule, Update
 from .phase import emit_epilogue, fold_sum, push_emit, setup, setup_loops
 from .vlog import XW, assign_params, bits_for, sext64, ulit, zext
@@ -69,7 +68,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     batch_base = None
     if main.op == "matmul" and main.offsets:
         batch, _ = b.odometer("out", [main.batches, main.rows], f"{fire} && {writes} && {n_last}")[0]
-        table = b.rom("b_base", len(main.offsets), iw, mem_lines(main.offsets, iw))
+        table = b.rom("b_base", main.offsets, iw)
         batch_base = f"{table}[{zext(batch, bits_for(main.batches), b.index(table))}]"
     # lane s of this fold computes product j = main.product(fold, s): row element j (the same for every column)
     js = []

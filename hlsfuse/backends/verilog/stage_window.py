@@ -28,7 +28,6 @@ from __future__ import annotations
 from ...lower.plan import Stage
 from ...types import Fmt
 from .expr import rom
-from .mem import mem_lines
 from .module import Assign, ModuleBuilder, StageModule
 from .phase import emit_epilogue, fold_sum, push_emit, setup, setup_loops
 from .vlog import XW, assign_params, bits_for, index_width, sext64, ulit, zext
@@ -175,7 +174,7 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
         per_group = cout // main.groups
         emit, ew = loop.index
         bases = [(e * main.pe + lane) // per_group * cg for e in range(cout // main.pe)]
-        table = b.rom(f"{tag}gbase", len(bases), bw, mem_lines(bases, bw))
+        table = b.rom(f"{tag}gbase", bases, bw)
         offset = (b.wire(f"{tag}gbase", bw, f"{table}[{emit}]"), bw)
     wi = b.index(weights)
     terms = []
@@ -188,7 +187,7 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
             # lane t reads snapshot element (j // CG) * C + j % CG and weight j * COUT + co, j = t * FOLDS + fold
             js = [main.product(f, t) for f in range(main.folds)]
             tb = index_width(g.taps * g.c)
-            table = b.rom(f"lane{t}", main.folds, tb, mem_lines([(j // cg) * g.c + j % cg for j in js], tb))
+            table = b.rom(f"lane{t}", [(j // cg) * g.c + j % cg for j in js], tb)
             at = f"{table}[{fold[0]}]"
             if offset is not None:
                 at += f" + {zext(offset[0], offset[1], tb)}"
@@ -253,7 +252,7 @@ def _avg_pool(b, main, pixel, channel, tap, x_type, head_type, tag="") -> str:
         pw = index_width(pixels)
         sw = index_width(len(divisors))
         picks = [divisors.index(v) for v in flat]
-        table = b.rom("count_sel", pixels, sw, mem_lines(picks, sw))
+        table = b.rom("count_sel", picks, sw)
         at = b.wire("pix", pw, f"{zext(oy, ow_, pw)} * {ulit(g.ow % (1 << pw), pw)} + {zext(ox, xw, pw)}")
         sel = b.wire("sel", sw, f"{table}[{at}]")
     return quotient(b, num, fmt, x_type.frac, divisors, sel, head_type, f"{tag}v_head")

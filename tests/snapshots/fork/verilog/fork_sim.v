@@ -1,5 +1,5 @@
-// fork_sim: fork with the counters hlsfuse rtlsim reads (busy/stall cycles per stage, channel
-// levels, cycles since the design last made progress). Simulation only; the design is fork.v.
+// fork_sim: fork_ with the counters hlsfuse rtlsim reads (busy/stall cycles per stage, channel
+// levels, cycles since the design last made progress). Simulation only; the design is fork_.v.
 //
 // sim_sel selects a stage (for sim_busy, sim_stall, sim_stalled) and a channel (for sim_level,
 // sim_full), numbered in the order of manifest.json.
@@ -29,7 +29,7 @@ module fork_sim (
     output wire sim_full,
     output wire [31:0] sim_quiet
 );
-    fork dut (
+    fork_ dut (
         .ap_clk(ap_clk), .ap_rst_n(ap_rst_n),
         .x_TDATA(x_TDATA), .x_TVALID(x_TVALID), .x_TREADY(x_TREADY), .x_TLAST(x_TLAST),
         .relu0_TDATA(relu0_TDATA), .relu0_TVALID(relu0_TVALID), .relu0_TREADY(relu0_TREADY), .relu0_TLAST(relu0_TLAST),

@@ -26,13 +26,13 @@ module own_s2_pad (
     reg [0:0] o0;
     reg [1:0] o1;
     reg [2:0] o2;
-    wire [0:0] inside_2 = o1 >= 2'd1 && o2 < 3'd4;
+    wire [0:0] inside_ = o1 >= 2'd1 && o2 < 3'd4;
     wire [11:0] y_x;
     hlsf_assign #(.IN_W(12), .IN_FRAC(8), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_x (.in_data(ch_x_4_tdata), .in_sticky(1'b0), .out_data(y_x));
-    wire [11:0] padded = inside_2 ? y_x : 12'd128;
+    wire [11:0] padded = inside_ ? y_x : 12'd128;
 
     // handshakes: an iteration moves a token on every channel it reads or writes, all in the cycle it fires
-    wire rd_ch_x_4 = inside_2;
+    wire rd_ch_x_4 = inside_;
     wire wr_ch_pad0 = loop0;
     wire inputs_ok = (!rd_ch_x_4 || ch_x_4_tvalid);
     wire space_ch_pad0 = !wr_ch_pad0 || ch_pad0_tready;

@@ -41,8 +41,8 @@ module ring_s0_conv2d (
     assign push = !pushed && (!completes || held < 2'd3 || co == 2'd3);
     wire [6:0] real_rows = 7'b1111110;
     wire [6:0] real_cols = 7'b1111110;
-    wire [0:0] real_2 = real_rows[at0] && real_cols[at1];
-    wire [23:0] px = real_2 ? ch_x_2_tdata : 24'd0;
+    wire [0:0] real_ = real_rows[at0] && real_cols[at1];
+    wire [23:0] px = real_ ? ch_x_2_tdata : 24'd0;
     wire [215:0] snapshot;
     hlsf_line_buffer #(.WIDTH(24), .C(1), .WP(7), .KH(3), .KW(3), .DH(1), .DW(1), .SLOTS(3)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .capture_slot(free), .emit_slot(first), .in_data(px), .snapshot(snapshot));
     wire [11:0] taps [0:17];
@@ -180,7 +180,7 @@ module ring_s0_conv2d (
     hlsf_assign #(.IN_W(64), .IN_FRAC(15), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(acc), .in_sticky(1'b0), .out_data(v_head));
 
     // handshakes: an iteration moves a token on every channel it reads or writes, all in the cycle it fires
-    wire rd_ch_x_2 = loop0 && push && real_2;
+    wire rd_ch_x_2 = loop0 && push && real_;
     wire wr_ch_conv = loop0 && emitting;
     wire inputs_ok = (!rd_ch_x_2 || ch_x_2_tvalid);
     wire space_ch_conv = !wr_ch_conv || ch_conv_tready;

@@ -2,8 +2,8 @@
 //
 // Fixed-point tensors are ap_fixed/ap_ufixed with the graph's quantization and overflow modes; integer
 // tensors are ap_fixed<W, W> (ap_int arithmetic would round differently next to fractional types).
-#ifndef HLSFUSE_SMALL_TYPES_H
-#define HLSFUSE_SMALL_TYPES_H
+#ifndef HLSFUSE_SMALL__TYPES_H
+#define HLSFUSE_SMALL__TYPES_H
 
 #include <ap_fixed.h>
 #include <ap_int.h>
@@ -17,4 +17,4 @@ typedef ap_fixed<10, 4, AP_RND, AP_SAT> t_relu0;  // node (relu) 'relu0' fixed<1
 typedef ap_fixed<8, 3, AP_RND, AP_SAT> t_add0;  // node (add) 'add0' fixed<8,3,RND,SAT>[1,2,3]
 typedef ap_ufixed<6, 0, AP_RND, AP_SAT> t_sigmoid0;  // node (sigmoid) 'sigmoid0' ufixed<6,0,RND,SAT>[1,2,3]
 
-#endif  // HLSFUSE_SMALL_TYPES_H
+#endif  // HLSFUSE_SMALL__TYPES_H

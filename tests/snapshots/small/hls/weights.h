@@ -5,8 +5,8 @@
 // of its own from that list, partitioned for how it reads it (ARRAY_PARTITION applies where an array is
 // declared): of hlsf::raw<W, SIGNED>::type for raw integers (ap_int/ap_uint for synthesis, a plain C integer in
 // C simulation, which compiles a large list quickly), read back as values by hlsf::element<T> (numeric.h).
-#ifndef HLSFUSE_SMALL_WEIGHTS_H
-#define HLSFUSE_SMALL_WEIGHTS_H
+#ifndef HLSFUSE_SMALL__WEIGHTS_H
+#define HLSFUSE_SMALL__WEIGHTS_H
 
 #include <limits>
 
@@ -17,4 +17,4 @@
     16,-8,32 \
 
 
-#endif  // HLSFUSE_SMALL_WEIGHTS_H
+#endif  // HLSFUSE_SMALL__WEIGHTS_H

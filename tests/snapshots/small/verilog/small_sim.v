@@ -1,5 +1,5 @@
-// small_sim: small with the counters hlsfuse rtlsim reads (busy/stall cycles per stage, channel
-// levels, cycles since the design last made progress). Simulation only; the design is small.v.
+// small_sim: small_ with the counters hlsfuse rtlsim reads (busy/stall cycles per stage, channel
+// levels, cycles since the design last made progress). Simulation only; the design is small_.v.
 //
 // sim_sel selects a stage (for sim_busy, sim_stall, sim_stalled) and a channel (for sim_level,
 // sim_full), numbered in the order of manifest.json.
@@ -29,7 +29,7 @@ module small_sim (
     output wire sim_full,
     output wire [31:0] sim_quiet
 );
-    small dut (
+    small_ dut (
         .ap_clk(ap_clk), .ap_rst_n(ap_rst_n),
         .x_TDATA(x_TDATA), .x_TVALID(x_TVALID), .x_TREADY(x_TREADY), .x_TLAST(x_TLAST),
         .sigmoid0_TDATA(sigmoid0_TDATA), .sigmoid0_TVALID(sigmoid0_TVALID), .sigmoid0_TREADY(sigmoid0_TREADY), .sigmoid0_TLAST(sigmoid0_TLAST),

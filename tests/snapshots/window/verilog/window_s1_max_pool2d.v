@@ -40,8 +40,8 @@ module window_s1_max_pool2d (
     assign push = !pushed && (!completes || !emitting || co == 2'd2);
     wire [3:0] real_rows = 4'b1110;
     wire [3:0] real_cols = 4'b1110;
-    wire [0:0] real_2 = real_rows[at0] && real_cols[at1];
-    wire [11:0] px = real_2 ? ch_relu0_tdata : 12'd0;
+    wire [0:0] real_ = real_rows[at0] && real_cols[at1];
+    wire [11:0] px = real_ ? ch_relu0_tdata : 12'd0;
     wire [143:0] snapshot;
     hlsf_line_buffer #(.WIDTH(12), .C(3), .WP(4), .KH(2), .KW(2), .DH(1), .DW(1)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .capture_slot(1'b0), .emit_slot(1'b0), .in_data(px), .snapshot(snapshot));
     wire [11:0] taps [0:11];
@@ -88,7 +88,7 @@ module window_s1_max_pool2d (
     hlsf_assign #(.IN_W(64), .IN_FRAC(8), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(best_3), .in_sticky(1'b0), .out_data(v_head));
 
     // handshakes: an iteration moves a token on every channel it reads or writes, all in the cycle it fires
-    wire rd_ch_relu0 = loop0 && push && real_2;
+    wire rd_ch_relu0 = loop0 && push && real_;
     wire wr_ch_max_pool2d0 = loop0 && emitting;
     wire inputs_ok = (!rd_ch_relu0 || ch_relu0_tvalid);
     wire space_ch_max_pool2d0 = !wr_ch_max_pool2d0 || ch_max_pool2d0_tready;

@@ -61,7 +61,7 @@ def test_words_of_any_width_and_lanes_are_the_definitions(data, width, lanes, wo
 def _large_dense():
     from hlsfuse import GraphBuilder
 
-    b = GraphBuilder("packed", dtype="fixed<16,6,RND,SAT>")  # a SystemVerilog keyword: the top is 'packed_' 
+    b = GraphBuilder("packed", dtype="fixed<16,6,RND,SAT>")  # a SystemVerilog keyword: the top is 'packed_'
     x = b.input("x", [1, 65])
     w = b.constant("w", np.random.default_rng(5).normal(0, 0.3, (71, 65)), dtype="fixed<8,1,RND,SAT>")
     b.output(b.dense(x, w, name="fc"))

@@ -260,6 +260,9 @@ def _verify(rows, folder: Path) -> Plot:
     both.set(xscale="log", yscale="log", xlim=line, ylim=line, xlabel="modelled cycles per frame",
              ylabel="measured cycles per frame")
     ratio.set(xscale="log", xlim=line, xlabel="modelled cycles per frame", ylabel="measured / modelled")
+    for axis in (both.xaxis, both.yaxis, ratio.xaxis):  # 10,000 and 20,000, 50,000 between: labels never collide
+        axis.set_major_formatter(FuncFormatter(lambda v, _: _n(int(round(v)))))
+        axis.set_minor_formatter(FuncFormatter(lambda v, _: _n(int(round(v))) if f"{v:.0e}"[0] in "25" else ""))
     for r in rows:  # name the flagged points, on the side of the point that has room
         if r["flag"]:
             x, y = r["cycles_per_frame"], r["measured_cycles"] / r["cycles_per_frame"]

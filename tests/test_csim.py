@@ -98,14 +98,14 @@ def test_makefile_builds_and_runs_the_testbench(small):
     done = subprocess.run(["make"], cwd=small / "hls", capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert " ".join(WORKALIKE_FLAGS) in done.stdout
-    assert "PASS small: 24 output elements match in 2 frame(s)" in done.stdout
+    assert "PASS small_: 24 output elements match in 2 frame(s)" in done.stdout
     assert done.stderr == ""  # no warning from g++ or from the streams
 
 
 def test_generated_headers_compile_on_their_own(small, tmp_path):
     hls = small / "hls"
     units = []
-    for header in ("types.h", "weights.h", "luts.h", "small.h"):  # each alone in a unit beside, not in, OUT
+    for header in ("types.h", "weights.h", "luts.h", "small_.h"):  # each alone in a unit beside, not in, OUT
         unit = tmp_path / f"only_{header}.cpp"
         unit.write_text(f'#include "{header}"\n')
         units.append(str(unit))
@@ -137,7 +137,7 @@ def test_missing_data_is_an_error(small, tmp_path):
     (out / "hls" / "data" / "x.txt").unlink()
     with pytest.raises(HlsfuseError, match=r"x\.txt: deleted since hlsfuse compile wrote it"):
         csim(out)
-    unreadable = r"^C simulation of 'small' cannot read its data: ERROR: cannot read \S+/x\.txt$"
+    unreadable = r"^C simulation of 'small_' cannot read its data: ERROR: cannot read \S+/x\.txt$"
     with pytest.raises(HlsfuseError, match=unreadable):
         csim(out, allow_edits=True)
     with pytest.raises(HlsfuseError, match="no HLS project here"):
@@ -147,7 +147,7 @@ def test_missing_data_is_an_error(small, tmp_path):
 def test_wrong_tlast_and_stalled_streams_are_caught(small, tmp_path):
     out = tmp_path / "tlast"
     shutil.copytree(small, out)
-    cpp = out / "hls" / "small.cpp"
+    cpp = out / "hls" / "small_.cpp"
     text = cpp.read_text()
     cpp.write_text(text.replace("packet.last = i == 5;", "packet.last = i == 4;", 1))
     result = csim(out, allow_edits=True)
@@ -159,7 +159,7 @@ def test_wrong_tlast_and_stalled_streams_are_caught(small, tmp_path):
 
     stalled = tmp_path / "stalled"
     shutil.copytree(small, stalled)
-    cpp = stalled / "hls" / "small.cpp"
+    cpp = stalled / "hls" / "small_.cpp"
     # the fork reads one element more than its producer writes: in hardware it would wait forever
     cpp.write_text(re.sub(r"(static void fork_x\(.*?i < )6", r"\g<1>7", cpp.read_text(), count=1, flags=re.DOTALL))
     result = csim(stalled, allow_edits=True)
@@ -170,8 +170,8 @@ def test_wrong_tlast_and_stalled_streams_are_caught(small, tmp_path):
 def test_compile_errors_name_the_first_error(small, tmp_path):
     out = tmp_path / "broken"
     shutil.copytree(small, out)
-    cpp = out / "hls" / "small.cpp"
+    cpp = out / "hls" / "small_.cpp"
     cpp.write_text(cpp.read_text() + "\nint broken = ;\n")
-    first_error = r"^g\+\+ could not build the C simulation of 'small': small\.cpp:\d+:\d+: error: "
+    first_error = r"^g\+\+ could not build the C simulation of 'small_': small_\.cpp:\d+:\d+: error: "
     with pytest.raises(HlsfuseError, match=first_error):
-        build(out / "hls", "small")
+        build(out / "hls", "small_")

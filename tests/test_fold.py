@@ -436,8 +436,8 @@ def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
     design = compile(graph, CompileOptions(fold=Folding(simd=fold)))
     text = design.files["hls/net.cpp"]
     simd = dict(fold)
-    assert f"hlsf::conv_mac<acc_t, 9, 6, 2, {simd['conv']}>" in text
-    assert f"hlsf::dense_mac<acc_t, {simd['fc']}>" in text
+    assert f"hlsf::conv_mac<acc_t, 9, 6, 2, {simd['conv']}, t_w1>" in text  # then the weights' type
+    assert f"hlsf::dense_mac<acc_t, {simd['fc']}, t_w3>" in text
     assert f"variable=w_rom_w3 type=cyclic factor={simd['fc']}" in text
     result = csim(write_tree(tmp_path / "out", design.files), graph=graph)
     assert result.passed, result.report()

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import collector
 from .errors import HlsfuseError
 from .fileio import write_together
 from .ir import Constant, Graph, Input, Node, TensorType, check_size
@@ -67,7 +68,8 @@ def load_graph(path: str | os.PathLike) -> Graph:
     except OSError as exc:
         raise HlsfuseError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_integer)
+        with collector.paused():  # a parsed document holds no reference cycles
+            data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise HlsfuseError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except HlsfuseError as exc:
@@ -103,7 +105,7 @@ def graph_from_dict(data: Any, source: str = "graph", folder: str | os.PathLike 
     """Build and verify a Graph from the parsed JSON form; errors start with ``source``. Side files
     are read from ``folder`` (the JSON file's)."""
     try:
-        with SideFiles(Path(folder)) as side_files:
+        with SideFiles(Path(folder)) as side_files, collector.paused():  # nodes hold no reference cycles
             return _graph(data, side_files)
     except HlsfuseError as exc:
         raise HlsfuseError(f"{source}: {exc}") from None
@@ -227,9 +229,7 @@ def _node(entry: Any, where: str) -> Node:
     attrs = entry.get("attrs", {})
     if not isinstance(attrs, dict):
         raise HlsfuseError(f"{where}.attrs must be an object, not {_show(attrs)}")
-    # the optional fields, each parsed by its reader when present
-    readers = {"dtype": _dtype, "pattern": _pattern, "edge_patterns": _edge_patterns, "shape": _shape}
-    optional = {key: read(entry[key], f"{where}.{key}") for key, read in readers.items() if key in entry}
+    optional = {key: read(entry[key], f"{where}.{key}") for key, read in _NODE_READERS.items() if key in entry}
     return Node(name=name, op=entry["op"], inputs=_names(entry["inputs"], f"{where}.inputs"), attrs=attrs, **optional)
 
 
@@ -289,6 +289,10 @@ def _pattern(value: Any, where: str) -> Pattern:
     if not isinstance(value, str) or value.upper() not in Pattern.__members__:
         raise HlsfuseError(f"{where} must be a pattern kind ({names}), not {_show(value)}")
     return Pattern[value.upper()]
+
+
+# the optional fields of a node, each parsed by its reader when present
+_NODE_READERS = {"dtype": _dtype, "pattern": _pattern, "edge_patterns": _edge_patterns, "shape": _shape}
 
 
 def _is_number(value: Any) -> bool:

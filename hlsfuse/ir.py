@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import collector
 from .errors import HlsfuseError, OpError
 from .ops import OPS, Pattern, Sig, get_op
 from .types import DType, FixedType, FloatType, to_float
@@ -96,14 +97,19 @@ class Constant:
     __hash__ = None  # type: ignore[assignment]
 
 
+_SCALARS = (str, int, float, bool, type(None))  # already canonical (not subclasses: a Pattern is an int)
+
+
 def _frozen(value: Any) -> Any:
     """An attribute value in immutable canonical form, the same whether the node came from
     JSON or from Python: lists and tuples become tuples, numpy scalars Python numbers, dtypes
     and pattern kinds their spellings (which the attribute rules parse)."""
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, (np.ndarray, np.generic)):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
+        return tuple([_frozen(v) for v in value])
     if isinstance(value, (FixedType, FloatType)):
         return str(value)
     if isinstance(value, Pattern):
@@ -174,7 +180,8 @@ class Graph:
     def __post_init__(self):
         for name in ("inputs", "constants", "nodes", "outputs"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        nodes, types, sigs, patterns = verify(self)
+        with collector.paused():  # verifying creates no reference cycles
+            nodes, types, sigs, patterns = verify(self)
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "types", MappingProxyType(types))
         object.__setattr__(self, "sigs", MappingProxyType(sigs))
@@ -264,17 +271,7 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
     order = _topological_order(graph.nodes, by_name)
     sigs: dict[str, Sig] = {}
     patterns: dict[str, Pattern] = {}
-    for node in order:
-        try:
-            sig, pattern = infer(node, types)
-        except OpError as exc:
-            raise HlsfuseError(f"{node.where()}: {exc}") from None
-        except HlsfuseError as exc:
-            raise HlsfuseError(f"{node.where()}: {exc}") from None
-        types[node.name] = TensorType(sig.out_shape, sig.out_dtype)
-        check_size(sig.out_shape, node.where())
-        sigs[node.name] = sig
-        patterns[node.name] = pattern
+    _infer_all(order, types, sigs, patterns)
 
     if not graph.outputs:
         raise HlsfuseError(f"graph '{graph.name}' has no outputs")
@@ -313,8 +310,11 @@ def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> lis
     """Depth-first post-order over nodes in file order (so a sorted file keeps its order).
 
     Iterative, so that 50,000-node chains need no deep recursion; reports a cycle by
-    the path that closes it.
+    the path that closes it. Nodes already in order (most files, every saved graph) are
+    recognised in one pass: the walk would give them back unchanged.
     """
+    if _in_order(nodes, by_name):
+        return list(nodes)
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
     order: list[Node] = []
     for root in nodes:
@@ -341,6 +341,67 @@ def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> lis
             state[nxt.name] = 1
             stack.append((nxt, 0))
     return order
+
+
+def _in_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> bool:
+    """Whether every node comes after the nodes it reads (a node reading itself does not)."""
+    done: set[str] = set()
+    for node in nodes:
+        for src in node.inputs:
+            if src in by_name and src not in done:
+                return False
+        done.add(node.name)
+    return True
+
+
+def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, Sig],
+               patterns: dict[str, Pattern]) -> None:
+    """Infer the nodes in (topological) ``order``, adding their types, sigs and patterns.
+
+    A network repeats a few kinds of node many times (conv2d, add, relu on the same types), and the
+    op's rules read only a node's signature: its op, input types, attributes and declared fields.
+    So each signature is inferred and checked once; one that fails is not kept, so that each node
+    that has it fails with its own name. Tensor types are numbered (equal types, one number): a
+    signature is then a tuple of small ints and strings, quick to hash.
+    """
+    numbers: dict[TensorType, int] = {}
+    type_no = {name: numbers.setdefault(t, len(numbers)) for name, t in types.items()}
+    inferred: dict[tuple, tuple[Sig, Pattern, TensorType, int]] = {}
+    for node in order:
+        key = _signature(node, type_no)
+        known = inferred.get(key) if key is not None else None
+        if known is None:
+            try:
+                sig, pattern = infer(node, types)
+            except HlsfuseError as exc:  # OpError too
+                raise HlsfuseError(f"{node.where()}: {exc}") from None
+            check_size(sig.out_shape, node.where())
+            out = TensorType(sig.out_shape, sig.out_dtype)
+            known = (sig, pattern, out, numbers.setdefault(out, len(numbers)))
+            if key is not None:
+                inferred[key] = known
+        sigs[node.name], patterns[node.name], types[node.name], type_no[node.name] = known
+
+
+def _signature(node: Node, type_no: dict[str, int]) -> tuple | None:
+    """What ``infer`` reads of ``node`` (its input types by number), as a dict key, or ``None``
+    when an attribute is not plain data (then the node is inferred on its own)."""
+    attrs = _plain_key(tuple(node.attrs.items())) if node.attrs else ()
+    if attrs is None:
+        return None
+    in_types = tuple([type_no[src] for src in node.inputs])
+    return (node.op, in_types, attrs, node.dtype, node.pattern, node.edge_patterns, node.shape)
+
+
+def _plain_key(value: Any) -> Any:
+    """``value`` (strings, numbers, booleans, None and tuples of them) with the type of every
+    scalar beside it: 1, 1.0 and True are equal keys in a dict, but not equal attribute values
+    (an integer attribute refuses True). ``None`` for anything else."""
+    kind = type(value)
+    if kind is tuple:
+        items = tuple([_plain_key(v) for v in value])
+        return None if None in items else items
+    return (kind, value) if kind in _SCALARS else None
 
 
 def infer(node: Node, types: dict[str, TensorType]) -> tuple[Sig, Pattern]:

@@ -256,34 +256,34 @@ def stats(plan: FusionPlan, graph: Graph) -> dict[str, int]:
     only inside its group never touches memory, and a crossing tensor is read once per
     consumer group. Weights are on-chip ROMs in both and are not counted. Elements are
     stored in whole bytes.
+
+    Fused, that is what the groups' interfaces say: a group writes each of its outputs once
+    and reads each of its inputs once (its inputs are the tensors it reads from other groups
+    and from the graph inputs, each listed once; weights are apart).
     """
-    owner = plan.group_of
-    consumers, out_set = graph.consumers, set(graph.outputs)
-    on_chip = crossing = 0
-    unfused = fused = 0
+    types, constants = graph.types, graph.constant_map
+    nbytes: dict[str, int] = {}
     for name in [i.name for i in graph.inputs] + [n.name for n in graph.nodes]:
-        t = graph.types[name]
-        size = t.size * math.ceil(t.dtype.bits / 8)
-        users = consumers[name]
-        produced = name in owner
-        home = owner.get(name)
-        reader_groups = {owner[u] for u in users} - {home}
-        unfused += size * (int(produced) + len(users))
-        leaves = bool(reader_groups) or name in out_set
-        if produced and not leaves:
-            on_chip += 1
-            continue
-        if produced and reader_groups:
-            crossing += 1
-        fused += size * (int(produced) + len(reader_groups))
+        t = types[name]
+        nbytes[name] = t.size * math.ceil(t.dtype.bits / 8)
+    unfused = 0
+    for node in graph.nodes:
+        unfused += nbytes[node.name]
+        unfused += sum(nbytes[src] for src in dict.fromkeys(node.inputs) if src not in constants)
+    fused = written = 0
+    read: set[str] = set()
+    for group in plan.groups:
+        written += len(group.outputs)
+        fused += sum(nbytes[name] for name in group.outputs) + sum(nbytes[name] for name in group.inputs)
+        read.update(group.inputs)
     sizes = [len(g.nodes) for g in plan.groups]
     return {
         "ops": len(graph.nodes),
         "groups": len(plan.groups),
         "fused_groups": sum(1 for s in sizes if s > 1),
         "largest_group": max(sizes, default=0),
-        "tensors_on_chip": on_chip,
-        "tensors_crossing": crossing,
+        "tensors_on_chip": len(graph.nodes) - written,
+        "tensors_crossing": len(read) - sum(1 for i in graph.inputs if i.name in read),
         "memory_bytes_unfused": unfused,
         "memory_bytes_fused": fused,
         "memory_bytes_saved": unfused - fused,

@@ -44,6 +44,7 @@ _GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
 _INPUT_FIELDS = ("name", "shape", "dtype")
 _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
+_PLAIN_NODE_FIELDS = frozenset(_NODE_FIELDS[:4])
 # Generators of constants and the defaults of their parameters.
 _INIT_PARAMS = {"uniform": {"low": -1.0, "high": 1.0}, "normal": {"mean": 0.0, "std": 1.0}, "zeros": {}}
 _INIT_KINDS = (*_INIT_PARAMS, "file")  # "file": the values are an array of a side file
@@ -81,18 +82,20 @@ def load_graph(path: str | os.PathLike) -> Graph:
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # json keeps the last of repeated keys silently; a repeated field is almost always a mistake
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise HlsfuseError(f"key '{key}' appears twice in one object")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise HlsfuseError(f"key '{key}' appears twice in one object")
+            seen.add(key)
     return out
 
 
 def _integer(text: str) -> int:
     # Python refuses to read integers of more than 4300 digits; any beyond 309 is too large for a
     # float64 all the same, and is kept as one that is, so the field's check can name it
-    if len(text.lstrip("-")) > _FLOAT_DIGITS:
+    if len(text) > _FLOAT_DIGITS and len(text.lstrip("-")) > _FLOAT_DIGITS:
         return -_TOO_LARGE if text.startswith("-") else _TOO_LARGE
     return int(text)
 
@@ -229,8 +232,11 @@ def _node(entry: Any, where: str) -> Node:
     attrs = entry.get("attrs", {})
     if not isinstance(attrs, dict):
         raise HlsfuseError(f"{where}.attrs must be an object, not {_show(attrs)}")
+    inputs = _names(entry["inputs"], f"{where}.inputs")
+    if entry.keys() <= _PLAIN_NODE_FIELDS:  # most nodes: no optional field to read
+        return Node(name, entry["op"], inputs, attrs)
     optional = {key: read(entry[key], f"{where}.{key}") for key, read in _NODE_READERS.items() if key in entry}
-    return Node(name=name, op=entry["op"], inputs=_names(entry["inputs"], f"{where}.inputs"), attrs=attrs, **optional)
+    return Node(name, entry["op"], inputs, attrs, **optional)
 
 
 def _edge_patterns(value: Any, where: str) -> tuple[Pattern, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -98,6 +98,7 @@ class Constant:
 
 
 _SCALARS = (str, int, float, bool, type(None))  # already canonical (not subclasses: a Pattern is an int)
+_NO_ATTRS: dict[str, Any] = {}  # shared by the nodes without attributes, each behind its own read-only view
 
 
 def _frozen(value: Any) -> Any:
@@ -117,7 +118,7 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Node:
     """One op application. ``attrs`` holds the attributes as written (defaults are
     resolved in ``Graph.sigs``); ``dtype`` is the declared output type, if any;
@@ -133,13 +134,22 @@ class Node:
     edge_patterns: tuple[Pattern, ...] | None = None
     shape: tuple[int, ...] | None = None
 
-    def __post_init__(self):
-        object.__setattr__(self, "inputs", tuple(self.inputs))
-        object.__setattr__(self, "attrs", MappingProxyType({k: _frozen(v) for k, v in self.attrs.items()}))
-        if self.shape is not None:
-            object.__setattr__(self, "shape", tuple(self.shape))
-        if self.edge_patterns is not None:
-            object.__setattr__(self, "edge_patterns", tuple(self.edge_patterns))
+    def __init__(self, name: str, op: str, inputs: Iterable[str], attrs: Mapping[str, Any] | None = None,
+                 dtype: DType | None = None, pattern: Pattern | None = None,
+                 edge_patterns: Iterable[Pattern] | None = None, shape: Iterable[int] | None = None):
+        # The fields are filled in one step: a frozen dataclass's own __init__ sets each with a call
+        # of object.__setattr__, which made a node more than twice as slow to build (a large graph
+        # builds tens of thousands). Assigning a field afterwards still raises FrozenInstanceError.
+        vars(self).update(
+            name=name,
+            op=op,
+            inputs=tuple(inputs),
+            attrs=MappingProxyType({k: _frozen(v) for k, v in attrs.items()} if attrs else _NO_ATTRS),
+            dtype=dtype,
+            pattern=pattern,
+            edge_patterns=None if edge_patterns is None else tuple(edge_patterns),
+            shape=None if shape is None else tuple(shape),
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Node):
@@ -256,17 +266,19 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
         _check_shape(const.type.shape, f"constant '{const.name}'")
         types[const.name] = const.type
     for node in graph.nodes:
-        declare(node.name, "node")
+        if type(node.name) is str and node.name and node.name not in kinds:
+            kinds[node.name] = "node"  # the common case, without a call
+        else:
+            declare(node.name, "node")
 
     by_name = {n.name: n for n in graph.nodes}
     for node in graph.nodes:
         if node.op not in OPS:
             raise HlsfuseError(f"node '{node.name}': unknown op {node.op!r}{_suggest(node.op)}")
-        for i, src in enumerate(node.inputs):
+        for src in node.inputs:
             if src not in kinds:
-                raise HlsfuseError(
-                    f"{node.where()}: input {i} '{src}' names nothing (no input, constant or node of that name)"
-                )
+                raise HlsfuseError(f"{node.where()}: input {node.inputs.index(src)} '{src}' names nothing "
+                                   "(no input, constant or node of that name)")
 
     order = _topological_order(graph.nodes, by_name)
     sigs: dict[str, Sig] = {}
@@ -386,22 +398,36 @@ def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, 
 def _signature(node: Node, type_no: dict[str, int]) -> tuple | None:
     """What ``infer`` reads of ``node`` (its input types by number), as a dict key, or ``None``
     when an attribute is not plain data (then the node is inferred on its own)."""
-    attrs = _plain_key(tuple(node.attrs.items())) if node.attrs else ()
+    attrs = _attrs_key(node.attrs) if node.attrs else ()
     if attrs is None:
         return None
     in_types = tuple([type_no[src] for src in node.inputs])
     return (node.op, in_types, attrs, node.dtype, node.pattern, node.edge_patterns, node.shape)
 
 
-def _plain_key(value: Any) -> Any:
-    """``value`` (strings, numbers, booleans, None and tuples of them) with the type of every
-    scalar beside it: 1, 1.0 and True are equal keys in a dict, but not equal attribute values
-    (an integer attribute refuses True). ``None`` for anything else."""
-    kind = type(value)
-    if kind is tuple:
-        items = tuple([_plain_key(v) for v in value])
-        return None if None in items else items
-    return (kind, value) if kind in _SCALARS else None
+_EXACT = frozenset((str, int, bool, type(None)))  # equal values of one of these types are the same value
+
+
+def _attrs_key(attrs: Mapping[str, Any]) -> tuple | None:
+    """The attributes as a dict key, or ``None`` when one is not plain data: a string, integer,
+    boolean, None, float, or a flat tuple (a JSON list) of any of those but floats.
+
+    1, 1.0 and True are one key in a dict but not one attribute value (an integer attribute refuses
+    True), so each value's type stands beside it; a float is spelled in hex, so that -0.0 is not 0.0.
+    """
+    key = []
+    for name, value in attrs.items():
+        kind = type(value)
+        if kind is tuple:
+            kind = tuple(map(type, value))
+            if not _EXACT.issuperset(kind):
+                return None
+        elif kind is float:
+            value = value.hex()
+        elif kind not in _EXACT:
+            return None
+        key.append((name, kind, value))
+    return tuple(key)
 
 
 def infer(node: Node, types: dict[str, TensorType]) -> tuple[Sig, Pattern]:

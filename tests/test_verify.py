@@ -1,5 +1,7 @@
 """verify() rejects every kind of malformed graph with one exact line naming the node and field."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -241,3 +243,14 @@ def test_attributes_equal_as_numbers_but_of_other_kinds_are_not_taken_for_each_o
         nodes = [ok, N("b", "transpose", ["a"], {"axes": bad})]
         message = f"node 'b' (transpose): attribute 'axes' must be a list of integers, not {shown}"
         assert rejected(nodes, ["b"]) == message
+
+
+def test_each_node_keeps_its_own_attribute_values_when_signatures_are_shared():
+    # -0.0 == 0.0 as dict keys, but the sig of each node must hold the node's own value
+    nodes = [N("a", "leaky_relu", ["x"], {"alpha": 0.0}), N("b", "leaky_relu", ["a"], {"alpha": -0.0}),
+             N("c", "leaky_relu", ["b"], {"alpha": 0.0})]
+    g = graph(nodes, ["c"])
+    assert [math.copysign(1.0, g.sigs[n].attrs["alpha"]) for n in "abc"] == [1.0, -1.0, 1.0]
+    # attributes that are not plain data are checked node by node: a nested list is refused every time
+    nested = [N("a", "transpose", ["x"], {"axes": [0, 1]}), N("b", "transpose", ["a"], {"axes": [[0], 1]})]
+    assert rejected(nested, ["b"]) == "node 'b' (transpose): attribute 'axes' must be a list of integers, not [[0], 1]"

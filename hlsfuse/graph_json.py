@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import collector
 from .errors import HlsfuseError
 from .fileio import write_together
 from .ir import Constant, Graph, Input, Node, TensorType, check_size
@@ -43,6 +44,7 @@ _GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
 _INPUT_FIELDS = ("name", "shape", "dtype")
 _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
+_PLAIN_NODE_FIELDS = frozenset(_NODE_FIELDS[:4])
 # Generators of constants and the defaults of their parameters.
 _INIT_PARAMS = {"uniform": {"low": -1.0, "high": 1.0}, "normal": {"mean": 0.0, "std": 1.0}, "zeros": {}}
 _INIT_KINDS = (*_INIT_PARAMS, "file")  # "file": the values are an array of a side file
@@ -67,7 +69,8 @@ def load_graph(path: str | os.PathLike) -> Graph:
     except OSError as exc:
         raise HlsfuseError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_integer)
+        with collector.paused():  # a parsed document holds no reference cycles
+            data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise HlsfuseError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except HlsfuseError as exc:
@@ -79,18 +82,20 @@ def load_graph(path: str | os.PathLike) -> Graph:
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # json keeps the last of repeated keys silently; a repeated field is almost always a mistake
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise HlsfuseError(f"key '{key}' appears twice in one object")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise HlsfuseError(f"key '{key}' appears twice in one object")
+            seen.add(key)
     return out
 
 
 def _integer(text: str) -> int:
     # Python refuses to read integers of more than 4300 digits; any beyond 309 is too large for a
     # float64 all the same, and is kept as one that is, so the field's check can name it
-    if len(text.lstrip("-")) > _FLOAT_DIGITS:
+    if len(text) > _FLOAT_DIGITS and len(text.lstrip("-")) > _FLOAT_DIGITS:
         return -_TOO_LARGE if text.startswith("-") else _TOO_LARGE
     return int(text)
 
@@ -103,7 +108,7 @@ def graph_from_dict(data: Any, source: str = "graph", folder: str | os.PathLike 
     """Build and verify a Graph from the parsed JSON form; errors start with ``source``. Side files
     are read from ``folder`` (the JSON file's)."""
     try:
-        with SideFiles(Path(folder)) as side_files:
+        with SideFiles(Path(folder)) as side_files, collector.paused():  # nodes hold no reference cycles
             return _graph(data, side_files)
     except HlsfuseError as exc:
         raise HlsfuseError(f"{source}: {exc}") from None
@@ -227,10 +232,11 @@ def _node(entry: Any, where: str) -> Node:
     attrs = entry.get("attrs", {})
     if not isinstance(attrs, dict):
         raise HlsfuseError(f"{where}.attrs must be an object, not {_show(attrs)}")
-    # the optional fields, each parsed by its reader when present
-    readers = {"dtype": _dtype, "pattern": _pattern, "edge_patterns": _edge_patterns, "shape": _shape}
-    optional = {key: read(entry[key], f"{where}.{key}") for key, read in readers.items() if key in entry}
-    return Node(name=name, op=entry["op"], inputs=_names(entry["inputs"], f"{where}.inputs"), attrs=attrs, **optional)
+    inputs = _names(entry["inputs"], f"{where}.inputs")
+    if entry.keys() <= _PLAIN_NODE_FIELDS:  # most nodes: no optional field to read
+        return Node(name, entry["op"], inputs, attrs)
+    optional = {key: read(entry[key], f"{where}.{key}") for key, read in _NODE_READERS.items() if key in entry}
+    return Node(name, entry["op"], inputs, attrs, **optional)
 
 
 def _edge_patterns(value: Any, where: str) -> tuple[Pattern, ...]:
@@ -289,6 +295,10 @@ def _pattern(value: Any, where: str) -> Pattern:
     if not isinstance(value, str) or value.upper() not in Pattern.__members__:
         raise HlsfuseError(f"{where} must be a pattern kind ({names}), not {_show(value)}")
     return Pattern[value.upper()]
+
+
+# the optional fields of a node, each parsed by its reader when present
+_NODE_READERS = {"dtype": _dtype, "pattern": _pattern, "edge_patterns": _edge_patterns, "shape": _shape}
 
 
 def _is_number(value: Any) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import collector
 from .errors import HlsfuseError, OpError
 from .ops import OPS, Pattern, Sig, get_op
 from .types import DType, FixedType, FloatType, to_float
@@ -96,14 +97,20 @@ class Constant:
     __hash__ = None  # type: ignore[assignment]
 
 
+_SCALARS = (str, int, float, bool, type(None))  # already canonical (not subclasses: a Pattern is an int)
+_NO_ATTRS: dict[str, Any] = {}  # shared by the nodes without attributes, each behind its own read-only view
+
+
 def _frozen(value: Any) -> Any:
     """An attribute value in immutable canonical form, the same whether the node came from
     JSON or from Python: lists and tuples become tuples, numpy scalars Python numbers, dtypes
     and pattern kinds their spellings (which the attribute rules parse)."""
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, (np.ndarray, np.generic)):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
+        return tuple([_frozen(v) for v in value])
     if isinstance(value, (FixedType, FloatType)):
         return str(value)
     if isinstance(value, Pattern):
@@ -111,7 +118,7 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Node:
     """One op application. ``attrs`` holds the attributes as written (defaults are
     resolved in ``Graph.sigs``); ``dtype`` is the declared output type, if any;
@@ -127,13 +134,22 @@ class Node:
     edge_patterns: tuple[Pattern, ...] | None = None
     shape: tuple[int, ...] | None = None
 
-    def __post_init__(self):
-        object.__setattr__(self, "inputs", tuple(self.inputs))
-        object.__setattr__(self, "attrs", MappingProxyType({k: _frozen(v) for k, v in self.attrs.items()}))
-        if self.shape is not None:
-            object.__setattr__(self, "shape", tuple(self.shape))
-        if self.edge_patterns is not None:
-            object.__setattr__(self, "edge_patterns", tuple(self.edge_patterns))
+    def __init__(self, name: str, op: str, inputs: Iterable[str], attrs: Mapping[str, Any] | None = None,
+                 dtype: DType | None = None, pattern: Pattern | None = None,
+                 edge_patterns: Iterable[Pattern] | None = None, shape: Iterable[int] | None = None):
+        # The fields are filled in one step: a frozen dataclass's own __init__ sets each with a call
+        # of object.__setattr__, which made a node more than twice as slow to build (a large graph
+        # builds tens of thousands). Assigning a field afterwards still raises FrozenInstanceError.
+        vars(self).update(
+            name=name,
+            op=op,
+            inputs=tuple(inputs),
+            attrs=MappingProxyType({k: _frozen(v) for k, v in attrs.items()} if attrs else _NO_ATTRS),
+            dtype=dtype,
+            pattern=pattern,
+            edge_patterns=None if edge_patterns is None else tuple(edge_patterns),
+            shape=None if shape is None else tuple(shape),
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Node):
@@ -174,7 +190,8 @@ class Graph:
     def __post_init__(self):
         for name in ("inputs", "constants", "nodes", "outputs"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        nodes, types, sigs, patterns = verify(self)
+        with collector.paused():  # verifying creates no reference cycles
+            nodes, types, sigs, patterns = verify(self)
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "types", MappingProxyType(types))
         object.__setattr__(self, "sigs", MappingProxyType(sigs))
@@ -249,32 +266,24 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
         _check_shape(const.type.shape, f"constant '{const.name}'")
         types[const.name] = const.type
     for node in graph.nodes:
-        declare(node.name, "node")
+        if type(node.name) is str and node.name and node.name not in kinds:
+            kinds[node.name] = "node"  # the common case, without a call
+        else:
+            declare(node.name, "node")
 
     by_name = {n.name: n for n in graph.nodes}
     for node in graph.nodes:
         if node.op not in OPS:
             raise HlsfuseError(f"node '{node.name}': unknown op {node.op!r}{_suggest(node.op)}")
-        for i, src in enumerate(node.inputs):
+        for src in node.inputs:
             if src not in kinds:
-                raise HlsfuseError(
-                    f"{node.where()}: input {i} '{src}' names nothing (no input, constant or node of that name)"
-                )
+                raise HlsfuseError(f"{node.where()}: input {node.inputs.index(src)} '{src}' names nothing "
+                                   "(no input, constant or node of that name)")
 
     order = _topological_order(graph.nodes, by_name)
     sigs: dict[str, Sig] = {}
     patterns: dict[str, Pattern] = {}
-    for node in order:
-        try:
-            sig, pattern = infer(node, types)
-        except OpError as exc:
-            raise HlsfuseError(f"{node.where()}: {exc}") from None
-        except HlsfuseError as exc:
-            raise HlsfuseError(f"{node.where()}: {exc}") from None
-        types[node.name] = TensorType(sig.out_shape, sig.out_dtype)
-        check_size(sig.out_shape, node.where())
-        sigs[node.name] = sig
-        patterns[node.name] = pattern
+    _infer_all(order, types, sigs, patterns)
 
     if not graph.outputs:
         raise HlsfuseError(f"graph '{graph.name}' has no outputs")
@@ -313,8 +322,11 @@ def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> lis
     """Depth-first post-order over nodes in file order (so a sorted file keeps its order).
 
     Iterative, so that 50,000-node chains need no deep recursion; reports a cycle by
-    the path that closes it.
+    the path that closes it. Nodes already in order (most files, every saved graph) are
+    recognised in one pass: the walk would give them back unchanged.
     """
+    if _in_order(nodes, by_name):
+        return list(nodes)
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
     order: list[Node] = []
     for root in nodes:
@@ -341,6 +353,81 @@ def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> lis
             state[nxt.name] = 1
             stack.append((nxt, 0))
     return order
+
+
+def _in_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> bool:
+    """Whether every node comes after the nodes it reads (a node reading itself does not)."""
+    done: set[str] = set()
+    for node in nodes:
+        for src in node.inputs:
+            if src in by_name and src not in done:
+                return False
+        done.add(node.name)
+    return True
+
+
+def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, Sig],
+               patterns: dict[str, Pattern]) -> None:
+    """Infer the nodes in (topological) ``order``, adding their types, sigs and patterns.
+
+    A network repeats a few kinds of node many times (conv2d, add, relu on the same types), and the
+    op's rules read only a node's signature: its op, input types, attributes and declared fields.
+    So each signature is inferred and checked once; one that fails is not kept, so that each node
+    that has it fails with its own name. Tensor types are numbered (equal types, one number): a
+    signature is then a tuple of small ints and strings, quick to hash.
+    """
+    numbers: dict[TensorType, int] = {}
+    type_no = {name: numbers.setdefault(t, len(numbers)) for name, t in types.items()}
+    inferred: dict[tuple, tuple[Sig, Pattern, TensorType, int]] = {}
+    for node in order:
+        key = _signature(node, type_no)
+        known = inferred.get(key) if key is not None else None
+        if known is None:
+            try:
+                sig, pattern = infer(node, types)
+            except HlsfuseError as exc:  # OpError too
+                raise HlsfuseError(f"{node.where()}: {exc}") from None
+            check_size(sig.out_shape, node.where())
+            out = TensorType(sig.out_shape, sig.out_dtype)
+            known = (sig, pattern, out, numbers.setdefault(out, len(numbers)))
+            if key is not None:
+                inferred[key] = known
+        sigs[node.name], patterns[node.name], types[node.name], type_no[node.name] = known
+
+
+def _signature(node: Node, type_no: dict[str, int]) -> tuple | None:
+    """What ``infer`` reads of ``node`` (its input types by number), as a dict key, or ``None``
+    when an attribute is not plain data (then the node is inferred on its own)."""
+    attrs = _attrs_key(node.attrs) if node.attrs else ()
+    if attrs is None:
+        return None
+    in_types = tuple([type_no[src] for src in node.inputs])
+    return (node.op, in_types, attrs, node.dtype, node.pattern, node.edge_patterns, node.shape)
+
+
+_EXACT = frozenset((str, int, bool, type(None)))  # equal values of one of these types are the same value
+
+
+def _attrs_key(attrs: Mapping[str, Any]) -> tuple | None:
+    """The attributes as a dict key, or ``None`` when one is not plain data: a string, integer,
+    boolean, None, float, or a flat tuple (a JSON list) of any of those but floats.
+
+    1, 1.0 and True are one key in a dict but not one attribute value (an integer attribute refuses
+    True), so each value's type stands beside it; a float is spelled in hex, so that -0.0 is not 0.0.
+    """
+    key = []
+    for name, value in attrs.items():
+        kind = type(value)
+        if kind is tuple:
+            kind = tuple(map(type, value))
+            if not _EXACT.issuperset(kind):
+                return None
+        elif kind is float:
+            value = value.hex()
+        elif kind not in _EXACT:
+            return None
+        key.append((name, kind, value))
+    return tuple(key)
 
 
 def infer(node: Node, types: dict[str, TensorType]) -> tuple[Sig, Pattern]:

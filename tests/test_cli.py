@@ -11,7 +11,7 @@ import pytest
 from conftest import in_ci
 
 from hlsfuse import GraphBuilder, load_graph, reference, save_graph
-from hlsfuse.cli import main
+from hlsfuse.cli import COMMANDS, main
 
 
 def small_graph():
@@ -234,3 +234,33 @@ def test_command_exits_2_with_one_line(command, tmp_path, how):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == f"hlsfuse: error: {path}: {BROKEN[how]}\n"
+
+
+def test_help_lists_every_command_and_a_misspelled_one_is_refused_with_the_choices(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert [name for name in COMMANDS if f"\n    {name} " in out] == list(COMMANDS)
+    with pytest.raises(SystemExit) as done:
+        main(["-h", "fuse"])  # an option before the command: the whole parser answers
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert [name for name in COMMANDS if f"\n    {name} " in out] == list(COMMANDS)
+    with pytest.raises(SystemExit) as done:
+        main(["fuze", "g.json"])
+    assert done.value.code == 2
+    choices = ", ".join(repr(name) for name in COMMANDS)
+    assert capsys.readouterr().err.endswith(f"invalid choice: 'fuze' (choose from {choices})\n")
+
+
+def test_a_command_given_by_name_imports_only_what_it_needs(graph_file):
+    # `hlsfuse fuse` reads, fuses and prints: none of the code generators, simulators or the explorer
+    script = ("import sys; from hlsfuse.cli import main; code = main(['--debug', 'fuse', sys.argv[1], '--json']); "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jinja2' or m.startswith('hlsfuse.')))")
+    done = subprocess.run([sys.executable, "-c", script, str(graph_file)], capture_output=True, text=True, check=True)
+    modules = eval(done.stdout.splitlines()[-1])
+    assert "hlsfuse.cli.fuse" in modules and "hlsfuse.fusion" in modules
+    unneeded = ("jinja2", "hlsfuse.cli.compile", "hlsfuse.compile", "hlsfuse.backends", "hlsfuse.lower", "hlsfuse.sim",
+                "hlsfuse.explore")
+    assert [m for m in modules if m.startswith(unneeded)] == []

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hlsfuse import load_graph, save_graph
+from hlsfuse import fuse, load_graph, save_graph
 from hlsfuse.cli import main
+from hlsfuse.fusion.report import to_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -24,6 +25,19 @@ def test_residual_example_in_tvm_mode_fuses_each_conv_with_its_elementwise_tail_
     ]
     assert doc["groups"][1]["inputs"] == ["relu1", "x"]  # the skip connection enters the second group
     assert doc["stats"]["tensors_on_chip"] == 5 and doc["stats"]["groups"] == 2
+
+
+def test_json_is_the_plan_document_with_one_group_a_line(capsys):
+    assert main(["fuse", str(EXAMPLES / "residual.json"), "--json"]) == 0
+    out = capsys.readouterr().out
+    graph = load_graph(EXAMPLES / "residual.json")
+    doc = to_json(fuse(graph), graph)
+    assert json.loads(out) == doc
+    lines = out.splitlines()
+    assert lines[:2] == ["{", '  "graph": "residual",'] and lines[-1] == "}"
+    groups = [json.loads(line.strip().rstrip(",")) for line in lines if line.startswith('    {"id": ')]
+    assert groups == doc["groups"]
+    assert '  "stats": {' in lines and '    "ops": 7,' in lines  # the rest is indented as json.dumps(indent=2)
 
 
 def test_text_table_is_the_default(capsys):

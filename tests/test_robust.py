@@ -93,7 +93,7 @@ def test_an_interrupt_while_the_library_is_imported_is_one_line_exit_130(capsys,
                            capture_output=True, text=True, check=True)
     assert fresh.stdout.strip() == "['hlsfuse.cli', 'hlsfuse.errors']"
 
-    def importing():
+    def importing(names=None):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "commands", importing)

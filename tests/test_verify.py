@@ -1,5 +1,7 @@
 """verify() rejects every kind of malformed graph with one exact line naming the node and field."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,86 @@ def test_attributes_are_frozen_to_one_canonical_form():
     assert as_list.attrs["newshape"] == (1, -1)
     with pytest.raises(TypeError):
         as_list.attrs["newshape"] = (4,)
+
+
+# Large graphs: a sorted file is taken in one pass and each node signature is inferred once; a defect
+# far down such a graph is reported exactly as in a small one.
+
+def _blocks(count):
+    """``count`` residual blocks (conv2d, bias add, relu, add of the block's input) in file order."""
+    nodes, x = [], "x"
+    for k in range(count):
+        nodes += [N(f"c{k}", "conv2d", [x, "w"], {"padding": [1, 1, 1, 1]}), N(f"b{k}", "bias_add", [f"c{k}", "b"]),
+                  N(f"r{k}", "relu", [f"b{k}"]), N(f"s{k}", "add", [f"r{k}", x])]
+        x = f"s{k}"
+    return nodes
+
+
+def big(nodes, outputs):
+    constants = [const("w", (3, 3, 2, 2)), const("b", (2,))]
+    return graph(nodes, outputs, inputs=[inp("x", (1, 4, 4, 2))], constants=constants)
+
+
+def rejected_big(nodes, outputs) -> str:
+    with pytest.raises(HlsfuseError) as info:
+        big(nodes, outputs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("defect", "message"),
+    [
+        (N("c10000", "conv2d", ["s9999", "w"], {"padding": [1, 1, 1]}),
+         "node 'c10000' (conv2d): attribute 'padding' must have 4 values, not 3"),
+        (N("c10000", "conv2d", ["s9999", "w"], {"padding": [1, 1, 1, True]}),
+         "node 'c10000' (conv2d): attribute 'padding' must be a list of integers, not [1, 1, 1, True]"),
+        (N("c10000", "conv2d", ["s9999", "w"], {"padding": [1, 1, 1, 1.0]}),
+         "node 'c10000' (conv2d): attribute 'padding' must be a list of integers, not [1, 1, 1, 1.0]"),
+        (N("c10000", "conv2d", ["s9999", "w"], {"padding": [1, 1, 1, 1], "groups": True}),
+         "node 'c10000' (conv2d): attribute 'groups' must be an integer, not True"),
+        (N("c10000", "conv2d", ["s9999", "b"], {"padding": [1, 1, 1, 1]}),
+         "node 'c10000' (conv2d): input 'w' must have 4 dims ([KH, KW, Cin/groups, Cout]), not 1"),
+        (N("c10000", "relu", ["s9999", "w"]), "node 'c10000' (relu): expects 1 input(s) (x), got 2"),
+        (N("c10000", "conv2d", ["c10000", "w"], {"padding": [1, 1, 1, 1]}),
+         "node 'c10000' (conv2d): its inputs form a cycle: 'c10000' reads 'c10000'"),
+        (N("c10000", "conv2d", ["s10000", "w"], {"padding": [1, 1, 1, 1]}),
+         "node 'c10000' (conv2d): its inputs form a cycle: 'c10000' reads 's10000' reads 'r10000' reads 'b10000' "
+         "reads 'c10000'"),
+    ],
+)
+def test_a_defect_at_node_40000_of_repeated_blocks_is_reported_as_in_a_small_graph(defect, message):
+    # 10,000 good blocks (each signature inferred once), then node 40,000 with the defect, then good blocks
+    nodes = _blocks(10_001)
+    assert nodes[40_000].name == "c10000"
+    nodes[40_000] = defect
+    assert rejected_big(nodes, ["s10000"]) == message
+
+
+def test_repeated_signatures_share_their_facts_and_file_order_is_kept_when_sorted():
+    nodes = _blocks(2_000)
+    g = big(nodes, ["s1999"])
+    assert g.nodes == tuple(nodes)
+    assert g.types["s1999"] == g.types["c0"] == TensorType((1, 4, 4, 2), Q)
+    assert g.sigs["c1999"] == g.sigs["c1"] and g.sigs["c1"].attrs["padding"] == (1, 1, 1, 1)
+    shuffled = nodes[::2] + nodes[1::2]  # out of order: sorted by the depth-first walk, as before
+    assert big(shuffled, ["s1999"]).nodes == tuple(nodes)
+
+
+def test_attributes_equal_as_numbers_but_of_other_kinds_are_not_taken_for_each_other():
+    # 1 == 1.0 == True as dict keys; an integer attribute takes only the first
+    ok = N("a", "transpose", ["x"], {"axes": [0, 1]})
+    for bad, shown in (([0, True], "[0, True]"), ([0.0, 1], "[0.0, 1]")):
+        nodes = [ok, N("b", "transpose", ["a"], {"axes": bad})]
+        message = f"node 'b' (transpose): attribute 'axes' must be a list of integers, not {shown}"
+        assert rejected(nodes, ["b"]) == message
+
+
+def test_each_node_keeps_its_own_attribute_values_when_signatures_are_shared():
+    # -0.0 == 0.0 as dict keys, but the sig of each node must hold the node's own value
+    nodes = [N("a", "leaky_relu", ["x"], {"alpha": 0.0}), N("b", "leaky_relu", ["a"], {"alpha": -0.0}),
+             N("c", "leaky_relu", ["b"], {"alpha": 0.0})]
+    g = graph(nodes, ["c"])
+    assert [math.copysign(1.0, g.sigs[n].attrs["alpha"]) for n in "abc"] == [1.0, -1.0, 1.0]
+    # attributes that are not plain data are checked node by node: a nested list is refused every time
+    nested = [N("a", "transpose", ["x"], {"axes": [0, 1]}), N("b", "transpose", ["a"], {"axes": [[0], 1]})]
+    assert rejected(nested, ["b"]) == "node 'b' (transpose): attribute 'axes' must be a list of integers, not [[0], 1]"

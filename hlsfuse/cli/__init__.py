@@ -14,6 +14,7 @@ Each command is a module of this package with ``add_parser(subparsers) -> parser
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
@@ -23,12 +24,14 @@ from ..errors import HlsfuseError
 
 __all__ = ["main", "commands"]
 
+COMMANDS = ("check", "run", "fuse", "compile", "csim", "rtlsim", "explore", "convert")
+"""The commands in the order of ``hlsfuse --help``; each is the module of this package of its name."""
 
-def commands() -> tuple:
-    """The command modules in the order of ``hlsfuse --help``; importing them imports the library."""
-    from . import check, compile, convert, csim, explore, fuse, rtlsim, run
 
-    return (check, run, fuse, compile, csim, rtlsim, explore, convert)
+def commands(names: tuple[str, ...] = COMMANDS) -> tuple:
+    """The modules of the commands ``names`` (all by default); importing one imports the parts of
+    the library it needs."""
+    return tuple(importlib.import_module(f".{name}", __name__) for name in names)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +43,8 @@ class _Parser(argparse.ArgumentParser):
                   if self.prog != "hlsfuse" else f"hlsfuse: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(names: tuple[str, ...] = COMMANDS) -> argparse.ArgumentParser:
+    """The parser of the commands ``names`` (all by default)."""
     parser = _Parser(
         prog="hlsfuse",
         description="Fuse dataflow graphs into streaming FPGA pipelines (Vitis HLS C++ and Verilog).",
@@ -48,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hlsfuse {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     subparsers = parser.add_subparsers(metavar="COMMAND", required=True)
-    for command in commands():
+    for command in commands(names):
         sub = command.add_parser(subparsers)
         # --debug is accepted after the command too; SUPPRESS keeps the global value when absent
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -56,9 +60,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _named_command(argv: list[str]) -> str | None:
+    """The command ``argv`` runs when only ``--debug`` comes before it, else ``None`` (then the
+    whole parser is needed: ``hlsfuse --help`` lists every command)."""
+    for word in argv:
+        if word != "--debug":
+            return word if word in COMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    named = _named_command(argv)
     try:
-        parser = build_parser()  # the library's import: an interrupt here is one line too
+        # the library's import: an interrupt here is one line too. A command given by name is
+        # the only one imported, so that `hlsfuse fuse` starts without the code generators.
+        parser = build_parser((named,) if named else COMMANDS)
     except KeyboardInterrupt:
         print("hlsfuse: interrupted", file=sys.stderr)
         return 130

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from .. import collector
 from ..fileio import write_atomic
 from ..fusion import MODES, fuse
-from ..fusion.report import table, to_dot, to_json
+from ..fusion.report import json_text, table, to_dot
 from .common import add_graph_arg, load_graph_arg, output_arg
 
 __all__ = ["add_parser", "run"]
@@ -36,11 +36,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    # loading, fusing and printing build only acyclic data, freed as the command returns: the
+    # cycle collector would rescan all of it at each stage's end (see hlsfuse.collector)
+    with collector.paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     graph = load_graph_arg(args.graph, args)
     dot = output_arg(args.dot, args.force)
     plan = fuse(graph, mode=args.mode, max_fuse_depth=args.max_depth, opt_level=args.opt_level)
     if args.json:
-        print(json.dumps(to_json(plan, graph), indent=2))
+        print(json_text(plan, graph))
     else:
         print(table(plan, graph), end="")
     if dot is not None:

@@ -9,10 +9,7 @@ modes and the report.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
+from .. import collector
 from ..errors import HlsfuseError
 from ..ir import Graph
 from . import forward, postdom
@@ -36,22 +33,9 @@ def fuse(graph: Graph, mode: str = "fpga", max_fuse_depth: int = 256, opt_level:
         raise HlsfuseError(f"max_fuse_depth must be a positive integer, not {max_fuse_depth!r}")
     if opt_level not in (0, 1, 2) or isinstance(opt_level, bool):
         raise HlsfuseError(f"opt_level must be 0, 1 or 2, not {opt_level!r}")
-    with _cycle_collector_paused():
+    with collector.paused():  # fusion creates no reference cycles
         fg = forward.build(graph, barrier)
         tree = postdom.build(fg)
         part = partition(fg, tree, max_fuse_depth, opt_level)
         return make_plan(graph, fg, tree, part, mode, max_fuse_depth, opt_level)
 
-
-@contextmanager
-def _cycle_collector_paused() -> Iterator[None]:
-    """Fusion allocates a few small containers per node and creates no reference cycles, so
-    reference counting frees everything; left on, Python's cycle collector would walk the whole
-    (large) graph again and again, and the run time would grow faster than the graph."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -92,7 +92,9 @@ def post_dfs_order(graph: Graph, positions: tuple[dict[str, int], list[list[int]
             elif not seen[k]:
                 seen[k] = 1
                 stack.append(~k)
-                stack.extend([p for p in reversed(in_pos[k]) if p >= 0])
+                for p in reversed(in_pos[k]):
+                    if p >= 0:
+                        stack.append(p)
     return order
 
 
@@ -119,13 +121,15 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
             barriers[node.name] = reason
             pattern = _OPAQUE
         patterns.append(pattern)
-        srcs = tuple([rank[p] if p >= 0 else -1 for p in in_pos[k]])
-        inputs.append(srcs)
+        srcs = []
         # the edge kind is the node's own unless one of TVM's special cases applies
         special = reason is not None or node.edge_patterns is not None or pattern in (_BROADCAST, _TUPLE)
-        for slot, j in enumerate(srcs):
-            if j < 0:
-                continue  # graph input or constant: an extern reference
+        for slot, p in enumerate(in_pos[k]):
+            if p < 0:
+                srcs.append(-1)  # graph input or constant: an extern reference
+                continue
+            j = rank[p]
+            srcs.append(j)
             kind = _edge_kind(node, slot, pattern, reason, types, sigs) if special else pattern
             users = consumers[j]
             if users and users[-1] == i:
@@ -135,6 +139,7 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
                 continue
             users.append(i)
             edge_kinds[j].append(kind)
+        inputs.append(tuple(srcs))
     out_set = set(graph.outputs)
     return ForwardGraph(
         names=tuple([nodes[k].name for k in order]),

@@ -28,12 +28,13 @@ def no_barrier(graph: Graph, node: Node) -> str | None:
 
 def stream_barrier(graph: Graph, node: Node) -> str | None:
     """Why ``node`` cannot stream through a fused pipeline stage, or ``None``."""
-    reason = get_op(node.op).buffer_reason(graph.sigs[node.name])
+    op, sig = get_op(node.op), graph.sigs[node.name]
+    reason = op.buffer_reason(sig)
     if reason is not None:
         return reason
     if graph.patterns[node.name] == Pattern.OPAQUE:
         return "opaque op"
-    if get_op(node.op).stream_kind(graph.sigs[node.name]) == "own":
+    if op.stream_kind(sig) == "own":
         return f"{node.op} changes the stream's length; it is a streaming stage of its own"
     return None
 

@@ -13,6 +13,7 @@ for others or as graph outputs, and why it ends where it does.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -75,9 +76,9 @@ def make_plan(
     rank = [0] * len(fg)
     for i, k in enumerate(fg.position):
         rank[k] = i
-    members: dict[int, list[int]] = {}
+    members: defaultdict[int, list[int]] = defaultdict(list)
     for i in rank:  # graph order, so members come out topologically sorted
-        members.setdefault(part.root[i], []).append(i)
+        members[part.root[i]].append(i)
     # a group's last member ends it and every edge between groups leaves from one, so ordering
     # groups by their last member is topological (verify checks it)
     ordered = sorted(members.values(), key=lambda m: fg.position[m[-1]])
@@ -106,22 +107,27 @@ def make_plan(
 def _fast_interface(graph: Graph, fg: ForwardGraph, members: list[int], gid_of: list[int], gid: int):
     """``_interface`` on post-DFS indices, for speed on large graphs."""
     consts, nodes, names = graph.constant_map, graph.nodes, fg.names
+    fg_inputs, position, consumers, extern = fg.inputs, fg.position, fg.consumers, fg.extern
     inputs: dict[str, None] = {}
     constants: dict[str, None] = {}
     outputs = []
     for i in members:
-        srcs = fg.inputs[i]
-        for slot, j in enumerate(srcs):
+        for slot, j in enumerate(fg_inputs[i]):
             if j < 0:
-                src = nodes[fg.position[i]].inputs[slot]
+                src = nodes[position[i]].inputs[slot]
                 if src in consts:
                     constants[src] = None
                 else:
                     inputs[src] = None
             elif gid_of[j] != gid:
                 inputs[names[j]] = None
-        if fg.extern[i] or any(gid_of[c] != gid for c in fg.consumers[i]):
+        if extern[i]:
             outputs.append(names[i])
+            continue
+        for c in consumers[i]:
+            if gid_of[c] != gid:  # read by another group
+                outputs.append(names[i])
+                break
     return tuple(inputs), tuple(constants), tuple(outputs)
 
 
@@ -256,34 +262,41 @@ def stats(plan: FusionPlan, graph: Graph) -> dict[str, int]:
     only inside its group never touches memory, and a crossing tensor is read once per
     consumer group. Weights are on-chip ROMs in both and are not counted. Elements are
     stored in whole bytes.
+
+    Fused, that is what the groups' interfaces say: a group writes each of its outputs once
+    and reads each of its inputs once (its inputs are the tensors it reads from other groups
+    and from the graph inputs, each listed once; weights are apart).
     """
-    owner = plan.group_of
-    consumers, out_set = graph.consumers, set(graph.outputs)
-    on_chip = crossing = 0
-    unfused = fused = 0
-    for name in [i.name for i in graph.inputs] + [n.name for n in graph.nodes]:
-        t = graph.types[name]
-        size = t.size * math.ceil(t.dtype.bits / 8)
-        users = consumers[name]
-        produced = name in owner
-        home = owner.get(name)
-        reader_groups = {owner[u] for u in users} - {home}
-        unfused += size * (int(produced) + len(users))
-        leaves = bool(reader_groups) or name in out_set
-        if produced and not leaves:
-            on_chip += 1
-            continue
-        if produced and reader_groups:
-            crossing += 1
-        fused += size * (int(produced) + len(reader_groups))
+    constants = graph.constant_map
+    # each tensor's bytes; nodes of one signature share one type object, so each object is sized once
+    sizes: dict[int, int] = {}
+    nbytes: dict[str, int] = {}
+    for name, t in graph.types.items():
+        size = sizes.get(id(t))
+        if size is None:
+            size = sizes[id(t)] = t.size * math.ceil(t.dtype.bits / 8)
+        nbytes[name] = size
+    unfused = 0
+    for node in graph.nodes:
+        unfused += nbytes[node.name]
+        for src in dict.fromkeys(node.inputs):
+            if src not in constants:
+                unfused += nbytes[src]
+    fused = written = 0
+    read: set[str] = set()
+    for group in plan.groups:
+        written += len(group.outputs)
+        for name in group.outputs + group.inputs:
+            fused += nbytes[name]
+        read.update(group.inputs)
     sizes = [len(g.nodes) for g in plan.groups]
     return {
         "ops": len(graph.nodes),
         "groups": len(plan.groups),
         "fused_groups": sum(1 for s in sizes if s > 1),
         "largest_group": max(sizes, default=0),
-        "tensors_on_chip": on_chip,
-        "tensors_crossing": crossing,
+        "tensors_on_chip": len(graph.nodes) - written,
+        "tensors_crossing": len(read) - sum(1 for i in graph.inputs if i.name in read),
         "memory_bytes_unfused": unfused,
         "memory_bytes_fused": fused,
         "memory_bytes_saved": unfused - fused,

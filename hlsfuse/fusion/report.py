@@ -3,16 +3,20 @@
     table(plan, graph)    groups (id, ops, pattern, anchor, inputs, outputs, why it ends)
                           and a summary of what fusion keeps on chip
     to_json(plan, graph)  {"graph", "mode", ..., "groups": [...], "stats": {...}}
+    json_text(plan, graph)  that as the text ``hlsfuse fuse --json`` prints, one group a line
     to_dot(plan, graph)   one cluster per group; edges labelled with tensor type and shape
 """
 
 from __future__ import annotations
 
+import json
+
+from .. import collector
 from ..ir import Graph
 from ..ops import Pattern
 from .plan import FusionPlan, Group, stats
 
-__all__ = ["table", "to_json", "to_dot"]
+__all__ = ["table", "to_json", "json_text", "to_dot"]
 
 _HEADER = ("id", "ops", "pattern", "anchor", "inputs", "outputs", "why it ends")
 
@@ -65,6 +69,11 @@ def table(plan: FusionPlan, graph: Graph) -> str:
 
 
 def to_json(plan: FusionPlan, graph: Graph) -> dict:
+    with collector.paused():  # a plain document: no reference cycles
+        return _document(plan, graph)
+
+
+def _document(plan: FusionPlan, graph: Graph) -> dict:
     return {
         "graph": plan.graph,
         "mode": plan.mode,
@@ -85,6 +94,20 @@ def to_json(plan: FusionPlan, graph: Graph) -> dict:
         ],
         "stats": stats(plan, graph),
     }
+
+
+def json_text(plan: FusionPlan, graph: Graph) -> str:
+    """``to_json`` as text: laid out as ``json.dumps(indent=2)`` would, except that each group is
+    one line. That reads one group a line, and json's compact encoder (in C) writes the groups
+    of a 50,000-op plan in a tenth of the time its indenting one (in Python) takes."""
+    fields = []
+    for key, value in to_json(plan, graph).items():
+        if key == "groups" and value:
+            text = "[\n" + ",\n".join(f"    {json.dumps(group)}" for group in value) + "\n  ]"
+        else:
+            text = json.dumps(value, indent=2).replace("\n", "\n  ")  # strings hold no raw newline
+        fields.append(f"  {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(fields) + "\n}"
 
 
 def _quote(text: str) -> str:

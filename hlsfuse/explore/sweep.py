@@ -151,7 +151,7 @@ def _run(label: str, tasks: list, payload: dict, settings: Settings, keep) -> No
             progress.update()
     except KeyboardInterrupt:
         progress.close()
-        raise Interrupted(f"interrupted after {progress.done} of {len(tasks)} {label}") from None
+        raise Interrupted(f"stopped after {progress.done} of {len(tasks)} {label}") from None
     progress.close()
 
 

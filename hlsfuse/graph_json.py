@@ -45,6 +45,9 @@ _INPUT_FIELDS = ("name", "shape", "dtype")
 _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
 _PLAIN_NODE_FIELDS = frozenset(_NODE_FIELDS[:4])
+_NODE_REQUIRED = ("name", "op", "inputs")
+_STR = frozenset((str,))
+_NO_ATTRS: dict[str, Any] = {}
 # Generators of constants and the defaults of their parameters.
 _INIT_PARAMS = {"uniform": {"low": -1.0, "high": 1.0}, "normal": {"mean": 0.0, "std": 1.0}, "zeros": {}}
 _INIT_KINDS = (*_INIT_PARAMS, "file")  # "file": the values are an array of a side file
@@ -121,7 +124,7 @@ def _graph(data: Any, side_files: SideFiles) -> Graph:
         _constant(entry, f"constants[{i}]", side_files)
         for i, entry in enumerate(_list(data.get("constants", []), "constants"))
     ]
-    nodes = [_node(entry, f"nodes[{i}]") for i, entry in enumerate(_list(data["nodes"], "nodes"))]
+    nodes = [_plain_node(entry) or _node(entry, f"nodes[{i}]") for i, entry in enumerate(_list(data["nodes"], "nodes"))]
     outputs = _names(data["outputs"], "outputs")
     return Graph(_name(data["name"], "name"), tuple(inputs), tuple(constants), tuple(nodes), outputs)
 
@@ -224,8 +227,18 @@ def init_values(init: Mapping[str, Any], shape: tuple[int, ...]) -> np.ndarray:
     return rng.normal(init["mean"], init["std"], size=shape)
 
 
+def _plain_node(entry: Any) -> Node | None:
+    """The node of a well-formed entry without optional fields (most nodes), checked in a few set
+    operations, or ``None``: then ``_node`` reads the entry field by field, naming what is wrong."""
+    if type(entry) is not dict or not entry.keys() <= _PLAIN_NODE_FIELDS:
+        return None
+    name, op, inputs, attrs = entry.get("name"), entry.get("op"), entry.get("inputs"), entry.get("attrs", _NO_ATTRS)
+    plain = type(name) is str and name and type(op) is str and type(attrs) is dict and type(inputs) is list
+    return Node(name, op, inputs, attrs) if plain and {*map(type, inputs)} <= _STR and "" not in inputs else None
+
+
 def _node(entry: Any, where: str) -> Node:
-    _fields(entry, where, _NODE_FIELDS, required=("name", "op", "inputs"))
+    _fields(entry, where, _NODE_FIELDS, required=_NODE_REQUIRED)
     name = _name(entry["name"], f"{where}.name")
     if not isinstance(entry["op"], str):
         raise HlsfuseError(f"{where}.op must be an op name, not {_show(entry['op'])}")
@@ -233,8 +246,6 @@ def _node(entry: Any, where: str) -> Node:
     if not isinstance(attrs, dict):
         raise HlsfuseError(f"{where}.attrs must be an object, not {_show(attrs)}")
     inputs = _names(entry["inputs"], f"{where}.inputs")
-    if entry.keys() <= _PLAIN_NODE_FIELDS:  # most nodes: no optional field to read
-        return Node(name, entry["op"], inputs, attrs)
     optional = {key: read(entry[key], f"{where}.{key}") for key, read in _NODE_READERS.items() if key in entry}
     return Node(name, entry["op"], inputs, attrs, **optional)
 

@@ -379,8 +379,15 @@ def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, 
     numbers: dict[TensorType, int] = {}
     type_no = {name: numbers.setdefault(t, len(numbers)) for name, t in types.items()}
     inferred: dict[tuple, tuple[Sig, Pattern, TensorType, int]] = {}
+    number_of = type_no.__getitem__
     for node in order:
-        key = _signature(node, type_no)
+        # the signature: what ``infer`` reads of the node, its input types by number (written out
+        # here, not called: this runs once per node); None when an attribute is not plain data,
+        # then the node is inferred on its own
+        attrs = _attrs_key(node.attrs) if node.attrs else ()
+        key = None if attrs is None else (
+            node.op, tuple(map(number_of, node.inputs)), attrs, node.dtype, node.pattern, node.edge_patterns, node.shape
+        )
         known = inferred.get(key) if key is not None else None
         if known is None:
             try:
@@ -393,16 +400,6 @@ def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, 
             if key is not None:
                 inferred[key] = known
         sigs[node.name], patterns[node.name], types[node.name], type_no[node.name] = known
-
-
-def _signature(node: Node, type_no: dict[str, int]) -> tuple | None:
-    """What ``infer`` reads of ``node`` (its input types by number), as a dict key, or ``None``
-    when an attribute is not plain data (then the node is inferred on its own)."""
-    attrs = _attrs_key(node.attrs) if node.attrs else ()
-    if attrs is None:
-        return None
-    in_types = tuple([type_no[src] for src in node.inputs])
-    return (node.op, in_types, attrs, node.dtype, node.pattern, node.edge_patterns, node.shape)
 
 
 _EXACT = frozenset((str, int, bool, type(None)))  # equal values of one of these types are the same value

@@ -40,6 +40,26 @@ def test_json_is_the_plan_document_with_one_group_a_line(capsys):
     assert '  "stats": {' in lines and '    "ops": 7,' in lines  # the rest is indented as json.dumps(indent=2)
 
 
+@pytest.mark.parametrize("tail", ['}, {"id": 9', '"}, {"id": ', '\\}, {"id": ', "}\n{"])
+def test_json_keeps_one_group_a_line_whatever_the_names_hold(tail, tmp_path, capsys):
+    # names holding the text between two groups (or backslashes, quotes, a newline before it)
+    data = json.loads((EXAMPLES / "residual.json").read_text())
+    renamed = {node["name"]: node["name"] + tail for node in data["nodes"]}
+    for node in data["nodes"]:
+        node["name"] = renamed[node["name"]]
+        node["inputs"] = [renamed.get(src, src) for src in node["inputs"]]
+    data["outputs"] = [renamed[out] for out in data["outputs"]]
+    path = tmp_path / "names.json"
+    path.write_text(json.dumps(data))
+    assert main(["fuse", str(path), "--json"]) == 0
+    out = capsys.readouterr().out
+    graph = load_graph(path)
+    doc = to_json(fuse(graph), graph)
+    assert json.loads(out) == doc and any(tail in name for name in doc["groups"][0]["nodes"])
+    groups = [json.loads(line.strip().rstrip(",")) for line in out.splitlines() if line.startswith('    {"id": ')]
+    assert groups == doc["groups"]
+
+
 def test_text_table_is_the_default(capsys):
     assert main(["fuse", str(EXAMPLES / "residual.json")]) == 0
     out = capsys.readouterr().out

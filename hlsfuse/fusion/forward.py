@@ -61,15 +61,17 @@ class ForwardGraph:
         return len(self.names)
 
 
-def _positions(graph: Graph) -> tuple[dict[str, int], list[list[int]]]:
+def _positions(graph: Graph) -> tuple[dict[str, int], list[tuple[int, ...]]]:
     """Each node's position in ``graph.nodes``, and per node the positions of its inputs
     (-1 for graph inputs and constants)."""
     position = {node.name: k for k, node in enumerate(graph.nodes)}
-    get = position.get
-    return position, [[get(src, -1) for src in node.inputs] for node in graph.nodes]
+    lookup = dict.fromkeys(graph.types, -1)  # every tensor: graph inputs and constants stay -1
+    lookup.update(position)
+    get = lookup.__getitem__
+    return position, [tuple(map(get, node.inputs)) for node in graph.nodes]
 
 
-def post_dfs_order(graph: Graph, positions: tuple[dict[str, int], list[list[int]]] | None = None) -> list[int]:
+def post_dfs_order(graph: Graph, positions: tuple[dict[str, int], list[tuple[int, ...]]] | None = None) -> list[int]:
     """Positions in ``graph.nodes`` of the op nodes depth first from the outputs (inputs left to
     right), then of the rest in graph order.
 
@@ -99,68 +101,77 @@ def post_dfs_order(graph: Graph, positions: tuple[dict[str, int], list[list[int]
 
 
 def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
-    """The forward graph of ``graph``; ``barrier`` picks the nodes that must stay alone."""
+    """The forward graph of ``graph``; ``barrier`` picks the nodes that must stay alone.
+
+    A barrier and the edge kinds read only a node's op, signature and pattern kind, and a network
+    repeats a few signatures many times, so they are worked out once per distinct signature.
+    """
     nodes = graph.nodes
     position, in_pos = _positions(graph)
     order = post_dfs_order(graph, (position, in_pos))
-    rank = [0] * len(nodes)
+    rank = [0] * len(nodes) + [-1]  # rank[-1] is -1: an extern input keeps its -1
     for i, k in enumerate(order):
         rank[k] = i
-    types, sigs, kinds = graph.types, graph.sigs, graph.patterns
+    post_index = rank.__getitem__
+    sigs, kinds = graph.sigs, graph.patterns
     consumers: list[list[int]] = [[] for _ in order]
     edge_kinds: list[list[int]] = [[] for _ in order]
     inputs: list[tuple[int, ...]] = []
     patterns: list[int] = []
     barriers: dict[str, str] = {}
+    # (op, id of the signature, kind) -> (barrier reason, pattern, kind of each input edge); the
+    # graph holds the signatures, so their ids stay unique while this runs
+    known: dict[tuple, tuple[str | None, int, tuple[int, ...]]] = {}
     for i, k in enumerate(order):
         node = nodes[k]
-        reason = barrier(graph, node)
-        if reason is None:
-            pattern = int(kinds[node.name])
-        else:
-            barriers[node.name] = reason
-            pattern = _OPAQUE
+        name = node.name
+        sig, kind = sigs[name], kinds[name]
+        key = (node.op, id(sig), kind)
+        facts = known.get(key)
+        if facts is None:
+            facts = known[key] = _facts(graph, node, barrier, sig, kind)
+        reason, pattern, kinds_in = facts
+        if reason is not None:
+            barriers[name] = reason
         patterns.append(pattern)
-        srcs = []
-        # the edge kind is the node's own unless one of TVM's special cases applies
-        special = reason is not None or node.edge_patterns is not None or pattern in (_BROADCAST, _TUPLE)
-        for slot, p in enumerate(in_pos[k]):
-            if p < 0:
-                srcs.append(-1)  # graph input or constant: an extern reference
+        srcs = tuple(map(post_index, in_pos[k]))  # -1: a graph input or constant (extern)
+        inputs.append(srcs)
+        for j, edge in zip(srcs, kinds_in):
+            if j < 0:
                 continue
-            j = rank[p]
-            srcs.append(j)
-            kind = _edge_kind(node, slot, pattern, reason, types, sigs) if special else pattern
             users = consumers[j]
             if users and users[-1] == i:
                 # the node reads this tensor again: one edge, the strongest kind (kinds combine by max)
-                if kind > edge_kinds[j][-1]:
-                    edge_kinds[j][-1] = kind
+                if edge > edge_kinds[j][-1]:
+                    edge_kinds[j][-1] = edge
                 continue
             users.append(i)
-            edge_kinds[j].append(kind)
-        inputs.append(tuple(srcs))
+            edge_kinds[j].append(edge)
     out_set = set(graph.outputs)
+    names = [nodes[k].name for k in order]
     return ForwardGraph(
-        names=tuple([nodes[k].name for k in order]),
+        names=tuple(names),
         position=tuple(order),
         inputs=tuple(inputs),
         patterns=tuple(patterns),
         consumers=tuple(map(tuple, consumers)),
         edge_kinds=tuple(map(tuple, edge_kinds)),
-        extern=tuple([nodes[k].name in out_set for k in order]),
+        extern=tuple([name in out_set for name in names]),
         barriers=MappingProxyType(barriers),
     )
 
 
-def _edge_kind(node: Node, slot: int, pattern: int, reason, types, sigs) -> int:
-    """The kind of the edge from input ``slot`` into ``node``."""
+def _facts(graph: Graph, node: Node, barrier: Barrier, sig, kind: Pattern) -> tuple[str | None, int, tuple[int, ...]]:
+    """Why ``node`` stays alone (or ``None``), its pattern as the partitioner sees it, and the kind
+    of the edge from each of its inputs: the node's own kind unless one of TVM's special cases applies."""
+    reason = barrier(graph, node)
     if reason is not None:
-        return _OPAQUE
+        return reason, _OPAQUE, (_OPAQUE,) * len(node.inputs)
+    pattern = int(kind)
     if node.edge_patterns is not None:
-        return int(node.edge_patterns[slot])
+        return None, pattern, tuple(map(int, node.edge_patterns))
     if pattern == _TUPLE:
-        return _INJECTIVE
-    if pattern == _BROADCAST and types[node.inputs[slot]].shape == sigs[node.name].out_shape:
-        return _ELEMWISE
-    return pattern
+        return None, pattern, (_INJECTIVE,) * len(node.inputs)
+    if pattern == _BROADCAST:
+        return None, pattern, tuple(_ELEMWISE if shape == sig.out_shape else pattern for shape in sig.shapes)
+    return None, pattern, (pattern,) * len(node.inputs)

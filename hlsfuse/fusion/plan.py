@@ -30,7 +30,7 @@ from .reasons import explain
 __all__ = ["Group", "FusionPlan", "make_plan", "verify", "stats"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Group:
     """One fused group: a pipeline stage. See docs/fusion.md for each field."""
 
@@ -42,6 +42,13 @@ class Group:
     constants: tuple[str, ...]
     outputs: tuple[str, ...]
     reason: str
+
+    def __init__(self, id: int, nodes: tuple[str, ...], pattern: Pattern, anchor: str | None,
+                 inputs: tuple[str, ...], constants: tuple[str, ...], outputs: tuple[str, ...], reason: str):
+        # in one step, as Node does (a large plan has tens of thousands of groups); assigning a
+        # field afterwards still raises FrozenInstanceError
+        vars(self).update(id=id, nodes=nodes, pattern=pattern, anchor=anchor, inputs=inputs, constants=constants,
+                          outputs=outputs, reason=reason)
 
 
 @dataclass(frozen=True)
@@ -267,34 +274,29 @@ def stats(plan: FusionPlan, graph: Graph) -> dict[str, int]:
     and reads each of its inputs once (its inputs are the tensors it reads from other groups
     and from the graph inputs, each listed once; weights are apart).
     """
-    constants = graph.constant_map
-    # each tensor's bytes; nodes of one signature share one type object, so each object is sized once
-    sizes: dict[int, int] = {}
-    nbytes: dict[str, int] = {}
-    for name, t in graph.types.items():
-        size = sizes.get(id(t))
-        if size is None:
-            size = sizes[id(t)] = t.size * math.ceil(t.dtype.bits / 8)
-        nbytes[name] = size
+    # each tensor's bytes (weights count none); nodes of one signature share one type object, so
+    # each object is sized once
+    types = graph.types
+    sizes = {id(t): t.size * math.ceil(t.dtype.bits / 8) for t in {id(t): t for t in types.values()}.values()}
+    nbytes = {name: sizes[id(t)] for name, t in types.items()}
+    nbytes.update(dict.fromkeys(graph.constant_map, 0))
     unfused = 0
     for node in graph.nodes:
-        unfused += nbytes[node.name]
-        for src in dict.fromkeys(node.inputs):
-            if src not in constants:
-                unfused += nbytes[src]
+        inputs = node.inputs
+        unfused += nbytes[node.name] + sum(map(nbytes.__getitem__, inputs if len(inputs) < 2 else set(inputs)))
     fused = written = 0
     read: set[str] = set()
+    size_of = nbytes.__getitem__
     for group in plan.groups:
         written += len(group.outputs)
-        for name in group.outputs + group.inputs:
-            fused += nbytes[name]
+        fused += sum(map(size_of, group.outputs)) + sum(map(size_of, group.inputs))
         read.update(group.inputs)
-    sizes = [len(g.nodes) for g in plan.groups]
+    lengths = [len(g.nodes) for g in plan.groups]
     return {
         "ops": len(graph.nodes),
         "groups": len(plan.groups),
-        "fused_groups": sum(1 for s in sizes if s > 1),
-        "largest_group": max(sizes, default=0),
+        "fused_groups": sum(1 for n in lengths if n > 1),
+        "largest_group": max(lengths, default=0),
         "tensors_on_chip": len(graph.nodes) - written,
         "tensors_crossing": len(read) - sum(1 for i in graph.inputs if i.name in read),
         "memory_bytes_unfused": unfused,

@@ -1,6 +1,6 @@
 """``compile``: a graph to a complete output folder, one arrow per step.
 
-    graph --fuse--> FusionPlan --lower--> DataflowPlan --emit_hls--> {path: text}
+    graph --fuse--> FusionPlan --lower--> DataflowPlan --emit_hls--> Files {path: text, bytes or producer}
 
 The files (DESIGN.md section 6):
 
@@ -11,7 +11,8 @@ The files (DESIGN.md section 6):
     hls/        the Vitis HLS project (emit_hls)                        targets hls, all
     verilog/    the Verilog reference design (emit_verilog)             targets verilog, all
 
-``write_tree`` (hlsfuse.outdir) puts them on disk all at once.
+``write_tree`` (hlsfuse.outdir) puts them on disk all at once, and checksums.json with them. The large
+files (weights.h, the ROMs' .mem files) are producers: made as they are written, one at a time.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
 from .lower.fold import Budget, Space, fit, fold_json, space, within
 from .lower.report import report_markdown
-from .outdir import with_checksums
+from .outdir import Files
 
 __all__ = ["TARGETS", "CompileOptions", "Design", "Planned", "compile", "plan_design", "solver_space"]
 
@@ -78,7 +79,7 @@ class Planned:
 
 @dataclass(frozen=True)
 class Design(Planned):
-    files: dict[str, str | bytes] = field(default_factory=dict)  # bytes: graph.npz
+    files: Files = field(default_factory=Files)  # bytes: graph.npz; without checksums.json (write_tree adds it)
 
 
 def _fuse(graph: Graph, options: CompileOptions) -> FusionPlan:
@@ -127,22 +128,21 @@ def compile(graph: Graph, options: CompileOptions | None = None,  # noqa: A001 -
     step("fusing and folding")
     p = plan_design(graph, options)
     step("writing the reports")
-    files = {
+    files = Files({
         **_graph_files(graph, options.weights_file),
         "fusion.json": json.dumps(to_json(p.fusion, graph), indent=2) + "\n",
         "fusion.dot": to_dot(p.fusion, graph),
         "report.md": report_markdown(graph, p.fusion, p.plan, p.areas, p.report),
         "report.json": json.dumps(p.report, indent=1) + "\n",
         "fold.json": json.dumps(fold_json(graph, p.plan), indent=1) + "\n",
-    }
+    })
     if options.target in ("hls", "all"):
         step("emitting the HLS C++")
-        files.update({f"hls/{path}": text for path, text in emit_hls(graph, p.plan, options.hls).items()})
+        files.add(emit_hls(graph, p.plan, options.hls), "hls/")
     if options.target in ("verilog", "all"):
         step("emitting the Verilog")
-        files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, p.plan).items()})
-    step("checksums")
-    return Design(**{f.name: getattr(p, f.name) for f in dataclasses.fields(Planned)}, files=with_checksums(files))
+        files.add(emit_verilog(graph, p.plan), "verilog/")
+    return Design(**{f.name: getattr(p, f.name) for f in dataclasses.fields(Planned)}, files=files)
 
 
 def _graph_files(graph: Graph, weights_file: bool | None) -> dict[str, str | bytes]:

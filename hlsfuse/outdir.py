@@ -15,10 +15,14 @@ a moment, and the next ``write_tree`` or ``check_out_dir`` of that OUT puts the 
 Leftover staging folders of dead processes are deleted by the next run, never those of a live one.
 An existing non-empty target is refused unless ``force`` is given.
 
-``with_checksums`` adds ``checksums.json`` (the SHA-256 of every other file) to what ``hlsfuse
-compile`` writes, and the simulators ``verify`` the files they use against it first: a file edited,
-truncated or deleted since is a one-line error naming it, never a functional PASS or FAIL (unless
-the user says the edit is deliberate: ``--allow-edits``).
+``write_tree(..., checksums=True)`` adds ``checksums.json`` (the SHA-256 of every other file) to what
+``hlsfuse compile`` writes, and the simulators ``verify`` the files they use against it first: a file
+edited, truncated or deleted since is a one-line error naming it, never a functional PASS or FAIL
+(unless the user says the edit is deliberate: ``--allow-edits``).
+
+``Files`` holds what is to be written. A large file (a model's weights as text) can be given as a
+producer of its content in chunks: ``write_tree`` writes and hashes it chunk by chunk, so that it is
+never whole in memory, and the design's files are never all in memory at once.
 """
 
 from __future__ import annotations
@@ -31,12 +35,12 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from .errors import HlsfuseError
 
-__all__ = ["check_out_dir", "write_tree", "CHECKSUMS", "with_checksums", "verify"]
+__all__ = ["check_out_dir", "write_tree", "Files", "Producer", "CHECKSUMS", "checksums_text", "verify"]
 
 CHECKSUMS = "checksums.json"
 _GRAPH = ("graph.json", "graph.npz")
@@ -95,6 +99,65 @@ def check_out_dir(out: str | os.PathLike, force: bool) -> Path:
     return out
 
 
+Producer = Callable[[], Iterable[str | bytes]]
+"""A file's content made on demand, in chunks (all text or all bytes)."""
+
+
+class Files(Mapping[str, str | bytes]):
+    """Output files by relative POSIX path: text, bytes or a ``Producer``. Reading a produced file makes its
+    whole content (again each time: nothing is kept); ``chunks`` streams it."""
+
+    def __init__(self, entries: Mapping[str, str | bytes | Producer] | None = None):
+        self._entries: dict[str, str | bytes | Producer] = {}
+        if entries is not None:
+            self.add(entries)
+
+    def __getitem__(self, path: str) -> str | bytes:
+        data = self._entries[path]
+        if not callable(data):
+            return data
+        pieces = list(data())
+        return b"".join(pieces) if pieces and isinstance(pieces[0], bytes) else "".join(pieces)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __setitem__(self, path: str, data: str | bytes | Producer) -> None:
+        self._entries[path] = data
+
+    def add(self, entries: Mapping[str, str | bytes | Producer], prefix: str = "") -> None:
+        """Add ``entries`` under ``prefix`` (``"hls/"``); the producers of a ``Files`` stay producers."""
+        raw = entries._entries if isinstance(entries, Files) else entries
+        for path, data in raw.items():
+            self._entries[prefix + path] = data
+
+    def chunks(self, path: str) -> Iterator[bytes]:
+        """The content of ``path`` as UTF-8 bytes, in pieces of about a megabyte (a template makes many small ones)."""
+        data = self._entries[path]
+        if not callable(data):
+            yield data.encode("utf-8") if isinstance(data, str) else data
+            return
+        pieces, size = [], 0
+        for piece in data():
+            pieces.append(piece)
+            size += len(piece)
+            if size >= _CHUNK:
+                yield _joined(pieces)
+                pieces, size = [], 0
+        if pieces:
+            yield _joined(pieces)
+
+
+_CHUNK = 1 << 20
+
+
+def _joined(pieces: list[str | bytes]) -> bytes:
+    return b"".join(pieces) if isinstance(pieces[0], bytes) else "".join(pieces).encode("utf-8")
+
+
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -137,23 +200,25 @@ def _replace(staging: Path, out: Path, force: bool) -> None:
     _remove(trash)
 
 
-def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes], force: bool = False) -> Path:
-    """Write ``files`` (relative POSIX path -> text or bytes) as the folder ``out``."""
+def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes | Producer], force: bool = False,
+               checksums: bool = False) -> Path:
+    """Write ``files`` (relative POSIX path -> text, bytes or a producer) as the folder ``out``, each file
+    streamed; ``checksums``: and CHECKSUMS, the SHA-256 of each, taken as it is written."""
     out = check_out_dir(out, force)
+    files = files if isinstance(files, Files) else Files(files)
     for rel in files:
         parts = PurePosixPath(rel).parts
         if PurePosixPath(rel).is_absolute() or ".." in parts or not parts:
             raise HlsfuseError(f"refusing to write '{rel}' outside the output folder")
+    if checksums and CHECKSUMS in files:
+        raise HlsfuseError(f"{out}: {CHECKSUMS} is written from the other files, not given")
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", dir=out.parent.resolve()))
     try:
-        for rel, data in sorted(files.items()):
-            path = staging / rel
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-            except OSError as exc:  # a full disk says nothing of the file; the user needs OUT's path
-                raise HlsfuseError(f"{out}: cannot write {rel}: {exc.strerror or exc}; {out} is left as it "
-                                   "was") from None
+        digests = {}
+        for rel in sorted(files):
+            digests[rel] = _write(staging / rel, files.chunks(rel), out, rel)
+        if checksums:
+            _write(staging / CHECKSUMS, [_checksums(digests).encode("utf-8")], out, CHECKSUMS)
         os.chmod(staging, 0o755)
         _replace(staging, out, force)
     except BaseException:
@@ -162,14 +227,31 @@ def write_tree(out: str | os.PathLike, files: Mapping[str, str | bytes], force: 
     return out
 
 
+def _write(path: Path, chunks: Iterable[bytes], out: Path, rel: str) -> str:
+    """Write ``chunks`` to ``path``; their SHA-256."""
+    digest = hashlib.sha256()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as file:
+            for chunk in chunks:
+                file.write(chunk)
+                digest.update(chunk)
+    except OSError as exc:  # a full disk says nothing of the file; the user needs OUT's path
+        raise HlsfuseError(f"{out}: cannot write {rel}: {exc.strerror or exc}; {out} is left as it was") from None
+    return digest.hexdigest()
+
+
 def _digest(data: str | bytes) -> str:
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
-def with_checksums(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
-    """``files`` and CHECKSUMS: {"sha256": {path: hex digest}} of every one of them."""
-    digests = {rel: _digest(data) for rel, data in sorted(files.items())}
-    return {**files, CHECKSUMS: json.dumps({"sha256": digests}, indent=1) + "\n"}
+def _checksums(digests: Mapping[str, str]) -> str:
+    return json.dumps({"sha256": dict(sorted(digests.items()))}, indent=1) + "\n"
+
+
+def checksums_text(files: Mapping[str, str | bytes]) -> str:
+    """CHECKSUMS as ``write_tree`` writes it for ``files`` (each read in turn)."""
+    return _checksums({rel: _digest(files[rel]) for rel in files})
 
 
 def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:

@@ -21,7 +21,7 @@ from hlsfuse import HlsfuseError, fuse
 from hlsfuse.backends.hls import HlsOptions, emit_hls
 from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import lower
-from hlsfuse.outdir import with_checksums, write_tree
+from hlsfuse.outdir import Files, write_tree
 from hlsfuse.resources import hw_dir
 
 __all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "in_ci", "amd_cache", "amd_headers", "amd_include_flags",
@@ -83,7 +83,8 @@ def write_project(graph, out: Path, plan=None, options: HlsOptions | None = None
     """OUT/graph.json (when JSON can hold the constants), OUT/hls/ and OUT/checksums.json, as ``hlsfuse compile``
     writes them, for ``graph`` lowered as ``plan`` (default: fused and lowered with the defaults)."""
     plan = plan if plan is not None else lower(graph, fuse(graph))
-    files = {f"hls/{path}": text for path, text in emit_hls(graph, plan, options).items()}
+    files = Files()
+    files.add(emit_hls(graph, plan, options), "hls/")
     with contextlib.suppress(HlsfuseError):  # 64-bit constants: csim then runs on the project's own data/
         files["graph.json"] = json.dumps(graph_to_dict(graph))
-    return write_tree(out, with_checksums(files), force=True)
+    return write_tree(out, files, force=True, checksums=True)

@@ -24,7 +24,7 @@ from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import PORT_BITS, Folding, LowerOptions, actors, links, lower, refold
 from hlsfuse.lower.fold import fold_json
 from hlsfuse.lower.timing import simulate as model_simulate
-from hlsfuse.outdir import with_checksums
+from hlsfuse.outdir import CHECKSUMS, Files, checksums_text
 from hlsfuse.sim.rtlsim import read_manifest, rtlsim
 
 
@@ -96,11 +96,12 @@ def plan_of(graph, depth=None, fold: Folding | None = None):
 def design(graph, folder: Path, plan=None) -> Path:
     """OUT/graph.json, OUT/verilog/ and OUT/checksums.json of ``graph`` as ``plan`` lowers it."""
     plan = plan if plan is not None else plan_of(graph)
-    files = {"graph.json": json.dumps(graph_to_dict(graph))}
-    files.update({f"verilog/{path}": text for path, text in emit_verilog(graph, plan).items()})
-    for path, text in with_checksums(files).items():
+    files = Files({"graph.json": json.dumps(graph_to_dict(graph))})
+    files.add(emit_verilog(graph, plan), "verilog/")
+    for path, text in files.items():  # into a folder the test may hold other files in (write_tree replaces it)
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text)
+    (folder / CHECKSUMS).write_text(checksums_text(files))
     return folder
 
 

@@ -4,6 +4,8 @@ file, compiled to both backends, and C-simulated bit-exactly (bench/large_models
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,3 +57,25 @@ def test_its_design_compiles_compactly_and_simulates_exactly(saved, capsys):
     capsys.readouterr()
     assert main(["csim", str(out)]) == 0
     assert "PASS: 2000 output elements in 2 frame(s) match the reference" in capsys.readouterr().out
+
+
+_PEAK = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, capture_output=True); "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def _peak_megabytes(*args: str) -> float:
+    """Peak resident memory of ``hlsfuse ARGS`` in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-m", "hlsfuse", *args], env=env,
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout) / 1024
+
+
+def test_compiling_it_holds_at_most_two_copies_of_the_weights(saved):
+    """The loaded graph holds the weights once (raw int64); the large files (weights.h, the ROMs' .mem files) are
+    made as they are written, a piece at a time, so no step adds more than one more copy (it held four)."""
+    graph, folder = saved
+    held = sum(c.data.nbytes for c in graph.constants) / 2**20
+    idle = _peak_megabytes("compile", "--help")
+    peak = _peak_megabytes("compile", str(folder / "r18.json"), "-o", str(folder / "peak"), "--target", "all")
+    assert peak - idle <= 2 * held, f"peak {peak:.0f} MB, idle {idle:.0f} MB, weights {held:.0f} MB"

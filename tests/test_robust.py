@@ -7,6 +7,7 @@ is ``os._exit`` in a child process at the exact instant between two filesystem o
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
@@ -26,7 +27,8 @@ import hlsfuse.compile
 import hlsfuse.fileio
 import hlsfuse.outdir
 from hlsfuse.cli import main
-from hlsfuse.outdir import check_out_dir, write_tree
+from hlsfuse.errors import HlsfuseError
+from hlsfuse.outdir import CHECKSUMS, Files, check_out_dir, write_tree
 from hlsfuse.sim import csim
 from hlsfuse.sim.rtlsim import rtlsim
 
@@ -130,16 +132,17 @@ def test_an_interrupt_during_compile_is_one_line_exit_130_and_out_is_untouched(t
     assert _tree(out) == before
     monkeypatch.undo()
     # while the files are written: the staging folder goes, OUT stays
-    real_write = Path.write_bytes
+    real_open = Path.open
     calls = []
 
-    def write_then_interrupt(self, data):
-        calls.append(self)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return real_write(self, data)
+    def write_then_interrupt(self, mode="r", *args, **kwargs):
+        if mode == "wb":  # a file of OUT
+            calls.append(self)
+            if len(calls) == 5:
+                raise KeyboardInterrupt
+        return real_open(self, mode, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "write_bytes", write_then_interrupt)
+    monkeypatch.setattr(Path, "open", write_then_interrupt)
     assert main(["compile", RESIDUAL, "-o", str(out), "--force"]) == 130
     monkeypatch.undo()
     assert _tree(out) == before and _leftovers(tmp_path) == []
@@ -343,16 +346,49 @@ def test_an_onnx_model_whose_external_data_is_missing_is_one_line(tmp_path, caps
     assert not (tmp_path / "g.json").exists()
 
 
+def test_a_file_made_as_it_is_written_is_streamed_hashed_and_made_again_when_read(tmp_path):
+    made = []
+
+    def produce():
+        made.append(len(made))
+        yield from ["a" * 700_000, "b" * 700_000, "c"]  # more than one piece of a megabyte
+
+    files = Files({"big.txt": produce, "small.bin": b"\x00\x01"})
+    assert [len(piece) for piece in files.chunks("big.txt")] == [1_400_000, 1]
+    out = write_tree(tmp_path / "OUT", files, checksums=True)
+    text = "a" * 700_000 + "b" * 700_000 + "c"
+    assert (out / "big.txt").read_text() == text and made == [0, 1]
+    assert json.loads((out / CHECKSUMS).read_text())["sha256"] == {
+        "big.txt": hashlib.sha256(text.encode()).hexdigest(), "small.bin": hashlib.sha256(b"\x00\x01").hexdigest()}
+    assert files["big.txt"] == text and made == [0, 1, 2]  # nothing kept: reading makes it again
+    with pytest.raises(HlsfuseError, match="checksums.json is written from the other files, not given"):
+        write_tree(tmp_path / "OUT2", Files({CHECKSUMS: "{}"}), checksums=True)
+
+
+def test_a_file_failing_while_it_is_made_leaves_out_as_it_was(tmp_path):
+    out = tmp_path / "OUT"
+    out.mkdir()
+    (out / "old.txt").write_text("old")
+
+    def broken():
+        yield "half a file"
+        raise HlsfuseError("template broke")
+
+    with pytest.raises(HlsfuseError, match="template broke"):
+        write_tree(out, Files({"a.txt": "fine", "b.txt": broken}), force=True, checksums=True)
+    assert _tree(out) == {"old.txt": b"old"} and _leftovers(tmp_path) == []
+
+
 def test_a_full_disk_names_the_folder_and_file_being_written(tmp_path, capsys, monkeypatch):
     out = tmp_path / "OUT"
-    real_write = Path.write_bytes
+    real_open = Path.open
 
-    def full(self, data):
-        if self.name == "report.md":
+    def full(self, mode="r", *args, **kwargs):
+        if mode == "wb" and self.name == "report.md":
             raise OSError(28, "No space left on device")
-        return real_write(self, data)
+        return real_open(self, mode, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "write_bytes", full)
+    monkeypatch.setattr(Path, "open", full)
     assert main(["compile", RESIDUAL, "-o", str(out)]) == 2
     assert capsys.readouterr().err == (f"hlsfuse: error: {out}: cannot write report.md: No space left on device; "
                                        f"{out} is left as it was\n")
@@ -522,18 +558,18 @@ def test_a_source_with_no_checksum_is_one_line_naming_it(command, folder, how, c
 def test_files_put_in_out_while_compiling_are_never_replaced_without_force(made, tmp_path, capsys, monkeypatch):
     out = tmp_path / "OUT"
     out.mkdir()  # an empty OUT is allowed at the start
-    real_write = Path.write_bytes
+    real_open = Path.open
 
-    def user_meanwhile(self, data):  # after every check, while the files are written
-        if self.name == "report.md":
+    def user_meanwhile(self, mode="r", *args, **kwargs):  # after every check, while the files are written
+        if mode == "wb" and self.name == "report.md":
             if made == "OUT as a file":
                 out.rmdir()
                 out.write_text("mine")
             else:
                 (out / "mine.txt").write_text("mine")
-        return real_write(self, data)
+        return real_open(self, mode, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "write_bytes", user_meanwhile)
+    monkeypatch.setattr(Path, "open", user_meanwhile)
     assert main(["compile", RESIDUAL, "-o", str(out)]) == 2
     assert capsys.readouterr().err == (f"hlsfuse: error: {out}: was filled or made a file while the output was made; "
                                        "it is left as it is and nothing was written (use --force to replace it)\n")

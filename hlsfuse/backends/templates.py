@@ -18,6 +18,7 @@ import contextlib
 import os
 import re
 import tempfile
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from jinja2.bccache import Bucket, FileSystemBytecodeCache
 from ..errors import HlsfuseError
 from ..resources import templates_dir
 
-__all__ = ["environment", "render", "comment"]
+__all__ = ["environment", "render", "render_later", "comment"]
 
 _UNSAFE_IN_COMMENT = re.compile(r"[^A-Za-z0-9_ .,:;'\"<>()\[\]{}=+*/%&|!#@$^~-]")
 
@@ -96,3 +97,10 @@ def environment() -> jinja2.Environment:
 def render(name: str, **view) -> str:
     """Render template ``name`` (a path under ``templates/``, e.g. ``hls/top.cpp.j2``) with ``view``."""
     return environment().get_template(name).render(**view)
+
+
+def render_later(name: str, **view) -> Callable[[], Iterator[str]]:
+    """``render`` of a large file as a producer (``hlsfuse.outdir.Files``): the text is made in pieces as it is
+    written, never whole. An error of the template shows only then (``write_tree`` then leaves OUT as it was)."""
+    template = environment().get_template(name)
+    return lambda: template.generate(**view)

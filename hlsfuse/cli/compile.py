@@ -89,12 +89,12 @@ def run(args: argparse.Namespace) -> int:
     with activity("compile: fusing and folding") as line:  # a large model takes seconds
         design = compile(graph, options, step=lambda step: line.say(f"compile: {step}"))
         line.say(f"compile: writing {args.output}")
-        write_tree(args.output, design.files, force=args.force)
+        write_tree(args.output, design.files, force=args.force, checksums=True)
     print(summary(design.plan), end="")
     print(resources(json.loads(design.files["report.json"])), end="")
     print()
     print(stage_table(design.plan, design.areas), end="")
     print()
     print(channel_table(design.plan), end="")
-    print(f"\nwrote {len(design.files)} files to {args.output}")
+    print(f"\nwrote {len(design.files) + 1} files to {args.output}")  # and checksums.json
     return 0

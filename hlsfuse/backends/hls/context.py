@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ...errors import HlsfuseError
-from ...ir import Graph, TensorType
+from ...ir import Constant, Graph, TensorType
 from ...lower.plan import Channel, DataflowPlan
 from ...lut import Table
 from ...ops import lut as lut_ops
@@ -55,7 +55,6 @@ class Context:
     tables: Mapping[str, TableView]  # fixed-point lookup node -> its table (shared between equal tables)
     channels: Mapping[str, Channel]
     softmax_tables: Mapping[str, tuple[TableView, TableView]]  # fixed-point softmax node -> its (exp, recip) tables
-    rom_lines: Mapping[str, tuple[str, ...]]  # constant -> its initializer, lines of exact values, row-major
     rom_storage: Mapping[str, str | None]  # constant -> how its ROMs store it: raw integers (cxx.raw_storage) for a
     # fixed-point constant, None for a float one (its typed values)
 
@@ -143,23 +142,25 @@ def _tables(graph: Graph, names: Names):
     return per_node, softmax, frozenset(taken)
 
 
-def _rom_data(graph: Graph, plan: DataflowPlan) -> tuple[dict, dict]:
-    """Per constant of a ROM: its initializer lines (raw integers of a fixed-point constant, exact float literals)
-    and its storage type."""
-    lines, storage = {}, {}
+def _rom_storage(graph: Graph, plan: DataflowPlan) -> dict[str, str | None]:
+    """Per constant of a ROM: its storage type (``rom_lines`` makes its initializer when weights.h is written)."""
+    storage = {}
     for rom in plan.roms:
         const = graph.constant_map.get(rom.constant)
         if const is None:
             raise HlsfuseError(f"dataflow plan: ROM '{rom.name}' holds '{rom.constant}', which is no graph constant")
-        dtype = const.type.dtype
-        if dtype.is_float:
-            values = [float_literal(v).value for v in const.data.reshape(-1).tolist()]
-            lines[rom.constant] = tuple(", ".join(values[k:k + 16]) for k in range(0, len(values), 16))
-            storage[rom.constant] = None
-        else:
-            lines[rom.constant] = raw_lines(const.data, dtype.signed)
-            storage[rom.constant] = raw_storage(dtype)
-    return lines, storage
+        storage[rom.constant] = None if const.type.dtype.is_float else raw_storage(const.type.dtype)
+    return storage
+
+
+def rom_lines(const: Constant) -> tuple[str, ...]:
+    """A ROM's initializer, lines of exact values, row-major: the raw integers of a fixed-point constant, exact
+    float literals of a float one."""
+    dtype = const.type.dtype
+    if not dtype.is_float:
+        return raw_lines(const.data, dtype.signed)
+    values = [float_literal(v).value for v in const.data.reshape(-1).tolist()]
+    return tuple(", ".join(values[k:k + 16]) for k in range(0, len(values), 16))
 
 
 def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Context:
@@ -168,7 +169,6 @@ def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Conte
     names = assign_names(graph, plan)
     tables, softmax, taken = _tables(graph, names)
     names = dataclasses.replace(names, taken=taken)
-    lines, storage = _rom_data(graph, plan)
     return Context(
         graph=graph,
         plan=plan,
@@ -178,6 +178,5 @@ def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Conte
         tables=MappingProxyType(tables),
         channels=MappingProxyType({c.name: c for c in plan.channels}),
         softmax_tables=MappingProxyType(softmax),
-        rom_lines=MappingProxyType(lines),
-        rom_storage=MappingProxyType(storage),
+        rom_storage=MappingProxyType(_rom_storage(graph, plan)),
     )

@@ -92,6 +92,15 @@ def raw_lines(raw: np.ndarray, signed: bool = True, per_line: int = 64) -> tuple
     state it exactly: a decimal, or a hexadecimal where it is shorter (from 2**36 on; a decimal past 2**63 would
     not even be a valid literal). ``signed`` False: the int64 values are unsigned bit patterns (64-bit types)."""
     flat = np.asarray(raw, dtype=np.int64).reshape(-1)
+    step = per_line * max(1, _BLOCK // per_line)  # whole lines at a time: the work arrays stay small
+    return tuple(line for start in range(0, flat.size, step)
+                 for line in _block_lines(flat[start:start + step], signed, per_line))
+
+
+_BLOCK = 1 << 16
+
+
+def _block_lines(flat: np.ndarray, signed: bool, per_line: int) -> list[str]:
     values = flat if signed else flat.view(np.uint64)
     large = np.abs(flat.astype(np.float64)) >= _HEX_FROM if signed else values >= _HEX_FROM
     low, high = (int(values.min()), int(values.max())) if flat.size else (0, 0)
@@ -102,7 +111,7 @@ def raw_lines(raw: np.ndarray, signed: bool = True, per_line: int = 64) -> tuple
         lines = [",".join(row) for row in texts[:whole].reshape(-1, per_line).tolist()]
         if whole < flat.size:
             lines.append(",".join(texts[whole:].tolist()))
-        return tuple(lines)
+        return lines
     texts = [str(v) for v in values.tolist()]
     for k in np.flatnonzero(large).tolist():
         v = int(values[k])
@@ -112,4 +121,4 @@ def raw_lines(raw: np.ndarray, signed: bool = True, per_line: int = 64) -> tuple
         spelled = ("-" if v < 0 else "") + hex(abs(v))
         if len(spelled) < len(texts[k]):
             texts[k] = spelled
-    return tuple(",".join(texts[k:k + per_line]) for k in range(0, len(texts), per_line))
+    return [",".join(texts[k:k + per_line]) for k in range(0, len(texts), per_line)]

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import HlsfuseError
-from ...ir import Graph
+from ...ir import Constant, Graph
 from ...lower.area import fifo_storage
 from ...lower.plan import STAGE_KINDS, DataflowPlan
+from ...outdir import Files
 from ...resources import hw_dir
-from ..templates import render
-from .context import Context, TableView, make_context
+from ..templates import render, render_later
+from .context import Context, TableView, make_context, rom_lines
 from .cxx import spell_type
 from .data import data_files, data_path, random_frames
 from .names import fresh
@@ -96,8 +97,13 @@ class RomView:
     """A constant's values in weights.h (HLSFUSE_ROM_<name>), for the stages that declare ROMs of it."""
 
     name: str
-    lines: tuple[str, ...]  # comma-separated values, row-major
+    constant: Constant
     note: str
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """Comma-separated values, row-major: made when weights.h is written, and not kept."""
+        return rom_lines(self.constant)
 
 
 def _typedefs(ctx: Context) -> tuple[Typedef, ...]:
@@ -155,7 +161,7 @@ def _roms(ctx: Context) -> tuple[RomView, ...]:
     for rom in ctx.plan.roms:
         const = ctx.graph.constant_map[rom.constant]
         kind = "raw integers" if ctx.rom_storage[rom.constant] else "values"
-        views.append(RomView(rom.name, ctx.rom_lines[rom.constant], f"constant '{const.name}' {const.type}: {kind}"))
+        views.append(RomView(rom.name, const, f"constant '{const.name}' {const.type}: {kind}"))
     return tuple(views)
 
 
@@ -215,8 +221,8 @@ def _manifest(ctx: Context, ports: tuple[PortView, ...]) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None) -> dict[str, str]:
-    """The Vitis HLS project of ``plan`` as {path relative to OUT/hls: text}."""
+def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None) -> Files:
+    """The Vitis HLS project of ``plan`` as {path relative to OUT/hls: text}; weights.h is made as it is written."""
     options = options if options is not None else HlsOptions()
     ctx = make_context(graph, plan, options)
     for stage in plan.stages:
@@ -255,11 +261,11 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "token": ctx.names.local("token"),
         "lane": ctx.names.local("l"),
     }
-    files = {
+    files = Files({
         f"{top}.cpp": render("hls/top.cpp.j2", **view),
         f"{top}.h": render("hls/top.h.j2", **view),
         "types.h": render("hls/types.h.j2", **view),
-        "weights.h": render("hls/weights.h.j2", **view),
+        "weights.h": render_later("hls/weights.h.j2", **view),
         "luts.h": render("hls/luts.h.j2", **view),
         f"tb_{top}.cpp": render("hls/tb.cpp.j2", **view),
         "hls_config.cfg": render("hls/hls_config.cfg.j2", **view),
@@ -267,10 +273,10 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "cosim.tcl": render("hls/cosim.tcl.j2", **view),
         "Makefile": render("hls/Makefile.j2", **view),
         "ports.json": _manifest(ctx, ports),
-    }
+    })
     include = hw_dir() / "hls" / "include"
     for name in WORKALIKE_HEADERS:
         files[f"{INCLUDE_DIR}/{name}"] = (include / name).read_text(encoding="utf-8")
-    files.update(_kernel_headers(headers))
-    files.update(data_files(graph, plan.inputs + plan.outputs, random_frames(graph, options.seed, options.frames)))
+    files.add(_kernel_headers(headers))
+    files.add(data_files(graph, plan.inputs + plan.outputs, random_frames(graph, options.seed, options.frames)))
     return files

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...lower.plan import DataflowPlan, Stage
+from ...outdir import Files
 from ...resources import hw_dir
 from ..templates import render
 from . import stage_map, stage_own, stage_reduce, stage_rows, stage_window
-from .module import ModuleBuilder, StageModule, fixed_type
+from .module import ModuleBuilder, StageModule, StreamPort, fixed_type
 from .vlog import bits_for, index_width
 
 __all__ = ["emit_verilog", "STAGE_BUILDERS"]
@@ -73,6 +74,16 @@ class PortView:
 
 
 @dataclass(frozen=True)
+class StageInstance:
+    """What the top and the simulation wrapper read of a stage module: its name and stream ports."""
+
+    name: str
+    stage: str
+    inputs: tuple[StreamPort, ...]
+    outputs: tuple[StreamPort, ...]
+
+
+@dataclass(frozen=True)
 class ChannelView:
     name: str
     tensor: str
@@ -96,13 +107,21 @@ def _check_fixed(graph: Graph) -> None:
         fixed_type(graph, tensor)
 
 
-def emit_verilog(graph: Graph, plan: DataflowPlan) -> dict[str, str]:
-    """The Verilog reference design of ``plan`` as {path relative to OUT/verilog: text}."""
+def emit_verilog(graph: Graph, plan: DataflowPlan) -> Files:
+    """The Verilog reference design of ``plan`` as {path relative to OUT/verilog: text}; the .mem files are made as
+    they are written."""
     _check_fixed(graph)
     if plan.graph != graph.name:
         raise HlsfuseError(f"dataflow plan is for graph '{plan.graph}', not '{graph.name}'")
     top = plan.top
-    modules = tuple(stage_module(graph, plan, s) for s in plan.stages)
+    files = Files()
+    modules, rtl = [], {"hlsf_fifo"}
+    for s in plan.stages:  # each stage module rendered as it is built: a large stage's declarations go at once
+        m = stage_module(graph, plan, s)
+        files[f"{m.name}.v"] = render("verilog/stage.v.j2", m=m, top=top, graph=graph.name)
+        files.add({mem.file: mem.chunks for mem in m.mems})
+        rtl.update(m.rtl)
+        modules.append(StageInstance(m.name, m.stage, m.inputs, m.outputs))
     ports = []
     for p in plan.inputs + plan.outputs:
         t = graph.types[p.tensor]
@@ -122,16 +141,12 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> dict[str, str]:
         "graph": graph.name,
         "ports": tuple(ports),
         "channels": channels,
-        "stages": modules,
+        "stages": tuple(modules),
         "stage_bits": index_width(len(modules)),
         "channel_bits": index_width(len(channels)),
     }
-    files = {f"{top}.v": render("verilog/top.v.j2", **view)}
-    for m in modules:
-        files[f"{m.name}.v"] = render("verilog/stage.v.j2", m=m, top=top, graph=graph.name)
-        for mem in m.mems:
-            files[mem.file] = mem.text
-    rtl = sorted({"hlsf_fifo"} | {r for m in modules for r in m.rtl})
+    files[f"{top}.v"] = render("verilog/top.v.j2", **view)
+    rtl = sorted(rtl)
     for name in rtl:
         source = hw_dir() / "rtl" / f"{name}.v"
         if not source.is_file():

@@ -10,31 +10,55 @@ byte-identical for identical contents.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ...errors import HlsfuseError
 
-__all__ = ["mem_lines"]
+__all__ = ["mem_lines", "mem_chunks"]
+
+_ELEMENTS = 1 << 16
+"""Elements turned into text at a time: a ROM of ResNet-18's size (2.4 M elements) is written in pieces of a few
+megabytes of work arrays, never whole."""
 
 
 def mem_lines(values, width: int, lanes: int = 1) -> str:
-    """``$readmemh`` text of ``values`` (raw integers, row-major) as ``width``-bit elements.
+    """``$readmemh`` text of ``values`` (raw integers, row-major) as ``width``-bit elements: ``mem_chunks`` joined."""
+    return "".join(mem_chunks(values, width, lanes))
 
-    With ``lanes`` > 1 every ``lanes`` consecutive values form one word of ``lanes * width`` bits,
-    the first in the low bits (a ROM that delivers a whole weight vector per read). Vectorized: a ROM of
-    ResNet-18's size (2.4 M elements) takes a fraction of a second.
+
+def mem_chunks(values, width: int, lanes: int = 1, pad: int = 0) -> Iterator[str]:
+    """``$readmemh`` text of ``values`` (raw integers, row-major) then ``pad`` zeros, as ``width``-bit elements, in
+    pieces of whole lines. The values are checked by this call (its errors are not left to the iteration).
+
+    With ``lanes`` > 1 every ``lanes`` consecutive values form one word of ``lanes * width`` bits, the first in the
+    low bits (a ROM that delivers a whole weight vector per read). Vectorized: a ROM of ResNet-18's size (2.4 M
+    elements) takes a fraction of a second.
     """
     if not 1 <= width <= 64:
         raise HlsfuseError(f"ROM element width must be 1..64 bits, not {width}")
     flat = np.asarray(values, dtype=np.int64).reshape(-1)
-    if lanes < 1 or flat.size % lanes:
-        raise HlsfuseError(f"ROM of {flat.size} elements cannot be packed {lanes} per word")
+    if lanes < 1 or pad < 0 or (flat.size + pad) % lanes:
+        raise HlsfuseError(f"ROM of {flat.size + pad} elements cannot be packed {lanes} per word")
     low, high = -(1 << (width - 1)), (1 << width) - 1
     bad = np.flatnonzero((flat < low) | (flat.astype(np.float64) > high))  # high may not fit an int64
     if bad.size:
         raise HlsfuseError(f"ROM element {bad[0]} is {flat[bad[0]]}, which does not fit {width} bits")
-    if flat.size == 0:
-        return ""
+    return _chunks(flat, width, lanes, pad)
+
+
+def _chunks(flat: np.ndarray, width: int, lanes: int, pad: int) -> Iterator[str]:
+    step = max(1, _ELEMENTS // lanes) * lanes  # whole words
+    for start in range(0, flat.size + pad, step):
+        part = flat[start:start + step]
+        missing = min(step, flat.size + pad - start) - part.size
+        if missing:
+            part = np.concatenate([part, np.zeros(missing, dtype=np.int64)])
+        yield _text(part, width, lanes)
+
+
+def _text(flat: np.ndarray, width: int, lanes: int) -> str:
     bits = width * lanes
     digits = (bits + 3) // 4
     unsigned = flat.view(np.uint64) & np.uint64((1 << width) - 1 if width < 64 else (1 << 64) - 1)

@@ -17,6 +17,7 @@ so nothing clashes with the ports, the channels' signals or the Verilog keywords
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +27,7 @@ from ...ir import Graph
 from ...lower.names import sanitize
 from ...lower.plan import Channel, DataflowPlan, Stage
 from ...types import FixedType
-from .mem import mem_lines
+from .mem import mem_chunks
 from .vlog import bits_for, index_width
 
 __all__ = [
@@ -53,13 +54,25 @@ class StreamPort:
     data: str = ""  # outputs: the expression driving tdata
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Mem:
-    """A ``.mem`` file loaded with ``$readmemh`` (a ROM or a lookup table)."""
+    """A ``.mem`` file loaded with ``$readmemh`` (a ROM or a lookup table): ``values`` (raw integers, row-major, a
+    view of the constant's own array) then ``pad`` zeros, ``lanes`` ``width``-bit values a line. Its text is made
+    as the file is written (``chunks``), a few megabytes at a time."""
 
     name: str
     file: str
-    text: str
+    values: np.ndarray
+    width: int
+    lanes: int
+    pad: int = 0
+
+    def chunks(self) -> Iterator[str]:
+        return mem_chunks(self.values, self.width, self.lanes, self.pad)
+
+    def holds(self, values: np.ndarray, width: int, lanes: int, pad: int) -> bool:
+        """Whether this file would hold the same text as the ROM of these contents."""
+        return (width, lanes, pad) == (self.width, self.lanes, self.pad) and np.array_equal(values, self.values)
 
 
 @dataclass(frozen=True)
@@ -335,17 +348,16 @@ class ModuleBuilder:
         flat = np.asarray(values, dtype=np.int64).reshape(-1)
         size, word = flat.size // lanes, lanes * width
         per_word = max(1, PACK_WIDTH // word) if size * word >= PACKED_BITS and word <= PACK_WIDTH // 2 else 1
-        if per_word > 1:  # the last line's missing words are zeros
-            flat = np.concatenate([flat, np.zeros(-size % per_word * lanes, dtype=np.int64)])
-        text = mem_lines(flat, width, lanes * per_word)
+        pad = -size % per_word * lanes  # the last line's missing words are zeros
+        mem_chunks(flat, width, lanes * per_word, pad)  # checks the contents now, not when the file is written
         for name, mem in self.mems.items():
-            if mem.text == text and self.arrays[name] == (size, word):
+            if self.arrays[name] == (size, word) and mem.holds(flat, width, lanes * per_word, pad):
                 return name
         name = self.fresh(wanted)
         file = f"{self.module}_{name}.mem"
         words, index = (self.fresh(f"{name}_words"), self.fresh(f"{name}_i")) if per_word > 1 else ("", "")
         self.decls.append(RomDecl(name, word, size, file, per_word, words, index))
-        self.mems[name] = Mem(name, file, text)
+        self.mems[name] = Mem(name, file, flat, width, lanes * per_word, pad)
         self.arrays[name] = (size, word)
         return name
 

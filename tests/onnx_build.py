@@ -54,7 +54,7 @@ def feeds(proto, seed=0, scale=1.0):
         if value.name in inits:
             continue
         shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
-        out[value.name] = (rng.standard_normal(shape) * scale).astype(np.float32)
+        out[value.name] = np.asarray(rng.standard_normal(shape) * scale, dtype=np.float32)  # an array even for []
     return out
 
 

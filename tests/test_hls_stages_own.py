@@ -52,6 +52,12 @@ def movers() -> Graph:
         b.pad(u, pads=[1, 0, 0, 0, 0, 0, 0, 1], value=-1.0),  # ufixed: the fill saturates to 0
         b.pad(m, pads=[2, 1, 0, 3], value=100.0, dtype="fixed<8,4,RND_INF,SAT_ZERO>"),
         b.pad(n, pads=[0, 0, 0, 0, 0, 0, 0, 0], value=3.0, dtype="fixed<7,5,TRN_ZERO,WRAP>"),
+        # reflect and edge pads: a block from the first padded axis on (the whole tensor, or rows), a long
+        # reflection (pads beyond the axis), a type change, a map stage's output
+        b.pad(x, pads=[0, 1, 2, 0, 0, 2, 1, 3], mode="reflect"),
+        b.pad(m, pads=[2, 1, 3, 9], mode="edge", dtype="fixed<8,4,RND_INF,SAT_ZERO>"),
+        b.pad(r, pads=[0, 0, 0, 4, 0, 0, 0, 6], mode="reflect", dtype="fixed<8,2,RND_CONV,SAT>"),
+        b.pad(u, pads=[1, 0, 3, 0, 2, 0, 0, 0], mode="edge"),
         # concats on every axis, 2 to 4 inputs of different fixed types, a constant operand
         b.concat(x, y, axis=-1),
         b.concat(y, x, u, n, axis=3, dtype="fixed<9,4,RND,SAT>"),
@@ -131,6 +137,8 @@ def floats() -> Graph:
     outs = [
         b.slice(x, begin=[-1, 2, 3], end=[-3, -4, 0], step=[-1, -1, -1]),
         b.pad(e, pads=[1, 0, 2, 0, 1, 1], value=-2.5),
+        b.pad(x, pads=[0, 2, 1, 1, 1, 3], mode="reflect"),
+        b.pad(c, pads=[1, 0, 2, 0, 0, 1], mode="edge"),  # a constant, read from its ROM
         b.concat(x, y, e, axis=-1),
         b.concat(x, c, axis=1),
         b.transpose(e, axes=[2, 0, 1]),
@@ -227,6 +235,7 @@ def test_calls_carry_the_nodes_shapes_and_attributes():
         b.slice(x, begin=[1, 0, -1], end=[-3, 3, 0], step=[-1, 2, -3]),
         b.concat(y, x, c, axis=2),
         b.pad(x, pads=[0, 1, 0, 0, 0, 2], value=-0.3),
+        b.pad(x, pads=[0, 1, 0, 0, 2, 0], mode="reflect"),
         b.argmax(x, axis=1, dtype="int16"),
         b.topk(x, k=2, ret="indices"),
     )
@@ -246,6 +255,10 @@ def test_calls_carry_the_nodes_shapes_and_attributes():
     assert "hlsf::rom_reader<t_c, 6, 1, hlsf::raw<8, true>::type> feed0(rom_c);" in cpp  # its raw integers
     # -0.3 rounded to nearest on 5 fractional bits: -9.6 / 32 -> -10 / 32
     assert "hlsf::dims<0, 1, 0>, hlsf::dims<2, 4, 6>>(" in cpp and "t_pad0(-0.3125));" in cpp
+    # reflect from axis 1: per index of axis 0, the block of 3 x 4, then 6 x 4 written from the tables
+    assert "static const int indices[10] = {1, 0, 1, 2, 1, 0, 0, 1, 2, 3};" in cpp
+    assert "hlsf::pad_block_stage<t_x, t_pad1, hlsf::dims<2, 3, 4>, hlsf::dims<2, 6, 4>, 1>(" in cpp
+    assert next(s for s in plan.stages if s.head == "pad1").cycles == 2 * (3 * 4 + 6 * 4)
     assert "hlsf::argmax_stage<t_x, t_argmax0, 2, 3, 4>(" in cpp
     assert "hlsf::topk_stage<t_x, t_topk0, 6, 4, 2, true>(" in cpp
 

@@ -91,7 +91,7 @@ def test_one_error_lists_every_offending_node():
             node("Resize", ["r", "", "scales"], ["up"], mode="nearest"),
             node("Conv", ["up", "w"], ["c"], auto_pad="SAME_MIDDLE"),
             node("Reshape", ["c", "dyn"], ["rs"]),
-            node("Pad", ["x", "pads"], ["pd"], mode="reflect"),
+            node("Pad", ["x", "pads"], ["pd"], mode="wrap"),
             node("LpNormalization", ["pd"], ["n"]),
             node("Relu", ["rs"], ["y"]),
         ],
@@ -109,7 +109,7 @@ def test_one_error_lists_every_offending_node():
     assert ("node 'c' (Conv): attribute 'auto_pad' is 'SAME_MIDDLE', expected one of NOTSET, SAME_UPPER, "
             "SAME_LOWER, VALID; ") in text
     assert "node 'rs' (Reshape): input 'shape' must be a constant (dynamic shapes are not supported); " in text
-    assert "node 'pd' (Pad): attribute 'mode' is 'reflect'; only 'constant' padding is supported; " in text
+    assert "node 'pd' (Pad): attribute 'mode' is 'wrap', expected one of constant, reflect, edge; " in text
     assert "node 'n' (LpNormalization): unsupported op. Supported ops: Abs, Add, AveragePool, " in text
     assert "; on constants only: Ceil, Constant, ConstantOfShape, " in text
     assert "\n" not in text
@@ -142,6 +142,20 @@ def test_attribute_problems_name_the_alternatives():
         with pytest.raises(HlsfuseError) as info:
             from_onnx(proto)
         assert str(info.value) == f"ONNX model: cannot import the model (1 problem): {message}"
+
+
+@pytest.mark.parametrize("c_shape, c_value", [((2, 3, 4), None), ((1, 3, 4), None), ((5,), None), ((4, 4), 0.5)])
+def test_gemm_c_must_broadcast_to_the_output(c_shape, c_value):
+    """ONNX broadcasts C one way, to the output [M, N]: a computed or constant C that would grow the result,
+    or does not broadcast at all, is refused (other broadcastable shapes import, see test_onnx_ops)."""
+    inits = {} if c_value is None else {"c": np.full(c_shape, c_value, np.float32)}
+    inputs = {"a": (3, 6), "b": (6, 4), **({"c": c_shape} if c_value is None else {})}
+    shape = list(np.broadcast_shapes(c_shape, (3, 4))) if len(c_shape) > 2 else [3, 4]
+    proto = model([node("Gemm", ["a", "b", "c"], ["y"])], inputs, inits, output_shapes={"y": shape})
+    with pytest.raises(HlsfuseError) as info:
+        from_onnx(proto)
+    assert str(info.value) == ("ONNX model: cannot import the model (1 problem): node 'y' (Gemm): input 'C' has "
+                               f"shape {list(c_shape)}, expected one that broadcasts to the output [3, 4]")
 
 
 # --------------------------------------------------------------------------

@@ -100,6 +100,16 @@ CASES = {
     "Pad": lambda: model([node("Pad", ["x", "p", "v"], ["y"])], IMG,
                          {"p": np.array([0, 1, 2, 0, 0, 0, 1, 3], I64), "v": np.float32(0.5)}),
     "Pad-opset2": lambda: model([node("Pad", ["x"], ["y"], pads=[0, 0, 1, 1, 0, 0, 1, 1], value=-1.0)], IMG, opset=7),
+    "Pad-reflect": lambda: model([node("Pad", ["x", "p"], ["y"], mode="reflect")], IMG,
+                                 {"p": np.array([0, 1, 2, 3, 0, 2, 4, 1], I64)}),
+    "Pad-edge": lambda: model([node("Relu", ["x"], ["r"]), node("Pad", ["r", "p"], ["y"], mode="edge")], IMG,
+                              {"p": np.array([0, 0, 3, 0, 0, 1, 1, 5], I64)}),
+    "Pad-edge-axes": lambda: model([node("Pad", ["x", "p", "", "ax"], ["y"], mode="edge")], IMG,
+                                   {"p": np.array([2, 0, 1, 3], I64), "ax": np.array([-1, 1], I64)}, opset=18),
+    "Pad-reflect-opset2": lambda: model([node("Pad", ["x"], ["y"], mode="reflect", pads=[0, 0, 2, 1, 0, 0, 1, 2])],
+                                        IMG, opset=7),
+    "Pad-reflect-2d": lambda: model([node("Pad", ["x", "p"], ["y"], mode="reflect")], {"x": (3, 4)},
+                                    {"p": np.array([2, 1, 1, 3], I64)}),
     # ------------------------------------------------------------------ conv
     "Conv": lambda: model([node("Conv", ["x", "w", "b"], ["y"], pads=[1, 0, 1, 2], strides=[2, 1])], IMG,
                           {"w": weights(RNG, 4, 3, 3, 3), "b": weights(RNG, 4)}),
@@ -139,6 +149,24 @@ CASES = {
     "Gemm-computed-B": lambda: model([node("Relu", ["x"], ["r"]),
                                       node("Gemm", ["x", "r", "c"], ["y"], transB=1, alpha=1.5)],
                                      {"x": (3, 3)}, {"c": weights(RNG, 3)}),
+    # a computed C (here a graph input or a node's output), any shape that broadcasts to [M, N], beta applied
+    "Gemm-computed-C": lambda: model([node("Gemm", ["x", "w", "c"], ["y"], transB=1)], {"x": (2, 6), "c": (2, 4)},
+                                     {"w": weights(RNG, 4, 6)}),
+    "Gemm-computed-C-beta": lambda: model([node("ReduceMean", ["x"], ["m"], axes=[1], keepdims=1),
+                                           node("Gemm", ["x", "w", "m"], ["y"], alpha=0.5, beta=-1.5)],
+                                          {"x": (3, 6)}, {"w": weights(RNG, 6, 4)}),
+    "Gemm-computed-C-row": lambda: model([node("ReduceSum", ["x", "ax"], ["r"], keepdims=0),
+                                          node("Slice", ["r", "st", "en"], ["c"]),
+                                          node("Gemm", ["x", "w", "c"], ["y"], beta=0.25)], {"x": (3, 6)},
+                                         {"w": weights(RNG, 6, 4), "ax": np.array([0], I64),
+                                          "st": np.array([0], I64), "en": np.array([4], I64)}),
+    "Gemm-computed-B-and-C": lambda: model([node("Relu", ["x"], ["r"]), node("Neg", ["x"], ["c"]),
+                                            node("Gemm", ["x", "r", "c"], ["y"], transA=1, beta=2.0)],
+                                           {"x": (3, 3)}),
+    "Gemm-computed-C-scalar": lambda: model([node("Gemm", ["x", "w", "c"], ["y"])], {"x": (2, 6), "c": ()},
+                                            {"w": weights(RNG, 6, 4)}),
+    "Gemm-computed-C-zero-beta": lambda: model([node("Gemm", ["x", "w", "c"], ["y"], beta=0.0)],
+                                               {"x": (2, 6), "c": (2, 4)}, {"w": weights(RNG, 6, 4)}),
     "MatMul": lambda: model([node("MatMul", ["x", "w"], ["y"])], {"x": (2, 3, 6)}, {"w": weights(RNG, 6, 4)}),
     "MatMul-vector": lambda: model([node("MatMul", ["x", "w"], ["y"])], {"x": (2, 6)}, {"w": weights(RNG, 6)}),
     "MatMul-tensors": lambda: model([node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
@@ -191,7 +219,8 @@ def test_every_op_has_a_case():
 # per rounding step; softmax's exp and reciprocal tables (1024 entries over the whole
 # input range) dominate its error
 FIXED_CASES = {"Conv": 0.01, "Flatten-to-Gemm": 0.01, "AveragePool": 0.01, "Sum": 0.01, "PRelu-channel": 0.01,
-               "Sigmoid": 0.01, "Softmax-channels": 0.05}
+               "Sigmoid": 0.01, "Softmax-channels": 0.05, "Pad-reflect": 0.01, "Pad-edge": 0.01,
+               "Gemm-computed-C-beta": 0.01, "Gemm-computed-B-and-C": 0.01}
 
 
 @pytest.mark.parametrize("case", sorted(FIXED_CASES))

@@ -69,6 +69,16 @@ CASES = {
         [(2, 3, 4)],
         lambda x: np.pad(x, [(0, 1), (1, 0), (2, 3)], constant_values=-3.0),
     ),
+    "pad_reflect": (
+        lambda b, x: b.pad(x, pads=[0, 2, 1, 1, 0, 3], mode="reflect"),
+        [(2, 3, 4)],
+        lambda x: np.pad(x, [(0, 1), (2, 0), (1, 3)], mode="reflect"),
+    ),
+    "pad_edge": (
+        lambda b, x: b.pad(x, pads=[1, 0, 3, 2, 4, 0], mode="edge"),
+        [(2, 3, 4)],
+        lambda x: np.pad(x, [(1, 2), (0, 4), (3, 0)], mode="edge"),
+    ),
     "squeeze": (lambda b, x: b.squeeze(x), [(1, 3, 1, 2)], lambda x: x.reshape(3, 2)),
     "squeeze_axes": (lambda b, x: b.squeeze(x, axes=[-2]), [(1, 3, 1, 2)], lambda x: x.reshape(1, 3, 2)),
     "expand_dims": (lambda b, x: b.expand_dims(x, axis=1), [(2, 3)], lambda x: x[:, None, :]),
@@ -197,6 +207,15 @@ def test_pad_value_uses_declared_type():
     assert out.tolist() == [48, 5]
 
 
+def test_pad_modes_raw():
+    # reflect mirrors without repeating the border element (twice over when the pad is longer than the
+    # axis, as numpy.pad does), edge repeats it; neither rounds the moved values of the input type
+    _, out = run_raw_one(lambda b, x: b.pad(x, pads=[2, 4], mode="reflect"), [([1, 2, 3], "int8")])
+    assert out.tolist() == [3, 2, 1, 2, 3, 2, 1, 2, 3]
+    _, out = run_raw_one(lambda b, x: b.pad(x, pads=[1, 0, 0, 2], mode="edge"), [([[1, 2], [3, 4]], "fixed<8,4>")])
+    assert out.tolist() == [[1, 2, 2, 2], [1, 2, 2, 2], [3, 4, 4, 4]]
+
+
 def test_pad_float():
     graph, xs, out = run_one(lambda b, x: b.pad(x, pads=[1, 0, 0, 1], value=0.1), [(2, 2)], "float32")
     assert out.dtype == np.float32
@@ -276,6 +295,10 @@ ERRORS = [
      "node 'n' (pad): attribute 'pads' must be non-negative, not [1, -1, 0, 0]"),
     (lambda b, x: b.pad(x, pads=[0, 0], value="zero", name="n"), [(2,)],
      "node 'n' (pad): attribute 'value' must be a number, not 'zero'"),
+    (lambda b, x: b.pad(x, pads=[1, 1], mode="wrap", name="n"), [(2,)],
+     "node 'n' (pad): attribute 'mode' must be one of constant, reflect, edge, not 'wrap'"),
+    (lambda b, x: b.pad(x, pads=[1, 1], mode="edge", value=0.5, name="n"), [(2,)],
+     "node 'n' (pad): attribute 'value' (0.5) applies to mode 'constant' only, not 'edge'"),
     (lambda b, x: b.squeeze(x, axes=[1], name="n"), [(1, 3)],
      "node 'n' (squeeze): attribute 'axes' names axis 1 of size 3; only size-1 axes can be squeezed"),
     (lambda b, x: b.squeeze(x, axes=[2], name="n"), [(1, 3)],
@@ -320,6 +343,11 @@ def test_every_injective_op_has_an_error_test():
         (lambda b, x: b.squeeze(x), [(1, 3, 1)], None),
         (lambda b, x: b.expand_dims(x, axis=0), [(2, 3)], None),
         (lambda b, x: b.pad(x, pads=[1, 1, 1, 1]), [(2, 3)], None),
+        (lambda b, x: b.pad(x, pads=[0, 0, 0, 0], mode="reflect"), [(2, 3)], None),  # no padding: a copy
+        (lambda b, x: b.pad(x, pads=[0, 0, 0, 1], mode="reflect"), [(2, 3)],
+         "reflect padding copies input elements out of stream order"),
+        (lambda b, x: b.pad(x, pads=[1, 0, 0, 0], mode="edge"), [(2, 3)],
+         "edge padding copies input elements out of stream order"),
         (lambda b, x: b.transpose(x, axes=[0, 1, 2]), [(2, 3, 4)], None),
         (lambda b, x: b.transpose(x, axes=[1, 0, 2]), [(1, 3, 4)], None),  # only a size-1 axis moves
         (lambda b, x: b.transpose(x, axes=[2, 0, 1]), [(3, 4, 1)], None),
@@ -450,6 +478,17 @@ def test_pad_random(shape, data, dtype, seed):
     fill = math.floor(value + 0.5) if dtype == "int16" else value  # int16 rounds the value to nearest, ties up
     widths = list(zip(pads[: len(shape)], pads[len(shape):]))
     np.testing.assert_array_equal(out, np.pad(x, widths, constant_values=fill))
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=shapes, data=st.data(), mode=st.sampled_from(["reflect", "edge"]), dtype=st.sampled_from(DTYPES),
+       seed=st.integers(0, 99))
+def test_pad_modes_random(shape, data, mode, dtype, seed):
+    pads = data.draw(st.lists(st.integers(0, 4), min_size=2 * len(shape), max_size=2 * len(shape)))
+    x = exact_values(shape, dtype, seed)
+    graph, out = run_values(lambda b, x: b.pad(x, pads=pads, mode=mode), [x], dtype)
+    widths = list(zip(pads[: len(shape)], pads[len(shape):]))
+    np.testing.assert_array_equal(out, np.pad(x, widths, mode=mode))
 
 
 @settings(max_examples=60, deadline=None)

@@ -25,6 +25,7 @@ def own_ops() -> Graph:
     """Every own op with a lanes-friendly innermost axis (8, or 4 for y), next to map stages:
 
     pad        innermost padding 4 before and after, a value rounded into the output type
+    pad_rf     reflect padding of the outer axes (a block of the whole tensor, tokens moved whole)
     cat_last   concat along the innermost axis, inputs of 8 and 4 elements there
     cat_outer  concat along axis 1 with a constant operand (read from its ROM as tokens)
     sl         streaming slice: outer axes stepped, the innermost from 4
@@ -50,6 +51,7 @@ def own_ops() -> Graph:
     pad = b.pad(x, pads=[0, 1, 4, 1, 0, 4], value=0.7, dtype="fixed<10,3,RND,SAT>", name="pad")
     b.output(
         pad,
+        b.pad(x, pads=[1, 2, 0, 0, 1, 0], mode="reflect", name="pad_rf"),
         b.concat(x, y, axis=-1, dtype="fixed<11,4,RND,SAT>", name="cat_last"),
         b.concat(r, c, axis=1, name="cat_outer"),
         b.slice(x, begin=[1, 0, 4], end=[2, 3, 8], step=[1, 2, 1], name="sl"),
@@ -72,8 +74,8 @@ def own_ops() -> Graph:
     return b.build()
 
 
-HEADS = ("pad", "cat_last", "cat_outer", "sl", "sl_block", "sl_wide", "pad_sl", "tr", "sm", "sm_u", "am_outer",
-         "am_first", "am_wide", "am_last", "top_v", "top_i", "top_all")
+HEADS = ("pad", "pad_rf", "cat_last", "cat_outer", "sl", "sl_block", "sl_wide", "pad_sl", "tr", "sm", "sm_u",
+         "am_outer", "am_first", "am_wide", "am_last", "top_v", "top_i", "top_all")
 
 
 def tokens(lanes: int) -> dict[str, int]:
@@ -81,6 +83,7 @@ def tokens(lanes: int) -> dict[str, int]:
     L = lanes
     return {
         "pad": 3 * 4 * 16 // L,  # one per output token
+        "pad_rf": (2 * 3 * 8 + 3 * 6 * 8) // L,  # read the block, write it padded
         "cat_last": 2 * 3 * 12 // L,
         "cat_outer": 2 * 4 * 8 // L,
         "sl": 2 * 3 * 8 // L,  # streams: one per input token
@@ -139,6 +142,12 @@ def test_own_kernel_calls_carry_l_and_bank_their_buffers(lanes):
     L = lanes
     assert f"hlsf::dims<3, 4, {16 // L}>, {L}>(" in body("pad")  # the output shape in tokens, then L
     assert f"hls::stream<hlsf::lanes<t_pad, {L}>>& " in body("pad")
+    # reflect: the block (small: registers), the tables of axes 0.. (the innermost in tokens) and L last
+    assert "variable=block type=complete" in body("pad_rf")
+    table = ", ".join(map(str, [1, 0, 1, 2, 1, 0, 1, 2, 1, *range(8 // L)]))  # axis 0's, 1's, the tokens of 2
+    assert f"static const int indices[{9 + 8 // L}] = {{{table}}};" in body("pad_rf")
+    assert f"hlsf::dims<2, 3, {8 // L}>, hlsf::dims<3, 6, {8 // L}>,\n                          0, {L}>(" in body(
+        "pad_rf")
     assert f"hlsf::concat_lanes_stage<t_cat_last, {L}, 6, 1, {8 // L}, {4 // L}>(" in body("cat_last")
     outer = body("cat_outer")
     assert f"hlsf::concat_lanes_stage<t_cat_outer, {L}, 2, {8 // L}, 3, 1>(" in outer
@@ -171,6 +180,14 @@ def test_lanes_one_calls_stay_as_they_were():
     assert "hlsf::concat_stage<t_cat_last, 6, 1, 8, 4>(" in cpp
     assert "hlsf::rom_reader<t_c, 16, 1, hlsf::raw<" in cpp  # one lane, then how its ROM stores it
     assert "hlsf::lanes" not in cpp and "concat_lanes_stage" not in cpp
+
+
+def test_reflect_or_edge_padding_of_the_innermost_axis_is_refused_lanes():
+    b = GraphBuilder("rf", dtype="fixed<8,3>")
+    b.output(b.pad(b.input("x", [2, 8]), pads=[0, 0, 0, 2], mode="edge", name="pd"))
+    with pytest.raises(HlsfuseError, match="a pad stage cannot take lanes 2: its edge padding of the innermost axis "
+                                           "copies elements, not whole tokens"):
+        compile(b.build(), CompileOptions(fold=Folding(lanes=(("pd", 2),))))
 
 
 def test_a_float_softmax_is_refused_lanes():

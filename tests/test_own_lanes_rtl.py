@@ -1,10 +1,11 @@
 """Own stages of the Verilog backend with lanes > 1 (``lower/own.py``: tokens of L elements), bit for bit.
 
-Every own op with lanes L in (2, 4): the data movers (pad, concat along the innermost and an outer axis with a
-constant operand, streaming and block slices, transposes keeping the innermost axis) over the schedule's token
-view, softmax over rows of tokens, argmax over an outer and the innermost axis (ties), topk values and indices
-(ties, a full sort, rows of one token). Each design runs several frames back to back in rtlsim, compared with
-the reference interpreter and with the timing model cycle for cycle (``rtl_design.simulate``), and lints clean.
+Every own op with lanes L in (2, 4): the data movers (pad in every mode, concat along the innermost and an
+outer axis with a constant operand, streaming and block slices, transposes keeping the innermost axis) over the
+schedule's token view, softmax over rows of tokens, argmax over an outer and the innermost axis (ties), topk
+values and indices (ties, a full sort, rows of one token). Each design runs several frames back to back in
+rtlsim, compared with the reference interpreter and with the timing model cycle for cycle
+(``rtl_design.simulate``), and lints clean.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def movers(lanes: int):
     own = [
         b.pad(x, pads=[0, 1, lanes, 1, 0, 2 * lanes], value=0.7, dtype="fixed<10,3,RND,SAT>"),
         b.pad(n, pads=[1, 0, 0, lanes], value=-200.0),  # the fill saturates
+        b.pad(x, pads=[1, 2, 0, 0, 1, 0], mode="reflect"),  # outer axes: a block, tokens moved whole
+        b.pad(u, pads=[0, 0, 2, 0, 1, 1, 0, 0], mode="edge", dtype="fixed<8,2,RND,SAT>"),
         b.concat(x, c, axis=-1, dtype="fixed<11,3,RND_MIN_INF,SAT_SYM>"),  # innermost, a constant operand
         b.concat(d, x, x, axis=1),  # an outer axis, a constant operand
         b.concat(n, n, axis=0, dtype="fixed<6,3,RND,SAT>"),

@@ -62,6 +62,11 @@ def test_slices_pads_and_transposes(tmp_path):
         b.pad(u, pads=[1, 0, 0, 0, 0, 1], value=-1.0),  # ufixed: the fill saturates to 0
         b.pad(m, pads=[2, 1, 0, 3], value=100.0, dtype="fixed<8,4,RND_INF,SAT_ZERO>"),
         b.pad(n, pads=[0, 0, 0, 0, 0, 0], value=3.0, dtype="fixed<7,5,TRN_ZERO,WRAP>"),
+        # reflect and edge pads: a block from the first padded axis on, a long reflection, a constant
+        b.pad(x, pads=[0, 1, 2, 0, 0, 2, 1, 3], mode="reflect"),
+        b.pad(m, pads=[2, 1, 3, 9], mode="edge", dtype="fixed<8,4,RND_INF,SAT_ZERO>"),
+        b.pad(r, pads=[0, 0, 0, 4, 0, 0, 0, 6], mode="reflect", dtype="fixed<8,2,RND_CONV,SAT>"),
+        b.pad(c, pads=[1, 0, 0, 2], mode="edge"),
         # reordering transposes of rank 2 to 4, one of a constant (read from its ROM)
         b.transpose(m),
         b.transpose(r, axes=[0, 3, 1, 2], dtype="fixed<8,3,RND,WRAP>"),

@@ -222,7 +222,7 @@ class GraphBuilder:
         return self.op("slice", x, **kw)
 
     def pad(self, x, **kw):
-        """attrs: pads [before..., after...] (ONNX order), value=0.0"""
+        """attrs: pads [before..., after...] (ONNX order), value=0.0, mode="constant" (or "reflect", "edge")"""
         return self.op("pad", x, **kw)
 
     def squeeze(self, x, **kw):

@@ -1,6 +1,9 @@
 """Schedules of own stages: one op that changes the stream's length or order, in one loop per frame.
 
-    pad         one iteration per output element; a position inside the input reads one element
+    pad         mode 'constant': one iteration per output element; a position inside the input reads one
+                element. Modes 'reflect' and 'edge' copy elements out of stream order: per index of the axes
+                before the first padded one, read the block of the axes from it on, then write the padded
+                block, each output index of an axis reading the input index of the registry's ``pad_indices``
     concat      one iteration per output element, reading the inputs' blocks in turn per outer index
     slice       stream order kept: one iteration per input element, writing the picked ones; a slice
                 that reads an axis backwards (the registry's ``reversed_axis``) buffers the block of
@@ -21,8 +24,9 @@ an op allows):
 
     pad, concat, slice, transpose   the same loops over tokens of L consecutive innermost elements: the
                 shapes (and pads, starts, extents) along the innermost axis count tokens (``tokens``), which
-                needs L to divide each of them, a slice step of 1 on that axis, and a transpose that keeps it
-                innermost; a token moves whole, its lanes assigned each to the output type
+                needs L to divide each of them, a slice step of 1 on that axis, a transpose that keeps it
+                innermost and a reflect or edge pad that leaves it alone; a token moves whole, its lanes
+                assigned each to the output type
     softmax     rows of N / L tokens per loop: the maximum and the sum over a token's lanes in one iteration
                 (fixed point only: a float32 sum would change with its order)
     argmax      over an outer axis: the INNER running maxima as INNER / L tokens; over the innermost axis:
@@ -41,7 +45,7 @@ import numpy as np
 
 from ..errors import HlsfuseError
 from ..ir import Graph
-from ..ops.injective import reversed_axis, slice_ranges
+from ..ops.injective import pad_indices, reversed_axis, slice_ranges
 from .schedule import State, memory, registers
 
 __all__ = [
@@ -117,7 +121,7 @@ def _distance(written: np.ndarray, read: np.ndarray) -> int:
 
 
 @dataclass(frozen=True)
-class PadMain:
+class PadMain(_Blocks):
     source: Source
     in_shape: Dims
     before: Dims
@@ -125,14 +129,22 @@ class PadMain:
     write: str
     op: str = "pad"
     lanes: int = 1  # the shapes count tokens of this many innermost elements
+    block_axis: int | None = None  # None: it streams (mode 'constant'); else the first padded axis
+    indices: tuple[Dims, ...] = ()  # per axis from block_axis on: the input index each output index copies
 
     @property
     def lanes_out(self) -> int:
         return self.lanes
 
     @property
+    def out_block(self) -> int:
+        return math.prod(self.out_shape[self.block_axis :])
+
+    @property
     def iterations(self) -> int:
-        return math.prod(self.out_shape)
+        if self.block_axis is None:
+            return math.prod(self.out_shape)
+        return self.outer * (self.block + self.out_block)
 
     def inside(self) -> np.ndarray:
         """Per output element: it comes from the input."""
@@ -143,9 +155,23 @@ class PadMain:
             mask = np.logical_and.outer(mask, a)
         return np.asarray(mask).reshape(-1)
 
+    def addresses(self) -> np.ndarray:
+        """The element of the block each output element of a padded block copies, in output order."""
+        addr = np.zeros((), dtype=np.int64)
+        for index, stride in zip(self.indices, _strides(self.in_shape[self.block_axis :])):
+            addr = np.add.outer(addr, np.asarray(index, dtype=np.int64) * stride)
+        return np.asarray(addr).reshape(-1)
+
     def io(self):
-        every = np.arange(self.iterations, dtype=np.int64)
-        return _io({self.source: np.flatnonzero(self.inside())}, self.write, every)
+        if self.block_axis is None:
+            every = np.arange(self.iterations, dtype=np.int64)
+            return _io({self.source: np.flatnonzero(self.inside())}, self.write, every)
+        reads, writes = _blocks(self.outer, (self.block, self.out_block))
+        return _io({self.source: reads}, self.write, writes)
+
+    @property
+    def distance(self) -> int:
+        return _distance(self.addresses(), self.block + np.arange(self.out_block))
 
 
 @dataclass(frozen=True)
@@ -411,6 +437,8 @@ def _lanes_refused(graph: Graph, head: str, lanes: int) -> str | None:
         return f"its output's innermost dimension {y.shape[-1]} is not a multiple of {lanes}"
     if op == "pad" and sig["pads"][last] % lanes:
         return f"its padding before the innermost axis ({sig['pads'][last]}) is not a multiple of {lanes}"
+    if op == "pad" and sig["mode"] != "constant" and (sig["pads"][last] or sig["pads"][-1]):
+        return f"its {sig['mode']} padding of the innermost axis copies elements, not whole tokens"
     if op == "concat":
         axis = sig["axis"] % len(y.shape)
         bad = [s for s in node.inputs if graph.types[s].shape[-1] % lanes]
@@ -442,6 +470,23 @@ def lanes_out(graph: Graph, head: str, lanes: int) -> int:
     return lanes
 
 
+def _pad_main(sig, source: Source, in_shape: Dims, out_shape: Dims, write: str, lanes: int, bits: int):
+    """(main, buffers, state) of a pad: streaming in mode 'constant', else over blocks from the first padded axis."""
+    rank = len(sig["pads"]) // 2
+    before, after = tuple(sig["pads"][:rank]) or (0,), tuple(sig["pads"][rank:]) or (0,)
+    shape = tokens(in_shape, lanes)
+    padded = [d for d in range(len(shape)) if before[d] or after[d]]
+    if sig["mode"] == "constant" or not padded:
+        return PadMain(source, shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes), (), ()
+    axis = padded[0]  # lanes leave the innermost axis unpadded (check_lanes): its widths count tokens as they are
+    widths = list(zip(before, after))[axis:]
+    indices = tuple(tuple(int(i) for i in index) for index in pad_indices(shape[axis:], widths, sig["mode"]))
+    main = PadMain(source, shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes,
+                   block_axis=axis, indices=indices)
+    block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
+    return main, (block,), (State("block", "overwritten"),)
+
+
 def own_main(graph: Graph, head: str, channels, write: str, stage: str, lanes: int = 1):
     """(main, buffers, state) of the own stage computing ``head``; ``channels``: (channel, tensor) in order;
     ``lanes``: input elements per token (``check_lanes`` allows them)."""
@@ -454,10 +499,7 @@ def own_main(graph: Graph, head: str, channels, write: str, stage: str, lanes: i
     op = node.op
     bits = x.dtype.bits
     if op == "pad":
-        before = tuple(sig["pads"][: len(x.shape)]) or (0,)
-        main = PadMain(sources[0], tokens(in_shape, lanes), tokens(before, lanes), tokens(out_shape, lanes), write,
-                       lanes=lanes)
-        return main, (), ()
+        return _pad_main(sig, sources[0], in_shape, out_shape, write, lanes, bits)
     if op == "concat":
         axis = sig["axis"] % len(out_shape)
         extents = tuple(graph.types[s].shape[axis] for s in node.inputs)

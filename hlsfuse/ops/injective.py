@@ -5,7 +5,9 @@ re-assigned to the node's output type (a no-op for the default type, which is th
 input's). ``needs_buffer`` tells the FPGA fusion mode whether the op can emit its
 output in row-major stream order while reading its input in row-major order:
 
-    reshape, flatten, squeeze, expand_dims, pad   always (same order, pad inserts constants)
+    reshape, flatten, squeeze, expand_dims        always (same order)
+    pad                                           in mode 'constant' (it inserts constants); 'reflect'
+                                                  and 'edge' copy input elements out of stream order
     slice                                         unless an axis is read backwards
     transpose                                     only if it keeps the order of the axes of size > 1
     concat                                        only if the blocks it interleaves are single rows
@@ -23,7 +25,7 @@ from ..types import FixedType, from_float
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import aligned, finish
 
-__all__ = ["OPS", "normalize_axes", "slice_ranges", "reversed_axis"]
+__all__ = ["OPS", "PAD_MODES", "normalize_axes", "slice_ranges", "reversed_axis", "pad_indices"]
 
 
 def _listed(values) -> list[int]:
@@ -226,11 +228,21 @@ def _slice_buffer(sig: Sig) -> str | None:
 # pad
 # --------------------------------------------------------------------------
 
+PAD_MODES = ("constant", "reflect", "edge")
+"""numpy.pad's (and ONNX Pad's) modes: the fill ``value``; the input mirrored without repeating its
+border element; the border element repeated."""
+
+
+def _pad_mode(value: str) -> str | None:
+    return None if value in PAD_MODES else f"must be one of {', '.join(PAD_MODES)}, not {value!r}"
+
 
 def _pad_widths(sig: Sig) -> list[tuple[int, int]]:
     n, pads = len(sig.shapes[0]), sig["pads"]
     if len(pads) != 2 * n:
         raise OpError(f"attribute 'pads' must have {2 * n} values (before and after each of {n} dims), not {len(pads)}")
+    if sig["mode"] != "constant" and sig["value"] != 0.0:
+        raise OpError(f"attribute 'value' ({sig['value']}) applies to mode 'constant' only, not '{sig['mode']}'")
     return list(zip(pads[:n], pads[n:]))
 
 
@@ -238,14 +250,30 @@ def _pad_shape(sig: Sig) -> tuple[int, ...]:
     return tuple(d + lo + hi for d, (lo, hi) in zip(sig.shapes[0], _pad_widths(sig)))
 
 
+def pad_indices(shape, widths, mode: str) -> tuple[np.ndarray, ...]:
+    """Per axis of a 'reflect' or 'edge' pad, the input index each output index copies: numpy.pad of the
+    indices, so the hardware's tables are the reference's own geometry."""
+    return tuple(np.pad(np.arange(n), w, mode=mode) for n, w in zip(shape, widths))
+
+
 def _pad(args, sig):
     widths = _pad_widths(sig)
-    t = sig.out_dtype
-    if t.is_float:
-        return np.pad(args[0], widths, constant_values=np.float32(sig["value"])).astype(np.float32)
-    fill_type = FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")
-    fill = int(from_float(sig["value"], fill_type))
-    return np.pad(finish(args[0], sig.dtypes[0].frac, sig), widths, constant_values=fill)
+    t, mode = sig.out_dtype, sig["mode"]
+    x = args[0] if t.is_float else finish(args[0], sig.dtypes[0].frac, sig)
+    if mode != "constant":
+        y = np.pad(x, widths, mode=mode)
+    elif t.is_float:
+        y = np.pad(x, widths, constant_values=np.float32(sig["value"]))
+    else:
+        fill_type = FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")
+        y = np.pad(x, widths, constant_values=int(from_float(sig["value"], fill_type)))
+    return y.astype(np.float32) if t.is_float else y
+
+
+def _pad_buffer(sig: Sig) -> str | None:
+    if sig["mode"] == "constant" or not any(sig["pads"]):
+        return None
+    return f"{sig['mode']} padding copies input elements out of stream order"
 
 
 def _non_negative(values) -> str | None:
@@ -351,14 +379,19 @@ OPS = (
     OpDef(
         name="pad",
         inputs=("x",),
-        attrs=(Attr("pads", "ints", check=_non_negative), Attr("value", "float", 0.0)),
+        attrs=(
+            Attr("pads", "ints", check=_non_negative),
+            Attr("value", "float", 0.0),
+            Attr("mode", "str", "constant", check=_pad_mode),
+        ),
         shape=_pad_shape,
         pattern=Pattern.INJECTIVE,
         check=same_family,
         compute=_pad,
-        needs_buffer=_streams,
+        needs_buffer=_pad_buffer,
         stream="own",
-        doc="constant padding, pads = [before..., after...]; value rounded to the output type (RND, SAT)",
+        doc="numpy.pad, pads = [before..., after...]; mode 'constant' fills with value rounded to the output "
+        "type (RND, SAT), 'reflect' mirrors, 'edge' repeats the border",
     ),
     _op(
         "squeeze",

@@ -1,6 +1,6 @@
 """Own stages: one op that changes a stream's length or order, run by its kernel from the library.
 
-    slice, pad, concat, transpose  ->  hlsf::*_stage of hw/hls/hlsfuse/own.h
+    slice, pad, concat, transpose  ->  hlsf::*_stage of hw/hls/hlsfuse/own.h (a reflect or edge pad: pad_block_stage)
     softmax, argmax, topk          ->  hlsf::*_stage of hw/hls/hlsfuse/opaque.h
 
 Each kernel is a complete stage: one loop with the iterations of the stage's schedule
@@ -85,6 +85,25 @@ class PadCall:
     output: str
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
     op: str = "pad"
+
+
+@dataclass(frozen=True)
+class PadBlockCall:
+    """A reflect or edge pad: per block of the axes from ``block_axis`` on, output index k of each of them
+    copies input index ``indices[offset + k]`` (the schedule's tables of those axes, one after another)."""
+
+    in_type: str
+    out_type: str
+    in_shape: Dims
+    out_shape: Dims
+    block_axis: int
+    input: str
+    output: str
+    block: Array
+    table: str  # the local array of ``indices``
+    indices: Dims
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
+    op: str = "pad_block"
 
 
 @dataclass(frozen=True)
@@ -205,6 +224,11 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
             block = array(local("block"), in_type, schedule.buffer("block"))
         return SliceCall(in_type, out_type, main.in_shape, main.out_shape, main.start, main.step, main.block_axis,
                          main.iterations, streams[0], main.write, block, lanes=main.lanes)
+    if isinstance(main, own_schedule.PadMain) and main.block_axis is not None:
+        indices = tuple(i for axis in main.indices for i in axis)
+        return PadBlockCall(in_type, out_type, main.in_shape, main.out_shape, main.block_axis, streams[0], main.write,
+                            array(local("block"), in_type, schedule.buffer("block")), local("indices"), indices,
+                            lanes=main.lanes)
     if isinstance(main, own_schedule.PadMain):
         return PadCall(in_type, out_type, main.in_shape, main.before, main.out_shape, _pad_fill(ctx, node),
                        streams[0], main.write, lanes=main.lanes)
@@ -244,6 +268,8 @@ _HEADERS = {"slice": "hlsfuse/own.h", "pad": "hlsfuse/own.h", "concat": "hlsfuse
 OWN_OPS = frozenset(_HEADERS)
 """Every op an own stage runs."""
 
+_CALL_OPS = {"softmax_float": "softmax", "pad_block": "pad"}  # the node op of a call named after its kernel
+
 
 def view(ctx: Context, stage: Stage) -> StageView:
     main = stage.schedule.main
@@ -270,6 +296,6 @@ def view(ctx: Context, stage: Stage) -> StageView:
         exp = next((c for c in copies if c.table == ctx.softmax_tables[stage.head][0].name), None)
         if exp is not None:
             call = dataclasses.replace(call, exp_table=exp.name)
-    header = _HEADERS[call.op if call.op != "softmax_float" else "softmax"]
+    header = _HEADERS[_CALL_OPS.get(call.op, call.op)]
     return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(roms, tuple(feeds), call), headers=(header,),
                      copies=copies)

@@ -3,14 +3,15 @@ last three are built by ``stage_opaque``, the tokens and assignments by ``own_to
 
 Each op is its schedule's loops, one iteration per cycle, mirroring its kernel in hw/hls/hlsfuse:
 
-    pad             one loop over the output; a position inside the input reads one element
+    pad             constant: one loop over the output; a position inside the input reads one element;
+                    reflect, edge: per block, a loop storing it and a loop writing it padded
     concat          one loop over the output, reading the inputs' blocks in turn
     slice           streaming: one loop over the input, writing the picked elements; reading an axis
                     backwards: per block, a loop storing it and (when picked) a loop writing it
     transpose       per block, a loop storing it and a loop writing it in the permuted order
 
-The gathers (slice blocks, transpose) read their buffer at the addresses the schedule lists, from a
-ROM. Every result is assigned once to the node's output type with ``hlsf_assign``, as the reference
+The gathers (slice blocks, transpose, reflect and edge pads) read their buffer at the addresses the schedule
+lists, from a ROM. Every result is assigned once to the node's output type with ``hlsf_assign``, as the reference
 does. An operand that is a graph constant is no channel but a ROM, read in row-major order by a
 counter in the iterations that would read a channel.
 
@@ -74,6 +75,15 @@ def _pad(b: ModuleBuilder, main: own.PadMain) -> str:
         fill = f"{{{lanes}{{{fill}}}}}"
     value = moved_token(b, raw, dtype, out, lanes, "x")
     return b.wire("padded", lanes * out.width, f"{inside} ? {value} : {fill}")
+
+
+def _pad_block(b: ModuleBuilder, main: own.PadMain) -> str:
+    """Reflect or edge padding: per index of the axes before the first padded one, store the block of the
+    others, then write it padded (each output element copies the block element the schedule lists)."""
+    seq = b.sequence([("store a block", main.block), ("write it padded", main.out_block)])
+    read, write = seq.loops
+    raw, dtype = source(b, main.source, read.here, seq.fire, "x", main.lanes)
+    return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes)
 
 
 def _concat(b: ModuleBuilder, main: own.ConcatMain) -> str:
@@ -154,7 +164,6 @@ def _transpose(b: ModuleBuilder, main: own.TransposeMain) -> str:
 
 
 _OPS = {
-    own.PadMain: _pad,
     own.ConcatMain: _concat,
     own.TransposeMain: _transpose,
     **OPAQUE,
@@ -166,6 +175,8 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     node = b.graph.node(stage.head)
     if isinstance(main, own.SliceMain):
         generate = _slice if main.block_axis is None else _slice_block
+    elif isinstance(main, own.PadMain):
+        generate = _pad if main.block_axis is None else _pad_block
     elif type(main) in _OPS:
         generate = _OPS[type(main)]
     else:

@@ -170,12 +170,29 @@ def _transposed_view(x: Value) -> Value:
     return Value(x.hls, x.shape[::-1], layout.transposed(x.order, (1, 0)))
 
 
+def _gemm_c(ctx: Context, node: NodeDef, beta: float, a_shape, b_shape):
+    """Gemm's C as ``beta * C`` (a constant folded, or a Value with beta still to apply), None when it adds
+    nothing; C must broadcast to the output [M, N] (ONNX's unidirectional broadcasting)."""
+    name = node.input(2)
+    if not name or beta == 0.0:
+        return None
+    c = ctx.operand(name)
+    shape = tuple(np.shape(c)) if isinstance(c, np.ndarray) else c.shape
+    out = (a_shape[1] if node.attr("transA", 0) else a_shape[0], b_shape[0] if node.attr("transB", 0) else b_shape[1])
+    try:
+        fits = len(shape) <= 2 and np.broadcast_shapes(shape, out) == out
+    except ValueError:
+        fits = False
+    if not fits:
+        raise Unsupported(f"input 'C' has shape {list(shape)}, expected one that broadcasts to the output {list(out)}")
+    return beta * np.asarray(c, dtype=np.float64) if isinstance(c, np.ndarray) else c
+
+
 def _gemm(ctx: Context, node: NodeDef) -> None:
     t = _out(node)
     alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
-    consts = ctx.consts(node)
-    c = constant_input(node, consts, 2, "C")
-    bias = c is not None and beta != 0.0
+    c = _gemm_c(ctx, node, beta, ctx.shape(node.inputs[0]), ctx.shape(node.inputs[1]))
+    bias = c is not None
     b = ctx.const(node.inputs[1])
     if b is not None:
         w = (b if node.attr("transB", 0) else b.T) * alpha  # [N, K], as dense takes it
@@ -195,8 +212,10 @@ def _gemm(ctx: Context, node: NodeDef) -> None:
         y = ctx.node(t, "matmul", [ctx.plain(a), ctx.plain(bv)], layout.plain(2), part=None if last else "matmul")
         if alpha != 1.0:
             y = binary(ctx, t, "mul", y, np.array(alpha), hints=("", f"{t}.alpha"), part="alpha" if bias else None)
+    if isinstance(c, Value) and beta != 1.0:  # a computed C: beta * C by its own node
+        c = binary(ctx, t, "mul", c, np.array(beta), hints=("", f"{t}.beta"), part="beta")
     if bias:
-        binary(ctx, t, "add", y, beta * np.asarray(c, dtype=np.float64), hints=("", node.inputs[2]))
+        binary(ctx, t, "add", y, c, hints=("", node.inputs[2]))
 
 
 def _matmul(ctx: Context, node: NodeDef) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ops.injective import PAD_MODES
 from . import layout
 from .context import Context, Deferred, Value
 from .fold import constant_input, ints_input, normalize_axes, reshape_target, slice_plan
@@ -327,8 +328,8 @@ def _slice(ctx: Context, node: NodeDef) -> None:
 def _pad(ctx: Context, node: NodeDef) -> None:
     x = ctx.value(node.inputs[0])
     mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise Unsupported(f"attribute 'mode' is '{mode}'; only 'constant' padding is supported")
+    if mode not in PAD_MODES:
+        raise Unsupported(f"attribute 'mode' is '{mode}', expected one of {', '.join(PAD_MODES)}")
     rank = x.rank
     if ctx.opset < 11:
         pads, value, axes = node.attr("pads"), node.attr("value", 0.0), None
@@ -351,7 +352,8 @@ def _pad(ctx: Context, node: NodeDef) -> None:
         return
     before = [0 if a is None else full[a] for a in x.order]
     after = [0 if a is None else full[rank + a] for a in x.order]
-    ctx.node(_out(node), "pad", [x.hls], x.order, pads=before + after, value=value)
+    fill = {"value": value} if mode == "constant" else {"mode": mode}  # ONNX ignores the value of other modes
+    ctx.node(_out(node), "pad", [x.hls], x.order, pads=before + after, **fill)
 
 
 TENSOR_CONVERTERS = {

@@ -29,6 +29,11 @@
 //   pad_stage<T_IN, T_OUT, IN_SHAPE, BEFORE, OUT_SHAPE, L>(in, out, fill)
 //       constant padding, one iteration per output token; `fill` is the pad value already in T_OUT (a
 //       padded token is L copies of it).
+//   pad_block_stage<T_IN, T_OUT, IN_SHAPE, OUT_SHAPE, B, L>(in, out, block, from)
+//       reflect or edge padding from axis B (the first padded one) on: per index of the axes before B, read
+//       the block of axes B.. into block[prod IN_SHAPE[B:] * L], then write the padded block, output index k
+//       of axis d copying input index from[OUT_SHAPE[B] + ... + OUT_SHAPE[d - 1] + k] (the schedule's tables
+//       of the axes B.. one after another, so the mode's geometry is the reference's).
 //   concat_stage<T_OUT, OUTER, INNER, A0, A1, ...>(out, in0, in1, ...)
 //       1..8 inputs along one axis: OUTER = product of the axes before it, INNER = product of the axes after
 //       it, A_i = input i's extent on it; per outer index, A_i * INNER elements of each input in turn.
@@ -248,6 +253,54 @@ void pad_stage(IN& in, hls::stream<detail::token_t<T_OUT, L>>& out, const T_OUT&
     }
     out.write(v);
     step_index(o, out_ext.v, 0, R);
+  }
+}
+
+namespace detail {
+
+// The sum of the extents of axes first.. of S: the length of pad_block_stage's tables.
+template <class S>
+constexpr int extent_sum(int first) {
+  int n = 0;
+  for (int i = first; i < S::rank; ++i) n += S::at(i);
+  return n;
+}
+
+}  // namespace detail
+
+template <class T_IN, class T_OUT, class IN_SHAPE, class OUT_SHAPE, int B, int L = 1, class IN, int BLOCK, int FROM>
+void pad_block_stage(IN& in, hls::stream<detail::token_t<T_OUT, L>>& out, T_IN (&block)[BLOCK],
+                     const int (&from)[FROM]) {
+  const int R = IN_SHAPE::rank;
+  const int TOKENS = IN_SHAPE::span(B, R);
+  const int OUT_TOKENS = OUT_SHAPE::span(B, R);
+  static_assert(OUT_SHAPE::rank == R, "pad_block_stage: IN_SHAPE and OUT_SHAPE must have the same rank");
+  static_assert(BLOCK == TOKENS * L, "pad_block_stage: the block holds the axes from B on");
+  static_assert(FROM == detail::extent_sum<OUT_SHAPE>(B), "pad_block_stage: one entry per output index of axes B..");
+  const extents<OUT_SHAPE> out_ext;
+  int k[R] = {};  // writing: the output index within the block (axes B..)
+  int e = 0;      // reading: the block token
+  bool writing = false;
+  for (int t = 0; t < IN_SHAPE::span(0, B) * (TOKENS + OUT_TOKENS); ++t) {
+#pragma HLS PIPELINE II=1
+    if (!writing) {
+      detail::store_token<T_IN, L>(block, e, in.read());
+      writing = e == TOKENS - 1;
+      e = writing ? 0 : e + 1;
+    } else {
+      int at = 0;
+      int table = 0;  // where axis d's table starts in `from`
+      bool last = true;
+      for (int d = B; d < R; ++d) {
+#pragma HLS UNROLL
+        at += from[table + k[d]] * IN_SHAPE::stride(d);
+        table += OUT_SHAPE::at(d);
+        last = last && k[d] == OUT_SHAPE::at(d) - 1;
+      }
+      out.write(detail::load_token<T_OUT, L>(block, at));
+      step_index(k, out_ext.v, B, R);
+      writing = !last;
+    }
   }
 }
 

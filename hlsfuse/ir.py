@@ -97,7 +97,8 @@ class Constant:
     __hash__ = None  # type: ignore[assignment]
 
 
-_SCALARS = (str, int, float, bool, type(None))  # already canonical (not subclasses: a Pattern is an int)
+_SCALARS = frozenset((str, int, float, bool, type(None)))  # already canonical (not subclasses: a Pattern is an int)
+_set = object.__setattr__
 _NO_ATTRS: dict[str, Any] = {}  # shared by the nodes without attributes, each behind its own read-only view
 
 
@@ -105,8 +106,11 @@ def _frozen(value: Any) -> Any:
     """An attribute value in immutable canonical form, the same whether the node came from
     JSON or from Python: lists and tuples become tuples, numpy scalars Python numbers, dtypes
     and pattern kinds their spellings (which the attribute rules parse)."""
-    if type(value) in _SCALARS:
+    kind = type(value)
+    if kind in _SCALARS:
         return value
+    if (kind is list or kind is tuple) and {*map(type, value)} <= _SCALARS:  # most lists: flat, of scalars
+        return tuple(value)
     if isinstance(value, (np.ndarray, np.generic)):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
@@ -140,16 +144,16 @@ class Node:
         # The fields are filled in one step: a frozen dataclass's own __init__ sets each with a call
         # of object.__setattr__, which made a node more than twice as slow to build (a large graph
         # builds tens of thousands). Assigning a field afterwards still raises FrozenInstanceError.
-        vars(self).update(
-            name=name,
-            op=op,
-            inputs=tuple(inputs),
-            attrs=MappingProxyType({k: _frozen(v) for k, v in attrs.items()} if attrs else _NO_ATTRS),
-            dtype=dtype,
-            pattern=pattern,
-            edge_patterns=None if edge_patterns is None else tuple(edge_patterns),
-            shape=None if shape is None else tuple(shape),
-        )
+        _set(self, "__dict__", {
+            "name": name,
+            "op": op,
+            "inputs": tuple(inputs),
+            "attrs": MappingProxyType({k: _frozen(v) for k, v in attrs.items()} if attrs else _NO_ATTRS),
+            "dtype": dtype,
+            "pattern": pattern,
+            "edge_patterns": None if edge_patterns is None else tuple(edge_patterns),
+            "shape": None if shape is None else tuple(shape),
+        })
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Node):
@@ -271,16 +275,22 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
         else:
             declare(node.name, "node")
 
-    by_name = {n.name: n for n in graph.nodes}
+    # every input names something; and whether every node comes after the nodes it reads (most files,
+    # every saved graph), so that the walk of _topological_order, which would keep their order, is not needed
+    in_order, done = True, set()
     for node in graph.nodes:
         if node.op not in OPS:
             raise HlsfuseError(f"node '{node.name}': unknown op {node.op!r}{_suggest(node.op)}")
         for src in node.inputs:
-            if src not in kinds:
+            kind = kinds.get(src)
+            if kind is None:
                 raise HlsfuseError(f"{node.where()}: input {node.inputs.index(src)} '{src}' names nothing "
                                    "(no input, constant or node of that name)")
+            if kind == "node" and src not in done:  # a later node, or itself
+                in_order = False
+        done.add(node.name)
 
-    order = _topological_order(graph.nodes, by_name)
+    order = list(graph.nodes) if in_order else _topological_order(graph.nodes)
     sigs: dict[str, Sig] = {}
     patterns: dict[str, Pattern] = {}
     _infer_all(order, types, sigs, patterns)
@@ -318,15 +328,13 @@ def check_size(shape: tuple[int, ...], where: str) -> None:
                            "(2^31 - 1) a tensor may have")
 
 
-def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> list[Node]:
+def _topological_order(nodes: tuple[Node, ...]) -> list[Node]:
     """Depth-first post-order over nodes in file order (so a sorted file keeps its order).
 
     Iterative, so that 50,000-node chains need no deep recursion; reports a cycle by
-    the path that closes it. Nodes already in order (most files, every saved graph) are
-    recognised in one pass: the walk would give them back unchanged.
+    the path that closes it.
     """
-    if _in_order(nodes, by_name):
-        return list(nodes)
+    by_name = {n.name: n for n in nodes}
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
     order: list[Node] = []
     for root in nodes:
@@ -353,17 +361,6 @@ def _topological_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> lis
             state[nxt.name] = 1
             stack.append((nxt, 0))
     return order
-
-
-def _in_order(nodes: tuple[Node, ...], by_name: dict[str, Node]) -> bool:
-    """Whether every node comes after the nodes it reads (a node reading itself does not)."""
-    done: set[str] = set()
-    for node in nodes:
-        for src in node.inputs:
-            if src in by_name and src not in done:
-                return False
-        done.add(node.name)
-    return True
 
 
 def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, Sig],

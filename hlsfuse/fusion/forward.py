@@ -104,7 +104,8 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
     """The forward graph of ``graph``; ``barrier`` picks the nodes that must stay alone.
 
     A barrier and the edge kinds read only a node's op, signature and pattern kind, and a network
-    repeats a few signatures many times, so they are worked out once per distinct signature.
+    repeats a few signatures many times, so they are worked out once per distinct signature. Nodes of
+    one signature share one ``Sig`` object (``ir._infer_all``), which also fixes their op and kind.
     """
     nodes = graph.nodes
     position, in_pos = _positions(graph)
@@ -119,17 +120,16 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
     inputs: list[tuple[int, ...]] = []
     patterns: list[int] = []
     barriers: dict[str, str] = {}
-    # (op, id of the signature, kind) -> (barrier reason, pattern, kind of each input edge); the
-    # graph holds the signatures, so their ids stay unique while this runs
-    known: dict[tuple, tuple[str | None, int, tuple[int, ...]]] = {}
+    # id of the signature -> (barrier reason, pattern, kind of each input edge); the graph holds the
+    # signatures, so their ids stay unique while this runs
+    known: dict[int, tuple[str | None, int, tuple[int, ...]]] = {}
     for i, k in enumerate(order):
         node = nodes[k]
         name = node.name
-        sig, kind = sigs[name], kinds[name]
-        key = (node.op, id(sig), kind)
-        facts = known.get(key)
+        sig = sigs[name]
+        facts = known.get(id(sig))
         if facts is None:
-            facts = known[key] = _facts(graph, node, barrier, sig, kind)
+            facts = known[id(sig)] = _facts(graph, node, barrier, sig, kinds[name])
         reason, pattern, kinds_in = facts
         if reason is not None:
             barriers[name] = reason

@@ -85,9 +85,9 @@ def partition(fg: ForwardGraph, tree: PostDomTree, max_fuse_depth: int, opt_leve
             state.run(candidates, phase)
     else:
         state.why.update((i, Why("opt0")) for i in candidates if fg.patterns[i] != COMM_REDUCE)
-    find = state.find
+    find, parent = state.find, state.parent
     return Partition(
-        root=tuple([find(i) for i in range(len(fg))]),
+        root=tuple([r if parent[r] == r else find(i) for i, r in enumerate(parent)]),  # most nodes: a root's child
         pattern=tuple(state.pattern),
         anchor=tuple(state.anchor),
         why=MappingProxyType(state.why),
@@ -192,7 +192,7 @@ class _State:
 
     def check_path(self, src: int, sink: int, inner_max: int, sink_max: int) -> int:
         """The first node on a path src -> sink (src excluded) whose group kind fails, or -1."""
-        find, pattern, succ, mark = self.find, self.pattern, self.succ, self.mark
+        find, parent, pattern, succ, mark = self.find, self.parent, self.pattern, self.succ, self.mark
         stamp = self._next_stamp()
         stack = list(succ[src])
         while stack:
@@ -200,7 +200,8 @@ class _State:
             if mark[v] == stamp:
                 continue
             mark[v] = stamp
-            kind = pattern[find(v)]
+            root = parent[v]
+            kind = pattern[root if parent[root] == root else find(v)]  # find(v), without the call for most nodes
             if v == sink:
                 if kind > sink_max:
                     return v

@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 
 from ..errors import HlsfuseError
@@ -61,12 +62,13 @@ class FusionPlan:
     max_fuse_depth: int
     opt_level: int
     groups: tuple[Group, ...]
-    group_of: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "groups", tuple(self.groups))
-        owner = {name: g.id for g in self.groups for name in g.nodes}
-        object.__setattr__(self, "group_of", MappingProxyType(owner))
+
+    @cached_property
+    def group_of(self) -> Mapping[str, int]:
+        return MappingProxyType({name: g.id for g in self.groups for name in g.nodes})
 
     def group(self, node: str) -> Group:
         """The group holding ``node``."""

@@ -21,8 +21,7 @@ def explain(
     """The text for node ``i``'s ``why``; ``own_kind`` is the pattern the node fused as."""
 
     def who(j: int) -> str:
-        name = fg.names[j]
-        return f"'{name}' ({graph.node(name).op})"
+        return f"'{fg.names[j]}' ({graph.nodes[fg.position[j]].op})"
 
     def blocked(j: int) -> str:
         reason = fg.barriers[fg.names[j]]

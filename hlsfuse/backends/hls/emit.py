@@ -101,9 +101,10 @@ class RomView:
     note: str
 
     @property
-    def lines(self) -> tuple[str, ...]:
-        """Comma-separated values, row-major: made when weights.h is written, and not kept."""
-        return rom_lines(self.constant)
+    def body(self) -> str:
+        """The values, row-major, a line of comma-separated values each, the lines continued with ``\\``: made when
+        weights.h is written, and not kept."""
+        return ", \\\n    ".join(rom_lines(self.constant))
 
 
 def _typedefs(ctx: Context) -> tuple[Typedef, ...]:

@@ -68,6 +68,10 @@ def _text(flat: np.ndarray, width: int, lanes: int) -> str:
             words |= unsigned[lane::lanes] << np.uint64(lane * width)
         shifts = np.arange(digits - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
         nibbles = ((words[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.uint8)
+    elif width % 4 == 0:  # a wide word of whole-digit elements: each element's digits, the last lane first
+        shifts = np.arange(width // 4 - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
+        nibbles = ((unsigned[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.uint8)
+        nibbles = nibbles.reshape(-1, lanes, width // 4)[:, ::-1, :].reshape(-1, digits)
     else:  # a wide word: its bits, low first, grouped into digits
         low_first = ((unsigned[:, None] >> np.arange(width, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(np.uint8)
         low_first = low_first.reshape(-1, bits)

@@ -12,11 +12,11 @@ add, residual add, relu on 1x8x8x4 NHWC tensors) and a chain of 50,000 elementwi
   CLI/TVM   the CLI's time over TVM's
   growth    each time over the previous size's; linear growth gives the size ratio (5x, 4x)
 
-Every time is the best of --repeat runs. TVM gets the graph as its pipeline gives it to FuseOps:
-built of Relax ops with the block builder, then LegalizeOps and AnnotateTIROpPattern (untimed, but
-LegalizeOps takes about a millisecond per op: minutes at 200,000 ops). On this graph FuseOps makes
-the same groups as ``fuse`` (conv2d with its bias add and relu; conv2d, bias add, residual add and
-relu).
+Every time is the best of --repeat runs; the CLI's and TVM's runs take turns. TVM gets the graph
+as its pipeline gives it to FuseOps: built of Relax ops with the block builder, then LegalizeOps
+and AnnotateTIROpPattern (untimed, but LegalizeOps takes about a millisecond per op: minutes at
+200,000 ops). On this graph FuseOps makes the same groups as ``fuse`` (conv2d with its bias add and
+relu; conv2d, bias add, residual add and relu).
 
     python bench/fusion_scaling.py [--repeat N] [--sizes 2000,10000,50000,200000]
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import functools
 import importlib.util
 import os
 import subprocess
@@ -108,14 +109,26 @@ def run_cli(path: Path) -> None:
 # --------------------------------------------------------------------------
 
 
-def tvm_fuse_ops(ops: int, repeat: int) -> float:
-    """Seconds of TVM's FuseOps pass alone (best of ``repeat``) on the ResNet-like graph of ``ops`` ops,
-    given as TVM's pipeline gives it: Relax ops, legalized to PrimFuncs and annotated with their
-    pattern kinds (neither pass is timed)."""
+def tvm_fuse_ops(ops: int):
+    """A run of TVM's FuseOps pass alone on the ResNet-like graph of ``ops`` ops, given as TVM's pipeline
+    gives it: Relax ops, legalized to PrimFuncs and annotated with their pattern kinds (neither pass is
+    part of the run)."""
     from tvm import relax
 
     module = relax.transform.AnnotateTIROpPattern()(relax.transform.LegalizeOps()(_relax_module(relax, ops)))
-    return best_time(lambda: relax.transform.FuseOps()(module), repeat)
+    return lambda: relax.transform.FuseOps()(module)
+
+
+def side_by_side(runs: list, repeat: int) -> list[float]:
+    """Seconds of the fastest of ``repeat`` runs of each of ``runs``, taken in turns (one of each, then
+    again), so that a change of the machine's load meanwhile touches all of them alike."""
+    times = [[] for _ in runs]
+    for _ in range(repeat):
+        for run, spent in zip(runs, times):
+            start = time.perf_counter()
+            run()
+            spent.append(time.perf_counter() - start)
+    return [min(spent) for spent in times]
 
 
 def _relax_module(relax, ops: int):
@@ -176,8 +189,11 @@ def main() -> None:
             groups = len(fuse(graph).groups)
             t_fuse = best_time(lambda g=graph: fuse(g), args.repeat)
             path = save_graph(graph, Path(work) / f"{label.replace(' ', '_')}_{size}.json")
-            t_cli = best_time(lambda p=path: run_cli(p), args.repeat)
-            t_tvm = tvm_fuse_ops(size, args.repeat) if with_tvm and make is resnet_like else None
+            runs = [functools.partial(run_cli, path)]
+            if with_tvm and make is resnet_like:
+                t_cli, t_tvm = side_by_side([*runs, tvm_fuse_ops(size)], args.repeat)
+            else:
+                (t_cli,), t_tvm = side_by_side(runs, args.repeat), None
             times = (t_fuse, t_cli, t_tvm)
             growth = ["", "", ""]
             if previous is not None and previous[0] == label:

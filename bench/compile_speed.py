@@ -26,7 +26,6 @@ import numpy as np
 
 from hlsfuse import load_graph, reference
 from hlsfuse.compile import compile
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 from hlsfuse.sim.csim import build
 
@@ -58,7 +57,7 @@ def bench_hlsfuse(name: str, work: Path, repeat: int) -> dict:
     inputs = reference.random_inputs(graph, seed=0)
     t_ref, _ = best_time(lambda: reference.run(graph, inputs), repeat)
     t_compile, design = best_time(lambda: compile(graph), repeat)
-    out = write_tree(work / name, design.files)
+    out = design.write(work / name)
     t_build, (_, built) = once(lambda: build(out / "hls", design.plan.top))
     assert built, "the fresh cache already held this binary"
     t_csim, result = best_time(lambda: csim(out), repeat)

@@ -25,7 +25,6 @@ import numpy as np
 
 from hlsfuse import GraphBuilder, reference
 from hlsfuse.compile import CompileOptions, compile
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim.rtlsim import drive_pyverilator, read_manifest
 from hlsfuse.sim.rtlsim_native import BUILD_FLAGS, native_model, run_model
 
@@ -100,7 +99,7 @@ def main() -> None:
         work = Path(tmp)
         os.environ["XDG_CACHE_HOME"] = str(work / "cache")  # fresh model caches: the build times below are real
         design = compile(graph, CompileOptions(target="verilog"))
-        vdir = write_tree(work / "out", design.files) / "verilog"
+        vdir = design.write(work / "out") / "verilog"
         manifest = read_manifest(vdir)
         (port,) = [p["name"] for p in manifest["ports"] if p["direction"] == "out"]
         x, want = streams(graph, args.frames)

@@ -69,7 +69,6 @@ def main() -> None:
     from hlsfuse.compile import CompileOptions, compile
     from hlsfuse.graph_json import load_graph
     from hlsfuse.lower import lower
-    from hlsfuse.outdir import write_tree
     from hlsfuse.sim import rtlsim
 
     before = baseline_cycles(args.baseline) or {}
@@ -91,7 +90,7 @@ def main() -> None:
                 f"{util:9.3f}")
         if args.rtlsim:
             with tempfile.TemporaryDirectory(prefix="hlsfuse-bench-") as tmp:
-                out = write_tree(Path(tmp) / "out", compile(graph, CompileOptions(target="verilog")).files)
+                out = compile(graph, CompileOptions(target="verilog")).write(Path(tmp) / "out")
                 result = rtlsim(out, frames=args.frames, driver="native", graph=graph)
             measured = f"{result.frame_cycles:10.1f} {result.ratio:15.3f}" if result.passed else "   FAILED"
             line += f" {measured}"

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .backends.hls import HlsOptions, emit_hls
 from .backends.verilog import emit_verilog
@@ -33,7 +35,7 @@ from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area, dsp_of_part
 from .lower.fold import Budget, Space, fit, fold_json, space, within
 from .lower.report import report_markdown
-from .outdir import Files
+from .outdir import Files, write_tree
 
 __all__ = ["TARGETS", "CompileOptions", "Design", "Planned", "compile", "plan_design", "solver_space"]
 
@@ -79,7 +81,12 @@ class Planned:
 
 @dataclass(frozen=True)
 class Design(Planned):
-    files: Files = field(default_factory=Files)  # bytes: graph.npz; without checksums.json (write_tree adds it)
+    files: Files = field(default_factory=Files)  # bytes: graph.npz; without checksums.json (write adds it)
+
+    def write(self, out: str | os.PathLike, force: bool = False) -> Path:
+        """Write the design as the folder ``out`` (see hlsfuse.outdir), with the checksums.json that the
+        simulators check the files against; ``force``: replace an existing ``out``."""
+        return write_tree(out, self.files, force=force, checksums=True)
 
 
 def _fuse(graph: Graph, options: CompileOptions) -> FusionPlan:

@@ -16,7 +16,7 @@ Leftover staging folders of dead processes are deleted by the next run, never th
 An existing non-empty target is refused unless ``force`` is given.
 
 ``write_tree(..., checksums=True)`` adds ``checksums.json`` (the SHA-256 of every other file) to what
-``hlsfuse compile`` writes, and the simulators ``verify`` the files they use against it first: a file
+``hlsfuse compile`` writes (``Design.write``), and the simulators ``verify`` the files they use against it first: a file
 edited, truncated or deleted since is a one-line error naming it, never a functional PASS or FAIL
 (unless the user says the edit is deliberate: ``--allow-edits``).
 

@@ -14,7 +14,6 @@ from hls_support import amd_cache, amd_headers
 
 from hlsfuse import load_graph
 from hlsfuse.compile import compile
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -24,7 +23,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 @pytest.mark.parametrize("name", ["mlp", "cnn", "residual", "resnet8"])
 def test_examples_are_bit_exact_with_amd_headers(tmp_path, name):
     graph = load_graph(EXAMPLES / f"{name}.json")
-    out = write_tree(tmp_path / "out", compile(graph).files)
+    out = compile(graph).write(tmp_path / "out")
     workalike = csim(out)
     amd = csim(out, hls_include=str(amd_headers(amd_cache())))
     assert workalike.passed, workalike.report()

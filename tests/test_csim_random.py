@@ -27,7 +27,6 @@ from strategies import nn_graphs, op_graphs
 
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.graph_json import graph_to_dict
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
 BATCH = 20
@@ -41,7 +40,7 @@ def _uses_every_input(graph) -> bool:
 def _simulate(job):
     index, graph, folder, fold = job
     design = compile(graph, CompileOptions(fold=fold))
-    out = write_tree(folder / f"g{index}", design.files)
+    out = design.write(folder / f"g{index}")
     result = csim(out, graph=graph)
     return graph, design, result
 

@@ -10,7 +10,6 @@ from test_examples import EXAMPLES, NAMES
 from hlsfuse import load_graph, reference
 from hlsfuse.cli import main
 from hlsfuse.compile import compile
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
 pytestmark = pytest.mark.gxx
@@ -26,7 +25,7 @@ def test_every_example_has_an_expected_count():
 @pytest.mark.parametrize("name", NAMES)
 def test_example_is_bit_exact_in_csim(name, tmp_path):
     graph = load_graph(EXAMPLES / f"{name}.json")
-    out = write_tree(tmp_path / "out", compile(graph).files)
+    out = compile(graph).write(tmp_path / "out")
     result = csim(out)
     assert result.passed, result.report()
     # compile's two seeded frames back to back: line buffers, FIFOs and accumulators start afresh

@@ -16,7 +16,6 @@ from hlsfuse import GraphBuilder
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.ir import Graph
 from hlsfuse.lower import Folding
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
 F = "fixed<12,4>"
@@ -135,7 +134,7 @@ def test_copied_tables_are_bit_exact_in_csim(tmp_path):
     d = design(graph, {"sg": 8, "th": 4, "ad": 8, "sg2": 8, "sm": 4, "tot": 4})
     cpp = d.files["hls/replicas.cpp"]
     assert cpp.count("#pragma HLS ARRAY_PARTITION variable=lut_") == 4  # sigmoid, tanh, softmax exp, the sum's
-    result = csim(write_tree(tmp_path / "out", d.files), graph=graph)
+    result = csim(d.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()
 
 

@@ -28,7 +28,6 @@ from onnx_build import feeds, hls_run, model, node, ort_run, weights  # noqa: E4
 
 from hlsfuse.compile import CompileOptions, compile  # noqa: E402
 from hlsfuse.frontend.onnx import from_onnx, to_graph_layout  # noqa: E402
-from hlsfuse.outdir import write_tree  # noqa: E402
 from hlsfuse.sim import csim  # noqa: E402
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -172,7 +171,7 @@ def test_small_model_is_bit_exact_in_csim(small_design, tmp_path):
     graph, frames = small_design
     d = compile(graph, CompileOptions())
     assert [graph.node(s.head).op for s in d.plan.stages if s.kind == "own"].count("pad") == 2
-    result = csim(write_tree(tmp_path / "out", d.files), frames, graph=graph)
+    result = csim(d.write(tmp_path / "out"), frames, graph=graph)
     assert result.passed, result.report()
     assert result.compared == len(frames) * sum(graph.types[t].size for t in graph.outputs)
 

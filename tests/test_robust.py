@@ -28,7 +28,7 @@ import hlsfuse.fileio
 import hlsfuse.outdir
 from hlsfuse.cli import main
 from hlsfuse.errors import HlsfuseError
-from hlsfuse.outdir import CHECKSUMS, Files, check_out_dir, write_tree
+from hlsfuse.outdir import CHECKSUMS, Files, check_out_dir, verify, write_tree
 from hlsfuse.sim import csim
 from hlsfuse.sim.rtlsim import rtlsim
 
@@ -363,6 +363,16 @@ def test_a_file_made_as_it_is_written_is_streamed_hashed_and_made_again_when_rea
     assert files["big.txt"] == text and made == [0, 1, 2]  # nothing kept: reading makes it again
     with pytest.raises(HlsfuseError, match="checksums.json is written from the other files, not given"):
         write_tree(tmp_path / "OUT2", Files({CHECKSUMS: "{}"}), checksums=True)
+
+
+def test_a_written_design_is_what_the_simulators_check_it_against(tmp_path):
+    design = hlsfuse.compile.compile(hlsfuse.load_graph(RESIDUAL))
+    out = design.write(tmp_path / "OUT")
+    assert set(json.loads((out / CHECKSUMS).read_text())["sha256"]) == set(design.files)
+    verify(out, ("hls", "verilog"))
+    (out / "hls" / "residual.cpp").write_text("// edited\n")
+    with pytest.raises(HlsfuseError, match="residual.cpp"):
+        verify(out, ("hls",))
 
 
 def test_a_file_failing_while_it_is_made_leaves_out_as_it_was(tmp_path):

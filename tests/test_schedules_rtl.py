@@ -22,7 +22,6 @@ from hlsfuse.compile import compile
 from hlsfuse.graph_json import load_graph
 from hlsfuse.lower import Folding
 from hlsfuse.lower.plan import STAGE_KINDS
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 
 pytestmark = pytest.mark.verilator
@@ -86,6 +85,6 @@ def test_reproducers_pass_in_rtlsim(name, tmp_path):
 @pytest.mark.parametrize("name", REPRODUCERS)
 def test_reproducers_pass_in_csim_frame_after_frame(name, tmp_path):
     graph = load_graph(REPRO / f"{name}.json")
-    out = write_tree(tmp_path / "out", compile(graph).files)
+    out = compile(graph).write(tmp_path / "out")
     result = csim(out, frames=3)
     assert result.passed and result.frames == 3, result.report()

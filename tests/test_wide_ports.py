@@ -16,7 +16,6 @@ from rtl_design import lint, plan_of, simulate
 from hlsfuse import GraphBuilder
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.lower import Folding
-from hlsfuse.outdir import write_tree
 from hlsfuse.sim import csim
 from hlsfuse.sim.rtlsim import pack, unpack
 
@@ -160,7 +159,7 @@ def test_wide_ports_are_typed_by_their_lanes():
 def test_wide_ports_are_bit_exact_in_csim(tmp_path):
     graph = wide_graph()
     design = compile(graph, CompileOptions(fold=Folding(ports=PORTS)))
-    result = csim(write_tree(tmp_path / "out", design.files), graph=graph)
+    result = csim(design.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()
 
 

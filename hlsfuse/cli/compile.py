@@ -13,7 +13,7 @@ from ..errors import HlsfuseError
 from ..fusion import MODES
 from ..lower.fold import Budget, read_fold
 from ..lower.report import channel_table, resources, stage_table, summary
-from ..outdir import check_out_dir, write_tree
+from ..outdir import check_out_dir
 from ..progress import activity
 from .common import add_graph_arg, add_weights_args, load_graph_arg, seed, weights_file_arg
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     with activity("compile: fusing and folding") as line:  # a large model takes seconds
         design = compile(graph, options, step=lambda step: line.say(f"compile: {step}"))
         line.say(f"compile: writing {args.output}")
-        write_tree(args.output, design.files, force=args.force, checksums=True)
+        design.write(args.output, force=args.force)
     print(summary(design.plan), end="")
     print(resources(json.loads(design.files["report.json"])), end="")
     print()

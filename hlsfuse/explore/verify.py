@@ -16,7 +16,6 @@ from pathlib import Path
 
 from ..compile import compile
 from ..errors import HlsfuseError
-from ..outdir import write_tree
 from ..sim.rtlsim import rtlsim
 from .evaluate import graph_of
 from .points import Point, compile_options
@@ -46,7 +45,7 @@ def verify_point(key: str, point: Point, payload: Mapping[str, dict] | None = No
     try:
         design = compile(graph, compile_options(point, target="verilog"))
         with tempfile.TemporaryDirectory(prefix="hlsfuse-explore-") as tmp:
-            out = write_tree(Path(tmp) / "design", design.files, checksums=True)
+            out = design.write(Path(tmp) / "design")
             result = rtlsim(out, frames=max(2, frames), driver="native", graph=graph, seed=seed)
     except HlsfuseError as exc:  # e.g. no Verilator on this worker: the point is reported, not the sweep stopped
         return {"id": point.id, "measured_cycles": None, "model_cycles": None, "measured_ratio": None,

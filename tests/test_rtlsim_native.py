@@ -9,12 +9,16 @@ lowering's FIFO depths it runs, with every depth forced to 2 the fork blocks on 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from rtl_design import design, plan_of
 
 from hlsfuse import GraphBuilder, reference
 from hlsfuse.errors import HlsfuseError
+from hlsfuse.sim import tools
 from hlsfuse.sim.rtlsim import drive_pyverilator, read_manifest, rtlsim
 from hlsfuse.sim.rtlsim_native import drive_native
 
@@ -143,6 +147,34 @@ def test_native_model_is_cached_and_traces_to_vcd(tmp_path):
     _assert_same(first, traced)
     text = vcd.read_text()
     assert "$enddefinitions" in text and "x_TDATA" in text and f"#{10 * first.cycles - 5}\n" in text
+
+
+def test_verilators_runtime_is_compiled_once_for_every_model(tmp_path, monkeypatch):
+    """From a cold cache: the first build compiles Verilator's runtime library (verilated*.o) and keeps it;
+    the builds after it, of other designs, compile only their model."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    compiled = []
+    real = tools.run
+
+    def spy(cmd, cwd=None, timeout=None):
+        done = real(cmd, cwd, timeout)
+        if cmd[0] == "make":
+            compiled.append({Path(o).name for o in re.findall(r" -c -o (\S+)", done.stdout)})
+        return done
+
+    monkeypatch.setattr(tools, "run", spy)
+    for make in (_reconvergent, _awkward, _zoo):
+        graph = make()
+        design(graph, tmp_path / graph.name)
+        manifest = read_manifest(tmp_path / graph.name / "verilog")
+        inputs, expect = _streams(graph, manifest, frames=2)
+        run, built = drive_native(tmp_path / graph.name / "verilog", manifest, inputs, expect, 10_000)
+        assert built and not run.deadlock and not run.timed_out
+    runtime = {"verilated.o", "verilated_threads.o"}
+    assert runtime <= compiled[0] and "harness.o" in compiled[0]
+    assert [c & runtime for c in compiled[1:]] == [set(), set()] and all("harness.o" in c for c in compiled)
+    (kept,) = (tmp_path / "cache" / "hlsfuse" / "rtlsim").glob("runtime-*")
+    assert {p.name for p in kept.iterdir()} == runtime | {f"{name}.sha256" for name in runtime}
 
 
 def test_missing_verilator_is_one_clear_error(tmp_path, monkeypatch):

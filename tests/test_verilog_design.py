@@ -14,6 +14,7 @@ from rtl_design import design, lint, plan_of, simulate
 
 from hlsfuse import GraphBuilder
 from hlsfuse.backends.verilog import emit_verilog
+from hlsfuse.backends.verilog.module import SUM_TERMS
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.errors import HlsfuseError
 from hlsfuse.sim.rtlsim import rtlsim
@@ -165,6 +166,27 @@ def test_rtlsim_api_checks_its_arguments(tmp_path):
         rtlsim(tmp_path, driver="icarus")
     with pytest.raises(HlsfuseError, match="frames must be at least 1, not 0"):
         rtlsim(tmp_path, frames=0)
+
+
+def test_wide_dot_products_are_trees_of_small_adders():
+    """A sum of hundreds of products is a tree of adders of at most SUM_TERMS terms (one expression of them all
+    takes g++ a minute to compile once Verilator makes it C++)."""
+    b = GraphBuilder("wide")
+    x = b.input("x", [1, 6, 6, 40])
+    w = b.constant("w", np.linspace(-1, 1, 3 * 3 * 40 * 4).reshape(3, 3, 40, 4), dtype="fixed<8,2>")
+    b.output(b.conv2d(x, w, padding=(1, 1, 1, 1), dtype="fixed<16,6,RND,SAT>"))
+    graph = b.build()
+    text = next(v for k, v in emit_verilog(graph, plan_of(graph)).items() if "conv2d" in k and k.endswith(".v"))
+    sums = re.findall(r"wire signed \[63:0\] (\w+) = ((?:\w+ \+ )+\w+);", text)
+    products = [name for name, _ in sums if name.startswith("pr_")]
+    assert len(re.findall(r"wire signed \[63:0\] pr_\d+ = ", text)) == 360  # SIMD 360: the whole window
+    assert sums and max(expr.count(" + ") + 1 for _, expr in sums) <= SUM_TERMS and not products
+    parts, level = [name for name, _ in sums if name.startswith("acc_part")], 360
+    expected = 0
+    while level > SUM_TERMS:  # 360 products: 23 adders, then 2 adders of their sums, then acc itself
+        level = -(-level // SUM_TERMS)
+        expected += level
+    assert len(parts) == expected
 
 
 @pytest.mark.verilator

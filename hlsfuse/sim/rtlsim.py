@@ -7,8 +7,11 @@ Two drivers move the AXI4-Stream ports; both simulate ``<top>_sim`` (the design 
 ``templates/verilog/sim.v.j2``) and return a ``Run``:
 
     pyverilator  the model is a Python extension (PyPI pyverilator-mm), driven cycle by cycle from Python
-    native       a C++ harness (rtlsim_native.py) built with ``verilator --cc --exe --build``, which
+    native       a C++ harness (rtlsim_native.py) built with ``verilator --cc --exe`` and make, which
                  streams inputs and outputs through binary files: for large tensors and long runs
+
+Both build with the same Verilator options and g++ flags (VERILATOR_FLAGS, MAKE_VARS), chosen so that a large
+design builds quickly (docs/verilog.md, "Build time").
 
 Inputs are offered on every cycle (TVALID high while data remains) and outputs always taken
 (TREADY high), so the counts measure the design itself. A design that makes no progress for
@@ -39,14 +42,28 @@ from ..errors import HlsfuseError
 from ..graph_json import load_graph
 from ..ir import Graph
 from ..outdir import verify
+from ..progress import activity
 from ..types import parse_dtype
 from . import cache
 from .csim import Mismatch
 
-__all__ = ["rtlsim", "RtlsimResult", "Run", "DRIVERS", "QUIET_CYCLES", "MAX_CYCLES", "verilog_dir", "read_manifest",
-           "model_key"]
+__all__ = ["rtlsim", "RtlsimResult", "Run", "DRIVERS", "VERILATOR_FLAGS", "MAKE_VARS", "QUIET_CYCLES", "MAX_CYCLES",
+           "verilog_dir", "read_manifest", "model_key"]
 
 DRIVERS = ("pyverilator", "native")
+
+
+VERILATOR_FLAGS = ("-fno-dfg", "--output-split-cfuncs", "1000", "--output-split", "60000")
+"""Verilator's options for every model. Its DFG pass would merge the adders of a wide dot product back into
+one C++ expression, which g++ takes a minute to optimize and which runs no faster; without it each adder is a
+statement, and --output-split-cfuncs spreads the statements over functions small enough to compile quickly,
+in files of about 60,000 statements that make compiles on every core (fewer than Verilator's default, so
+that fewer of them compile its headers)."""
+MAKE_VARS = ("OPT_FAST=-O3", "OPT_SLOW=-O0", "OPT_GLOBAL=-O2")
+"""Variables of Verilator's makefile: g++'s optimization of the model's per-cycle code, of its set-up code and
+of Verilator's runtime library. -O1 and -O2 build no sooner than -O3 once the functions are small, and -O0
+builds ResNet-8 only a sixth sooner for a model 17 times slower (bench/rtlsim_speed.py), so there is one
+build for every use."""
 QUIET_CYCLES = 64
 """Cycles without any stage or port making progress after which a design counts as deadlocked."""
 MAX_SHOWN = 10
@@ -186,6 +203,38 @@ def cache_root() -> Path:
     return cache.root("rtlsim")
 
 
+def runtime_folder(driver: str, trace: bool) -> Path:
+    """Where the objects of Verilator's runtime library (verilated*.o) as ``driver`` builds them are kept: every
+    model built so reuses them rather than compile the library again."""
+    flags = " ".join(MAKE_VARS)
+    digest = hashlib.sha256(f"{verilator_version()}\0{driver}\0{flags}\0{trace}".encode()).hexdigest()[:24]
+    return cache_root() / f"runtime-{digest}"
+
+
+def reuse_runtime(folder: Path, obj: Path) -> None:
+    """Copy the kept runtime objects into a model's build folder, where make finds them newer than their sources."""
+    if folder.is_dir():
+        obj.mkdir(parents=True, exist_ok=True)
+        for path in folder.glob("verilated*.o"):
+            if cache.intact(path):
+                shutil.copyfile(path, obj / path.name)
+
+
+def keep_runtime(folder: Path, obj: Path) -> None:
+    """Keep the runtime objects of a finished build in ``folder``, unless they are kept already."""
+    if folder.is_dir():
+        return
+    scratch = Path(tempfile.mkdtemp(prefix=".runtime-", dir=folder.parent))
+    try:
+        for path in obj.glob("verilated*.o"):
+            shutil.copyfile(path, scratch / path.name)
+            cache.seal(scratch / path.name)
+        with contextlib.suppress(OSError):  # a concurrent build kept them first
+            scratch.rename(folder)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def captured_output(log: Path):
     """Send this process's stdout and stderr (file descriptors 1 and 2, which Verilator's tools
@@ -209,9 +258,9 @@ def captured_output(log: Path):
 
 @contextlib.contextmanager
 def parallel_make():
-    """Let the ``make`` pyverilator runs compile the model's C++ files on every core."""
+    """Let the ``make`` pyverilator runs compile the model's C++ files on every core, with MAKE_VARS."""
     previous = os.environ.get("MAKEFLAGS")
-    os.environ["MAKEFLAGS"] = f"-j{os.cpu_count() or 1}"
+    os.environ["MAKEFLAGS"] = " ".join((f"-j{os.cpu_count() or 1}", *MAKE_VARS))
     try:
         yield
     finally:
@@ -243,7 +292,7 @@ def _pyverilator_model(vdir: Path, manifest: dict, trace: bool):
     except ImportError:
         raise HlsfuseError("the pyverilator driver needs pyverilator (pip install pyverilator-mm)") from None
     top = manifest["sim_top"]
-    folder = cache_root() / f"py-{model_key(vdir, manifest, 'pyverilator', str(trace))}"
+    folder = cache_root() / f"py-{model_key(vdir, manifest, 'pyverilator', str(trace), *VERILATOR_FLAGS, *MAKE_VARS)}"
     library = folder / f"V{top}"
     built = False
     cache.discard_damaged(folder, library)
@@ -251,18 +300,24 @@ def _pyverilator_model(vdir: Path, manifest: dict, trace: bool):
         cache_root().mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
         log = cache_root() / f"{top}-build.log"
+        runtime = runtime_folder("pyverilator", trace)
         try:
-            # the build loads the model once, which reads the .mem files relative to the working directory
-            with working_dir(vdir), captured_output(log), parallel_make():
+            reuse_runtime(runtime, scratch)
+            # the build loads the model once, which reads the .mem files relative to the working directory;
+            # the progress line goes to the terminal through a descriptor of its own: 1 and 2 go to the log
+            with os.fdopen(os.dup(2), "w") as terminal, \
+                    activity(f"rtlsim: Verilator and g++ are building {top}", terminal), \
+                    working_dir(vdir), captured_output(log), parallel_make():
                 pyverilator.PyVerilator.build(
                     str(vdir / f"{top}.v"), verilog_path=[str(vdir)], build_dir=str(scratch), quiet=True,
-                    cargs="-O1", dump_en=trace,
+                    args=list(VERILATOR_FLAGS), dump_en=trace,
                 )
         except Exception:  # pyverilator raises bare exceptions; Verilator's messages are in the log
             shutil.rmtree(scratch, ignore_errors=True)
             text = log.read_text(encoding="utf-8", errors="replace")
             first = next((line for line in text.splitlines() if "%Error" in line or "error" in line), "see the log")
             raise HlsfuseError(f"Verilator could not build '{top}': {first.strip()} (full log: {log})") from None
+        keep_runtime(runtime, scratch)
         cache.seal(scratch / library.name)
         with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
             scratch.rename(folder)

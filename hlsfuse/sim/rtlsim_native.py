@@ -1,7 +1,8 @@
 """The native rtlsim driver: a C++ harness around the Verilated ``<top>_sim`` model, for long runs.
 
     manifest --templates/verilog/harness.cpp.j2--> harness.cpp
-    harness.cpp + sim sources --verilator --cc --exe --build (cached by content)--> binary
+    harness.cpp + sim sources --verilator --cc --exe--> C++ --make, g++ on every core--> binary
+                              (cached by content; Verilator's runtime objects are shared by all models)
     inputs --in<k>.bin--> binary (cwd = OUT/verilog, where $readmemh finds the .mem files)
            --out<k>.bin, out<k>.cyc, result.json--> Run
 
@@ -21,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,20 +34,21 @@ from ..errors import HlsfuseError
 from ..progress import activity
 from ..types import parse_dtype
 from . import cache, tools
-from .rtlsim import QUIET_CYCLES, Run, cache_root, model_key
+from .rtlsim import (
+    MAKE_VARS,
+    QUIET_CYCLES,
+    VERILATOR_FLAGS,
+    Run,
+    cache_root,
+    keep_runtime,
+    model_key,
+    reuse_runtime,
+    runtime_folder,
+)
 
-__all__ = ["drive_native", "native_model", "run_model", "harness_text", "BUILD_FLAGS"]
+__all__ = ["drive_native", "native_model", "run_model", "harness_text"]
 
 BUILD_TIMEOUT = 1800  # seconds; Verilator and g++ on a shared machine
-BUILD_FLAGS = (
-    "-O3",
-    "-Wno-fatal",
-    "-j",
-    "2",
-    # g++ -O3 on the model's per-cycle code (Verilator's default, -Os, runs it 1.5 times slower here)
-    "-MAKEFLAGS",
-    "OPT_FAST=-O3 OPT_GLOBAL=-O2",
-)
 
 
 @dataclass(frozen=True)
@@ -120,12 +123,28 @@ def _first_error(log: str) -> str:
     return lines[0] if lines else "no output"
 
 
+def _tool(cmd: list[str], cwd: Path, timeout: float, top: str, key: str) -> None:
+    """Run one step of a build; a failure is a one-line error with the full log kept in the cache."""
+    try:
+        done = tools.run(cmd, cwd=cwd, timeout=max(timeout, 1.0))
+    except FileNotFoundError:
+        raise HlsfuseError(f"{cmd[0]} is not installed; rtlsim needs it (apt-get install verilator make g++)") from None
+    except subprocess.TimeoutExpired:
+        raise HlsfuseError(f"Verilator and g++ took longer than {BUILD_TIMEOUT} s to build '{top}'") from None
+    if done.returncode != 0:
+        log = cache_root() / f"native-{key}.log"
+        log.write_text(f"$ {' '.join(cmd)}\n{done.stdout}{done.stderr}", encoding="utf-8")
+        raise HlsfuseError(
+            f"Verilator could not build '{top}': {_first_error(done.stdout + done.stderr)} (full log: {log})"
+        )
+
+
 def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
     """(the harness binary for the design in ``vdir``, whether it was built now rather than found in the cache)."""
     _require_verilator()
     top = manifest["sim_top"]
     harness = harness_text(manifest, trace)
-    key = model_key(vdir, manifest, "native", str(trace), " ".join(BUILD_FLAGS), harness)
+    key = model_key(vdir, manifest, "native", str(trace), *VERILATOR_FLAGS, *MAKE_VARS, harness)
     folder = cache_root() / f"native-{key}"
     binary = folder / f"V{top}_native"
     cache.discard_damaged(folder, binary)
@@ -133,40 +152,27 @@ def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
         return binary, False
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
+    obj = scratch / "obj"
+    runtime = runtime_folder("native", trace)
     try:
         (scratch / "harness.cpp").write_text(harness, encoding="utf-8")
-        cmd = [
-            "verilator",
-            "--cc",
-            "--exe",
-            "--build",
-            *BUILD_FLAGS,
-            *(["--trace"] if trace else []),
-            "--top-module",
-            top,
-            "-Mdir",
-            str(scratch / "obj"),
-            "-o",
-            binary.name,
-            str(scratch / "harness.cpp"),
+        verilate = [
+            "verilator", "--cc", "--exe", "-Wno-fatal", *VERILATOR_FLAGS, *(["--trace"] if trace else []),
+            "--top-module", top, "-Mdir", str(obj), "-o", binary.name, str(scratch / "harness.cpp"),
             *[str((vdir / s).resolve()) for s in manifest["sim_sources"]],
         ]
-        try:
-            with activity(f"rtlsim: Verilator is building {top}"):  # a minute or more for a real model
-                done = tools.run(cmd, cwd=scratch, timeout=BUILD_TIMEOUT)
-        except FileNotFoundError:
-            raise HlsfuseError("verilator is not installed; rtlsim needs it (apt-get install verilator)") from None
-        except subprocess.TimeoutExpired:
-            raise HlsfuseError(f"Verilator took longer than {BUILD_TIMEOUT} s to build '{top}'") from None
-        if done.returncode != 0:
-            log = cache_root() / f"native-{key}.log"
-            log.write_text(f"$ {' '.join(cmd)}\n{done.stdout}{done.stderr}", encoding="utf-8")
-            raise HlsfuseError(
-                f"Verilator could not build '{top}': {_first_error(done.stdout + done.stderr)} (full log: {log})"
-            )
-        (scratch / "obj" / binary.name).rename(scratch / binary.name)
+        make = ["make", "-C", str(obj), "-f", f"V{top}.mk", f"-j{os.cpu_count() or 1}", *MAKE_VARS, binary.name]
+        start = time.monotonic()
+        with activity(f"rtlsim: Verilator is translating {top}") as progress:
+            _tool(verilate, scratch, BUILD_TIMEOUT, top, key)
+            files = len(list(obj.glob("*.cpp"))) + 1
+            progress.say(f"rtlsim: g++ is compiling {top}'s model ({files} files)")
+            reuse_runtime(runtime, obj)
+            _tool(make, scratch, BUILD_TIMEOUT - (time.monotonic() - start), top, key)
+        keep_runtime(runtime, obj)
+        (obj / binary.name).rename(scratch / binary.name)
         cache.seal(scratch / binary.name)
-        shutil.rmtree(scratch / "obj")  # the object files are ~10 times the binary's size; only the binary is reused
+        shutil.rmtree(obj)  # the object files are ~10 times the binary's size; only the binary is reused
         with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
             scratch.rename(folder)
     finally:

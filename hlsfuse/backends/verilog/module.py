@@ -28,7 +28,9 @@ from ...lower.names import sanitize
 from ...lower.plan import Channel, DataflowPlan, Stage
 from ...types import FixedType
 from .mem import mem_chunks
-from .vlog import bits_for, index_width
+from .vlog import XW, bits_for, index_width
+
+SUM_TERMS = 16  # terms per adder of ModuleBuilder.sum
 
 __all__ = [
     "fixed_type", "StreamPort", "Mem", "Wire", "Net", "Reg", "ArrayDecl", "NetArray", "RomDecl", "Assign", "Instance",
@@ -316,6 +318,16 @@ class ModuleBuilder:
         name = self.fresh(wanted)
         self.decls.append(Wire(name, width, expr, signed))
         return name
+
+    def sum(self, wanted: str, terms: list[str]) -> str:
+        """A signed XW-bit wire of the sum of ``terms``, as a tree of adders of at most SUM_TERMS terms (the
+        same bits: the sum wraps modulo 2^XW either way). Verilator makes each adder one C++ statement, so a
+        dot product of hundreds of terms is many small statements it spreads over functions and files rather
+        than one expression that g++ takes a minute to optimize."""
+        while len(terms) > SUM_TERMS:
+            terms = [self.wire(f"{wanted}_part", XW, " + ".join(terms[k:k + SUM_TERMS]), signed=True)
+                     for k in range(0, len(terms), SUM_TERMS)]
+        return self.wire(wanted, XW, " + ".join(terms), signed=True)
 
     def net(self, wanted: str, width: int) -> str:
         name = self.fresh(wanted)

@@ -171,11 +171,11 @@ def fold_sum(b: ModuleBuilder, terms: list[str], fire: str, emitting: str, loop:
     """The exact sum (XW bits, signed) of this iteration's products and, after an output's first fold, of
     its earlier folds' (a partial-sum register, restarted by every output's fold 0)."""
     if loop.fold is None:
-        return b.wire(name, XW, " + ".join(terms), signed=True)
+        return b.sum(name, terms)
     fold, fw = loop.fold
     partial = b.reg("partial", XW)
     start = b.wire("start", XW, f"{fold} == {ulit(0, fw)} ? {XW}'sd0 : $signed({partial})", signed=True)
-    total = b.wire(name, XW, " + ".join([start, *terms]), signed=True)
+    total = b.sum(name, [start, *terms])
     b.updates.append(Update(f"{fire} && {emitting}", partial, total))
     return total
 

@@ -175,7 +175,7 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
         start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({acc})", signed=True)
         b.comment(f"dense '{stage.head}': fold f of column {'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}'s "
                   "dot product, added to its accumulator")
-        total = b.wire(f"{tag}dot", XW, " + ".join([start, *terms]), signed=True)
+        total = b.sum(f"{tag}dot", [start, *terms])
         b.stores.append(Update(f"{fire} && {emit}", acc, total))
         result = b.net(f"{tag}v_head", head_type.width)
         b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",

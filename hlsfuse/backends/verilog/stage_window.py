@@ -236,7 +236,7 @@ def _avg_pool(b, main, pixel, channel, tap, x_type, head_type, tag="") -> str:
     g = main.geometry
     terms = [b.wire(f"{tag}xv_{t}", XW, sext64(tap(t * g.c, channel, f"{tag}{t}"), x_type), signed=True)
              for t in range(g.taps)]
-    total = b.wire(f"{tag}total", XW, " + ".join(terms), signed=True)
+    total = b.sum(f"{tag}total", terms)
     fmt = main.accumulator
     num = total
     if fmt.width < XW:

@@ -1,0 +1,135 @@
+"""Seeing the error: the fixed-point import against the float model (onnxruntime) on the same inputs,
+from the API (compare_float, calibrate) and the command line (run --compare float, convert --calibrate).
+Every number of the table is recomputed here with plain numpy from onnxruntime's outputs."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from onnx_build import feeds, ort_run  # noqa: E402
+from onnx_zoo import cnn, conv1d, mlp  # noqa: E402
+
+from hlsfuse import reference  # noqa: E402
+from hlsfuse.accuracy import measure  # noqa: E402
+from hlsfuse.frontend.onnx import (  # noqa: E402
+    calibrate,
+    compare_float,
+    float_model,
+    from_onnx,
+    to_graph_layout,
+    to_onnx_layout,
+)
+
+MODELS = {"mlp": mlp, "cnn": cnn}
+
+
+def _expected(proto, graph, frames):
+    """{output: (max abs, mean abs, relative, argmax agreeing)} by numpy, on graph-layout ``frames``;
+    the float side is onnxruntime on the same values in ONNX layout."""
+    shapes = {i.name: tuple(d.dim_value for d in i.type.tensor_type.shape.dim) for i in proto.graph.input}
+    fixed = [reference.run(graph, f) for f in frames]
+    floats = [ort_run(proto, {k: v.astype(np.float32) for k, v in to_onnx_layout(shapes, f).items()})
+              for f in frames]
+    out = {}
+    for name in graph.outputs:
+        got = np.array([f[name] for f in fixed], dtype=np.float64)
+        want = np.array([f[name] for f in floats], dtype=np.float64)
+        diff = np.abs(got - want)
+        agree = sum(bool(np.all(np.argmax(g, -1) == np.argmax(w, -1))) for g, w in zip(got, want))
+        out[name] = (diff.max(), diff.mean(), diff.max() / (want.max() - want.min()), agree)
+    return out
+
+
+def _random_frames(graph, seed, count):
+    return [reference.random_inputs(graph, seed + k) for k in range(count)]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_numbers_are_numpys(name):
+    proto = MODELS[name]()
+    graph = from_onnx(proto, precision="fixed<12,4>")
+    frames = _random_frames(graph, 0, 6)
+    result = compare_float(proto, graph, frames, "6 frames")
+    assert result.frames == 6 and result.float_model.startswith("onnxruntime ")
+    for output, (max_abs, mean_abs, relative, agree) in _expected(proto, graph, frames).items():
+        row = result.output(output)
+        assert max_abs > 0  # a fixed-point model that makes no error would not test anything
+        assert (row.max_abs, row.mean_abs, row.relative, row.argmax) == pytest.approx(
+            (max_abs, mean_abs, relative, agree), rel=1e-12)
+
+
+def test_narrow_types_disagree_on_argmax_and_the_count_is_numpys():
+    proto = mlp()
+    graph = from_onnx(proto, precision="fixed<6,2>")
+    frames = _random_frames(graph, 0, 20)
+    row = compare_float(proto, graph, frames).output("output")
+    agree = _expected(proto, graph, frames)["output"][3]
+    assert row.argmax == agree and 0 < agree < 20
+
+
+def test_argmax_agreement_counts_frames():
+    want = [{"y": np.array([[0.0, 1.0, 0.5]]), "s": np.array([2.0])},
+            {"y": np.array([[0.9, 1.0, 0.0]]), "s": np.array([2.0])}]
+    got = [{"y": np.array([[0.0, 0.8, 0.5]]), "s": np.array([2.5])},
+           {"y": np.array([[1.2, 1.0, 0.0]]), "s": np.array([2.0])}]
+    result = measure(got, want, "test", "2 frames")
+    y, s = result.output("y"), result.output("s")
+    assert y.argmax == 1  # frame 0 agrees (index 1), frame 1 does not (0 against 1)
+    assert (y.max_abs, y.mean_abs, y.relative) == pytest.approx((0.3, 0.5 / 6, 0.3 / 1.0))
+    assert s.argmax is None and s.relative is None  # one element per frame; a constant float output
+    assert result.table() == (
+        "error vs float (test) on 2 frames:\n"
+        "  output  max abs  mean abs  relative  argmax\n"
+        "  y       0.3      0.0833    0.3       1/2\n"
+        "  s       0.5      0.25      -         -"
+    )
+
+
+def test_errors_grow_when_the_types_narrow():
+    proto = cnn()
+    wide, narrow = (from_onnx(proto, precision=p) for p in ("fixed<16,6>", "fixed<8,3>"))
+    frames = _random_frames(wide, 0, 4)
+    errors = [compare_float(proto, g, frames).output("output") for g in (wide, narrow)]
+    assert errors[1].max_abs > 8 * errors[0].max_abs and errors[1].mean_abs > 8 * errors[0].mean_abs
+
+
+def test_onnx_layout_is_the_inverse_of_the_graph_layout():
+    for proto in (cnn(), conv1d()):
+        graph = from_onnx(proto)
+        shapes = {i.name: tuple(d.dim_value for d in i.type.tensor_type.shape.dim) for i in proto.graph.input}
+        onnx_inputs = feeds(proto, seed=1)
+        graph_inputs = to_graph_layout(graph, onnx_inputs)
+        assert {k: v.shape for k, v in graph_inputs.items()} != shapes  # the layouts differ
+        back = to_onnx_layout(shapes, graph_inputs)
+        assert all(np.array_equal(back[k], onnx_inputs[k]) for k in onnx_inputs)
+
+
+def test_without_onnxruntime_the_float32_import_is_the_float_model(monkeypatch):
+    proto = cnn()
+    graph = from_onnx(proto, precision="fixed<12,4>")
+    frames = _random_frames(graph, 0, 3)
+    with_ort = compare_float(proto, graph, frames).output("output")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime raises ImportError
+    assert float_model(proto).name == "hlsfuse float32 import; onnxruntime is not installed"
+    without = compare_float(proto, graph, frames).output("output")
+    assert without.max_abs == pytest.approx(with_ort.max_abs, abs=1e-5)
+    assert without.argmax == with_ort.argmax
+
+
+def test_calibration_reports_the_same_table():
+    proto = cnn()
+    samples = {"input": np.concatenate([feeds(proto, seed=s)["input"] for s in range(4)])}
+    result = calibrate(proto, samples, precision="fixed<16,6>")
+    frames = [to_graph_layout(result.graph, {"input": x[None]}) for x in samples["input"]]
+    max_abs, mean_abs, relative, agree = _expected(proto, result.graph, frames)["output"]
+    row = result.accuracy.output("output")
+    assert (row.max_abs, row.mean_abs, row.relative, row.argmax) == pytest.approx(
+        (max_abs, mean_abs, relative, agree), rel=1e-12)
+    assert result.errors == {"output": row.max_abs} and result.samples == 4
+    assert result.report() == "calibrated 15 tensors; " + result.accuracy.table()

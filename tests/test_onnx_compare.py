@@ -4,6 +4,7 @@ Every number of the table is recomputed here with plain numpy from onnxruntime's
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -17,6 +18,7 @@ from onnx_zoo import cnn, conv1d, mlp  # noqa: E402
 
 from hlsfuse import reference  # noqa: E402
 from hlsfuse.accuracy import measure  # noqa: E402
+from hlsfuse.cli import main  # noqa: E402
 from hlsfuse.frontend.onnx import (  # noqa: E402
     calibrate,
     compare_float,
@@ -133,3 +135,108 @@ def test_calibration_reports_the_same_table():
         (max_abs, mean_abs, relative, agree), rel=1e-12)
     assert result.errors == {"output": row.max_abs} and result.samples == 4
     assert result.report() == "calibrated 15 tensors; " + result.accuracy.table()
+
+
+# --------------------------------------------------------------------------
+# The command line
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    def save(name):
+        path = tmp_path / f"{name}.onnx"
+        onnx.save(MODELS[name](), path)
+        return path
+    return save
+
+
+def _rows(text):
+    """{output: [max abs, mean abs, relative, argmax]} of the table in ``text``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "error vs float (" in line)
+    assert lines[start + 1].split() == ["output", "max", "abs", "mean", "abs", "relative", "argmax"]
+    return {line.split()[0]: line.split()[1:] for line in lines[start + 2:] if line.startswith("  ")}
+
+
+def _cells(max_abs, mean_abs, relative, agree, frames):
+    return [f"{max_abs:.3g}", f"{mean_abs:.3g}", f"{relative:.3g}", f"{agree}/{frames}"]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_run_prints_the_table(name, model_file, capsys):
+    path = model_file(name)
+    assert main(["run", str(path), "--compare", "float", "--frames", "5", "--seed", "3",
+                 "--precision", "fixed<10,4>"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == f"ran graph '{name}' on random inputs (seed 3)"
+    assert re.fullmatch(r"error vs float \(onnxruntime [\d.]+\) on 5 frames of random inputs \(seeds 3\.\.7\):",
+                        lines[2])
+    graph = from_onnx(path, precision="fixed<10,4>")
+    expected = _expected(MODELS[name](), graph, _random_frames(graph, 3, 5))
+    assert _rows(out) == {k: _cells(*v, 5) for k, v in expected.items()}
+
+
+def test_run_compares_on_the_given_inputs(model_file, tmp_path, capsys):
+    path = model_file("cnn")
+    inputs = feeds(cnn(), seed=7)
+    npz = tmp_path / "in.npz"
+    np.savez(npz, **inputs)
+    assert main(["run", str(path), "--inputs", str(npz), "--compare", "float"]) == 0
+    out = capsys.readouterr().out
+    assert f"on the inputs in {npz}:\n" in out
+    graph = from_onnx(path)
+    # the float model sees the values as given; the fixed-point graph quantizes them to its input type
+    max_abs, mean_abs, relative, agree = _expected(cnn(), graph, [to_graph_layout(graph, inputs)])["output"]
+    float_side = ort_run(cnn(), inputs)["output"]
+    assert max_abs == np.max(np.abs(reference.run(graph, to_graph_layout(graph, inputs))["output"] - float_side))
+    assert _rows(out) == {"output": _cells(max_abs, mean_abs, relative, agree, 1)}
+
+
+def test_run_table_shows_narrow_types_err_more(model_file, capsys):
+    path = model_file("mlp")
+    maxima = []
+    for precision in ("fixed<16,6>", "fixed<8,3>"):
+        assert main(["run", str(path), "--compare", "float", "--precision", precision]) == 0
+        maxima.append(float(_rows(capsys.readouterr().out)["output"][0]))
+    assert maxima[1] > 8 * maxima[0] > 0
+
+
+def test_convert_with_calibration_prints_the_table(model_file, tmp_path, capsys):
+    path = model_file("cnn")
+    samples = tmp_path / "samples.npz"
+    stacked = np.concatenate([feeds(cnn(), seed=s)["input"] for s in range(3)])
+    np.savez(samples, input=stacked)
+    out = tmp_path / "cnn.json"
+    assert main(["convert", str(path), "-o", str(out), "--calibrate", str(samples)]) == 0
+    err = capsys.readouterr().err
+    where = re.escape(str(samples))
+    header = rf"calibrated 15 tensors; error vs float \(onnxruntime [\d.]+\) on 3 samples in {where}:\n"
+    assert re.match(header, err)
+    graph = calibrate(path, samples).graph
+    frames = [to_graph_layout(graph, {"input": x[None]}) for x in stacked]
+    assert _rows(err) == {k: _cells(*v, 3) for k, v in _expected(cnn(), graph, frames).items()}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--compare", "float"], "--compare float needs an ONNX model (GRAPH.onnx) to take the float model from, "
+                             "not {json}"),
+    (["--frames", "3"], "--frames applies to --compare float (run alone runs one frame)"),
+])
+def test_compare_errors_are_one_line(argv, message, model_file, tmp_path, capsys):
+    path = model_file("mlp")
+    json_graph = tmp_path / "mlp.json"
+    assert main(["convert", str(path), "-o", str(json_graph)]) == 0
+    capsys.readouterr()
+    assert main(["run", str(json_graph), *argv]) == 2
+    assert capsys.readouterr().err == f"hlsfuse: error: {message.format(json=json_graph)}\n"
+
+
+def test_frames_with_given_inputs_is_a_one_line_error(model_file, tmp_path, capsys):
+    path = model_file("mlp")
+    npz = tmp_path / "in.npz"
+    np.savez(npz, **feeds(mlp()))
+    assert main(["run", str(path), "--inputs", str(npz), "--compare", "float", "--frames", "4"]) == 2
+    assert capsys.readouterr().err == (f"hlsfuse: error: --frames counts seeded random frames; --inputs {npz} gives "
+                                       "the one frame to compare on\n")

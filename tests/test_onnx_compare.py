@@ -5,7 +5,9 @@ Every number of the table is recomputed here with plain numpy from onnxruntime's
 from __future__ import annotations
 
 import re
+import shlex
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -240,3 +242,25 @@ def test_frames_with_given_inputs_is_a_one_line_error(model_file, tmp_path, caps
     assert main(["run", str(path), "--inputs", str(npz), "--compare", "float", "--frames", "4"]) == 2
     assert capsys.readouterr().err == (f"hlsfuse: error: --frames counts seeded random frames; --inputs {npz} gives "
                                        "the one frame to compare on\n")
+
+
+def test_the_docs_example_is_real_output(tmp_path, monkeypatch, capsys):
+    """docs/onnx.md's 'Seeing the error' shows what these commands print for tests/onnx_zoo.py's cnn."""
+    import onnxruntime
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text()
+    block = re.search(r"## Seeing the error\n.*?```\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    onnx.save(cnn(), "cnn.onnx")
+    np.savez("samples.npz", input=np.concatenate([feeds(cnn(), seed=s)["input"] for s in range(16)]))
+    commands = re.split(r"^\$ hlsfuse ", block, flags=re.M)[1:]
+    assert len(commands) == 3
+    for command in commands:
+        argv, *shown = command.splitlines()
+        assert main(shlex.split(argv)) == 0
+        captured = capsys.readouterr()
+        printed = (captured.err + captured.out).replace(onnxruntime.__version__, "1.32.0").splitlines()
+        if "..." in shown:  # the lines after it end what the command prints
+            shown = shown[shown.index("...") + 1:]
+            printed = printed[len(printed) - len(shown):]
+        assert printed == shown, argv

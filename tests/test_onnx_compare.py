@@ -126,6 +126,21 @@ def test_without_onnxruntime_the_float32_import_is_the_float_model(monkeypatch):
     assert without.argmax == with_ort.argmax
 
 
+def test_a_model_onnxruntime_cannot_load_falls_back_and_says_why():
+    x, y = (onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [1, 4]) for n in "xy")
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    proto = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 5)])  # hlsfuse upgrades it
+    proto.ir_version = 8
+    side = float_model(proto)
+    assert side.name == ("hlsfuse float32 import; onnxruntime cannot load the model: Could not find an "
+                         "implementation for Relu(1) node with name ''")
+    values = np.array([[1.0, -2.0, 3.3, 0.01]])
+    row = compare_float(proto, from_onnx(proto, precision="fixed<8,4>"), [{"x": values}]).output("y")
+    # fixed<8,4> truncates the inputs to sixteenths; the float model sees them as float32
+    expected = np.abs(np.maximum(np.floor(values * 16) / 16, 0) - np.maximum(values.astype(np.float32), 0))
+    assert row.max_abs == pytest.approx(expected.max(), rel=1e-12) and row.argmax == 1
+
+
 def test_calibration_reports_the_same_table():
     proto = cnn()
     samples = {"input": np.concatenate([feeds(proto, seed=s)["input"] for s in range(4)])}

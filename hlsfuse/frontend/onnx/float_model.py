@@ -13,6 +13,7 @@ says which ran and why, and the table prints it. This is the only module that us
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -96,7 +97,8 @@ def _session(source) -> tuple[object | None, str]:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
+    """The message of an onnxruntime error without its '[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : ' prefix."""
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", str(exc).strip())
     return text.splitlines()[0] if text else type(exc).__name__
 
 

@@ -279,3 +279,10 @@ def test_the_docs_example_is_real_output(tmp_path, monkeypatch, capsys):
             shown = shown[shown.index("...") + 1:]
             printed = printed[len(printed) - len(shown):]
         assert printed == shown, argv
+
+
+def test_too_many_frames_are_refused_before_any_is_made(model_file, capsys):
+    assert main(["run", str(model_file("mlp")), "--compare", "float", "--frames", "100000000"]) == 2
+    assert capsys.readouterr().err == (
+        "hlsfuse: error: run --compare float: 100000000 frames of 25 input and output elements each exceed the "
+        f"{reference.MAX_STREAMED} elements one run streams; run at most {reference.MAX_STREAMED // 25}\n")

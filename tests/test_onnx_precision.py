@@ -136,7 +136,9 @@ def test_calibrated_types_follow_the_observed_ranges():
     for const in graph.constants:
         peak = float(np.max(np.abs(result.float_graph.constant_map[const.name].values)))
         assert const.type.dtype.int_bits == int_bits_for(peak, 16, 0), const.name  # weights: no headroom
-    assert result.report().startswith("calibrated 15 tensors on 4 samples; max abs error vs float32 on them: 'output' ")
+    assert result.report().startswith("calibrated 15 tensors; error vs float (onnxruntime ")
+    assert result.report().splitlines()[0].endswith(") on 4 samples:")
+    assert result.samples == 4 and set(result.errors) == {"output"}
 
 
 def test_calibration_keeps_explicit_overrides():

@@ -38,7 +38,7 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     group.add_argument(
         "--calibrate",
         metavar="SAMPLES.npz",
-        help="choose integer bits from these inputs (ONNX layout); prints the expected error",
+        help="choose integer bits from these inputs (ONNX layout); prints the error vs the float model on them",
     )
 
 

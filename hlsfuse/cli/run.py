@@ -1,19 +1,26 @@
-"""``hlsfuse run GRAPH``: run a graph on the reference interpreter (the golden model)."""
+"""``hlsfuse run GRAPH``: run a graph on the reference interpreter (the golden model); with
+``--compare float`` (an ONNX model) also the float model, printing the error table of accuracy.py."""
 
 from __future__ import annotations
 
 import argparse
 import io
 import zipfile
+from pathlib import Path
 
 import numpy as np
 
+from ..errors import HlsfuseError
 from ..fileio import write_atomic
-from ..reference import quantize_inputs, random_inputs, run_raw
+from ..frontend import onnx as onnx_frontend
+from ..reference import check_frames, quantize_inputs, random_inputs, run_raw
 from ..types import to_float
-from .common import add_graph_arg, graph_layout_inputs, load_graph_arg, output_arg, read_inputs, seed
+from .common import add_graph_arg, graph_layout_inputs, load_graph_arg, output_arg, positive_int, read_inputs, seed
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "COMPARE_FRAMES"]
+
+COMPARE_FRAMES = 10
+"""Frames of seeded random inputs ``--compare float`` runs unless told otherwise."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -32,28 +39,57 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     source.add_argument("--seed", type=seed, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("-o", "--output", metavar="OUT.npz", help="write one array per graph output")
+    parser.add_argument(
+        "--compare", choices=["float"],
+        help="also run the float model of GRAPH.onnx (onnxruntime, else hlsfuse's float32 import) on the same "
+        "inputs and print per output the max and mean absolute error, the relative error and argmax agreement",
+    )
+    parser.add_argument(
+        "--frames", type=positive_int, metavar="N",
+        help=f"frames of seeded random inputs --compare runs (seeds SEED, SEED+1, ...; default {COMPARE_FRAMES})",
+    )
     parser.add_argument("--force", action="store_true", help="overwrite OUT.npz if it exists")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    _check_compare(args)
     graph = load_graph_arg(args.graph, args)
     out = output_arg(args.output, args.force)
     if args.inputs is not None:
-        raw = quantize_inputs(graph, read_inputs(args.inputs, graph,
-                                                 lambda arrays: graph_layout_inputs(args.graph, graph, arrays)))
+        inputs = read_inputs(args.inputs, graph, lambda arrays: graph_layout_inputs(args.graph, graph, arrays))
+        frames, told = [inputs], f"the inputs in {args.inputs}"
         print(f"ran graph '{graph.name}' on the inputs in {args.inputs}")
     else:
-        raw = quantize_inputs(graph, random_inputs(graph, args.seed))
+        count = (args.frames or COMPARE_FRAMES) if args.compare else 1
+        if args.compare:
+            check_frames(graph, count, "run --compare float")
+        frames = [random_inputs(graph, args.seed + k) for k in range(count)]
+        told = (f"{count} frames of random inputs (seeds {args.seed}..{args.seed + count - 1})" if count > 1
+                else f"1 frame of random inputs (seed {args.seed})")
         print(f"ran graph '{graph.name}' on random inputs (seed {args.seed})")
-    values = run_raw(graph, raw)
+    values = run_raw(graph, quantize_inputs(graph, frames[0]))
     outputs = {name: to_float(values[name], graph.types[name].dtype) for name in graph.outputs}
     for name, value in outputs.items():
         print(f"  {name}  {graph.types[name]}  min {value.min():.6g}  max {value.max():.6g}  mean {value.mean():.6g}")
     if out is not None:
         write_atomic(out, _npz_bytes(outputs), overwrite=args.force)
         print(f"wrote {out}")
+    if args.compare:
+        print(onnx_frontend.compare_float(args.graph, graph, frames, told).table())
     return 0
+
+
+def _check_compare(args: argparse.Namespace) -> None:
+    """Refuse, before any work, --compare with a graph that has no float model and --frames without it."""
+    if args.compare and Path(args.graph).suffix.lower() != ".onnx":
+        raise HlsfuseError(f"--compare float needs an ONNX model (GRAPH.onnx) to take the float model from, "
+                           f"not {args.graph}")
+    if args.frames is not None and not args.compare:
+        raise HlsfuseError("--frames applies to --compare float (run alone runs one frame)")
+    if args.frames is not None and args.inputs is not None:
+        raise HlsfuseError(f"--frames counts seeded random frames; --inputs {args.inputs} gives the one frame to "
+                           "compare on")
 
 
 def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:

@@ -3,6 +3,7 @@
     read_model (importer.py, the only user of the ``onnx`` package)
         -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py over context.py, layout.py)
         -> Graph, typed by a Precision (precision.py) or by calibration (calibration.py)
+    float_model.py: the float model (onnxruntime, or the float32 import) a graph's error is measured against
 
 ONNX op names and attributes appear only in this package. The ``onnx`` package is an
 optional extra; it is imported when a model is read, not when hlsfuse is.
@@ -17,7 +18,10 @@ from ...ir import Graph
 from .calibration import Calibration
 from .calibration import calibrate as _calibrate
 from .convert import convert, supported_ops
-from .layout import to_graph_layout
+from .float_model import FloatModel
+from .float_model import compare as _compare
+from .float_model import float_model as _float_model
+from .layout import to_graph_layout, to_onnx_layout
 from .model import Model
 from .precision import DEFAULT_PRECISION, Precision, load_precision_map, precision_of
 
@@ -31,7 +35,11 @@ __all__ = [
     "load_precision_map",
     "precision_of",
     "to_graph_layout",
+    "to_onnx_layout",
     "supported_ops",
+    "FloatModel",
+    "float_model",
+    "compare_float",
 ]
 
 
@@ -58,7 +66,20 @@ def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None) -> Graph:
 
 def calibrate(model, samples, precision=DEFAULT_PRECISION) -> Calibration:
     """Import ``model`` with types calibrated on ``samples``; see ``Calibration.report``."""
-    return _calibrate(_decoded(model), samples, precision_of(precision))
+    return _calibrate(_decoded(model), samples, precision_of(precision), source=model)
+
+
+def float_model(model) -> FloatModel:
+    """The float model of an ONNX model (a path, bytes or ``onnx.ModelProto``): onnxruntime running it
+    when onnxruntime is installed and loads it, else hlsfuse's float32 import; ``.name`` says which."""
+    return _float_model(model, _decoded(model))
+
+
+def compare_float(model, graph: Graph, frames, inputs: str = "the given frames"):
+    """The ``accuracy.Accuracy`` of ``graph`` (an import of ``model``) against the float model of
+    ``model`` on ``frames``: real-valued inputs, one {input: array} mapping per frame, in the graph's
+    layout (``to_graph_layout`` converts ONNX-layout arrays); ``inputs`` says what they are in the table."""
+    return _compare(graph, float_model(model), list(frames), inputs)
 
 
 def _decoded(model):

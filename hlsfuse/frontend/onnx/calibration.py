@@ -2,7 +2,8 @@
 
     samples (ONNX layout) --float32 import + reference--> peak |value| per tensor
         --> calibrated types (precision.calibrated_types) --> fixed-point import
-        --> reference on the same samples --> max |fixed - float| per output
+        --> reference and the float model (float_model.py) on the same samples
+        --> the error table of accuracy.py
 
 The sample file holds one array per model input, named like it, either of the input's
 shape (one sample) or with a leading sample axis ([S, *shape]; for an input with batch
@@ -20,10 +21,12 @@ from types import MappingProxyType
 import numpy as np
 
 from ... import reference
+from ...accuracy import Accuracy
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32
 from .convert import convert
+from .float_model import compare, float_model
 from .layout import to_graph_layout
 from .model import Model
 from .precision import Precision, calibrated_types
@@ -33,20 +36,24 @@ __all__ = ["Calibration", "calibrate", "read_samples", "split_samples"]
 
 @dataclass(frozen=True, eq=False)
 class Calibration:
-    """The calibrated graph, what was observed, and the error it is expected to make."""
+    """The calibrated graph, what was observed, and the error it makes on the samples."""
 
     graph: Graph
     float_graph: Graph
     peaks: Mapping[str, float]
-    errors: Mapping[str, float]
-    samples: int
+    accuracy: Accuracy
+
+    @property
+    def samples(self) -> int:
+        return self.accuracy.frames
+
+    @property
+    def errors(self) -> Mapping[str, float]:
+        """The max abs error of each output on the samples."""
+        return MappingProxyType({row.name: row.max_abs for row in self.accuracy.outputs})
 
     def report(self) -> str:
-        parts = [f"'{name}' {error:.3g}" for name, error in self.errors.items()]
-        return (
-            f"calibrated {len(self.peaks)} tensors on {self.samples} sample{'s' if self.samples != 1 else ''}; "
-            f"max abs error vs float32 on them: {', '.join(parts)}"
-        )
+        return f"calibrated {len(self.peaks)} tensors; " + self.accuracy.table()
 
 
 def read_samples(path: str | Path) -> dict[str, np.ndarray]:
@@ -92,29 +99,26 @@ def split_samples(model: Model, data: Mapping[str, np.ndarray], where: str = "sa
     return [{name: arrays[i] for name, arrays in per_input.items()} for i in range(count)]
 
 
-def calibrate(model: Model, samples, precision: Precision) -> Calibration:
-    """Calibrate ``precision`` (fixed point) on ``samples`` (an .npz path or arrays)."""
+def calibrate(model: Model, samples, precision: Precision, source=None) -> Calibration:
+    """Calibrate ``precision`` (fixed point) on ``samples`` (an .npz path or arrays); ``source``: the
+    file, bytes or ``onnx.ModelProto`` ``model`` was decoded from, which onnxruntime runs as the float
+    model of the error table (without it, the float32 import is the float model)."""
     if precision.is_float:
         raise HlsfuseError("calibration chooses fixed-point types, but the precision is float32")
     data = read_samples(samples) if isinstance(samples, (str, Path)) else samples
     where = str(samples) if isinstance(samples, (str, Path)) else "samples"
     float_graph = convert(model, Precision(default=FLOAT32))
-    batches = split_samples(model, data, where)
+    batches = [to_graph_layout(float_graph, sample) for sample in split_samples(model, data, where)]
     computed = [i.name for i in float_graph.inputs] + [n.name for n in float_graph.nodes]
     peaks = dict.fromkeys(computed, 0.0)
-    references = []
     for sample in batches:
-        raw_inputs = reference.quantize_inputs(float_graph, to_graph_layout(float_graph, sample))
-        values = reference.run_raw(float_graph, raw_inputs)
+        values = reference.run_raw(float_graph, reference.quantize_inputs(float_graph, sample))
         for name in computed:
             array = values[name]
             if array.size:
                 peaks[name] = max(peaks[name], float(np.max(np.abs(array))))
-        references.append({name: values[name] for name in float_graph.outputs})
     graph = convert(model, precision.with_calibration(calibrated_types(precision, float_graph, peaks)))
-    errors = dict.fromkeys(graph.outputs, 0.0)
-    for sample, expected in zip(batches, references):
-        got = reference.run(graph, to_graph_layout(graph, sample))
-        for name in graph.outputs:
-            errors[name] = max(errors[name], float(np.max(np.abs(got[name] - expected[name]))))
-    return Calibration(graph, float_graph, MappingProxyType(peaks), MappingProxyType(errors), len(batches))
+    count = f"{len(batches)} sample{'s' if len(batches) != 1 else ''}"
+    told = f"{count} in {samples}" if isinstance(samples, (str, Path)) else count
+    accuracy = compare(graph, float_model(source, model, float_graph), batches, told)
+    return Calibration(graph, float_graph, MappingProxyType(peaks), accuracy)

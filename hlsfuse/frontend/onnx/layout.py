@@ -38,6 +38,7 @@ __all__ = [
     "with_units",
     "flat_columns",
     "to_graph_layout",
+    "to_onnx_layout",
 ]
 
 Order = tuple[int | None, ...]
@@ -164,5 +165,26 @@ def to_graph_layout(graph, inputs: Mapping[str, object]) -> dict[str, np.ndarray
                 f"input '{name}': ONNX-layout value has shape {list(array.shape)}, which does not match "
                 f"the graph's {list(want)} (expected the model's ONNX input shape)"
             )
+        out[name] = converted
+    return out
+
+
+def to_onnx_layout(shapes: Mapping[str, tuple[int, ...]], inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+    """The inverse of ``to_graph_layout``: graph-layout input arrays in the layout of the ONNX model whose
+    input shapes are ``shapes`` (the graph's shape alone cannot tell an NCHW input with H = 1 from an
+    NCL one)."""
+    out: dict[str, np.ndarray] = {}
+    for name, value in inputs.items():
+        array = np.asarray(value)
+        want = tuple(shapes[name])
+        if len(want) == 4 and array.ndim == 4:
+            converted = array.transpose(0, 3, 1, 2)
+        elif len(want) == 3 and array.ndim == 4 and array.shape[1] == 1:
+            converted = array[:, 0].transpose(0, 2, 1)
+        else:
+            converted = array
+        if converted.shape != want:
+            raise HlsfuseError(f"input '{name}': graph-layout value has shape {list(array.shape)}, which does not "
+                               f"match the ONNX model's {list(want)}")
         out[name] = converted
     return out

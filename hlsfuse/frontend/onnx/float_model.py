@@ -1,0 +1,110 @@
+"""The float model a fixed-point import is measured against, and the measurement.
+
+    frames (graph layout) --reference(graph)-------------------------> fixed outputs \\
+                          --to_onnx_layout--> onnxruntime(model file) --> float outputs  > accuracy.measure
+                          (or, without onnxruntime: reference(float32 import))          /
+
+onnxruntime runs the ONNX model itself, so the comparison also covers what the importer does.
+When it is not installed or cannot load the model, hlsfuse's float32 import of the model (which
+agrees with onnxruntime to 1e-5 on every supported op) is the float side; ``FloatModel.name``
+says which ran and why, and the table prints it. This is the only module that uses onnxruntime.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from ... import reference
+from ...accuracy import Accuracy, measure
+from ...errors import HlsfuseError
+from ...ir import Graph
+from ...types import FLOAT32
+from .convert import convert
+from .layout import to_onnx_layout
+from .model import Model
+from .precision import Precision
+
+__all__ = ["FloatModel", "float_model", "compare"]
+
+
+@dataclass(frozen=True, eq=False)
+class FloatModel:
+    """The float side of a comparison: an onnxruntime session of the model, or the float32 import
+    (``graph``) run by the reference. ``shapes``: the model's ONNX input shapes and element types."""
+
+    name: str
+    shapes: Mapping[str, tuple[int, ...]]
+    elems: Mapping[str, str]
+    session: object | None = None
+    graph: Graph | None = None
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The float outputs (float64, ONNX layout, as the graph's outputs are) of one frame of
+        real-valued inputs in the graph's layout."""
+        if self.session is None:
+            return {k: np.asarray(v, dtype=np.float64) for k, v in reference.run(self.graph, inputs).items()}
+        feeds = {name: np.asarray(value, dtype=self.elems[name])
+                 for name, value in to_onnx_layout(self.shapes, inputs).items()}
+        names = [o.name for o in self.session.get_outputs()]
+        try:
+            values = self.session.run(names, feeds)
+        except Exception as exc:  # onnxruntime raises its own exception types from C++
+            raise HlsfuseError(f"onnxruntime could not run the model: {_first_line(exc)}") from None
+        return {name: np.asarray(value, dtype=np.float64) for name, value in zip(names, values)}
+
+
+def float_model(source, model: Model, float_graph: Graph | None = None) -> FloatModel:
+    """The float model of ``model``, decoded from ``source`` (a path, bytes or ``onnx.ModelProto``):
+    onnxruntime on ``source`` when it is installed and loads it, else the float32 import
+    (``float_graph`` if already made)."""
+    shapes = MappingProxyType({i.name: tuple(i.shape) for i in model.inputs})
+    elems = MappingProxyType({i.name: i.elem for i in model.inputs})
+    session, why = _session(source)
+    if session is not None:
+        return FloatModel(why, shapes, elems, session=session)
+    graph = float_graph if float_graph is not None else convert(model, Precision(default=FLOAT32))
+    return FloatModel(f"hlsfuse float32 import; {why}", shapes, elems, graph=graph)
+
+
+def _session(source) -> tuple[object | None, str]:
+    """(an onnxruntime session of ``source``, its name) or (None, why there is none)."""
+    try:
+        import onnxruntime
+    except ImportError:  # optional: the float32 import stands in, and the table says so
+        return None, "onnxruntime is not installed"
+    if isinstance(source, (str, os.PathLike)):
+        data = str(source)  # a path: onnxruntime finds weights stored beside the model
+    elif isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    elif type(source).__name__ == "ModelProto":
+        data = source.SerializeToString()
+    else:
+        return None, "no ONNX file for onnxruntime to run"
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3  # no warnings about initializers the model leaves unused
+    try:
+        session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types from C++
+        return None, f"onnxruntime cannot load the model: {_first_line(exc)}"
+    return session, f"onnxruntime {onnxruntime.__version__}"
+
+
+def _first_line(exc: BaseException) -> str:
+    """The message of an onnxruntime error without its '[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : ' prefix."""
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", str(exc).strip())
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def compare(graph: Graph, float_side: FloatModel, frames: Sequence[Mapping[str, np.ndarray]], inputs: str) -> Accuracy:
+    """Run ``graph`` on the reference and ``float_side`` on the same ``frames`` (real-valued inputs in
+    the graph's layout) and measure the error of every graph output; ``inputs`` says what the frames are."""
+    fixed = [reference.run(graph, frame) for frame in frames]
+    floats = [float_side.run(frame) for frame in frames]
+    return measure(fixed, floats, float_side.name, inputs)

@@ -172,7 +172,9 @@ module window_s0_conv2d_bias_add_relu (
     wire signed [63:0] xa_17 = {{52{tap_17[11]}}, tap_17};
     wire signed [63:0] wb_17 = {{56{wt_17[7]}}, wt_17};
     wire signed [63:0] pr_17 = xa_17 * wb_17;
-    wire signed [63:0] acc = pr_0 + pr_1 + pr_2 + pr_3 + pr_4 + pr_5 + pr_6 + pr_7 + pr_8 + pr_9 + pr_10 + pr_11 + pr_12 + pr_13 + pr_14 + pr_15 + pr_16 + pr_17;
+    wire signed [63:0] acc_part = pr_0 + pr_1 + pr_2 + pr_3 + pr_4 + pr_5 + pr_6 + pr_7 + pr_8 + pr_9 + pr_10 + pr_11 + pr_12 + pr_13 + pr_14 + pr_15;
+    wire signed [63:0] acc_part_2 = pr_16 + pr_17;
+    wire signed [63:0] acc = acc_part + acc_part_2;
     // conv2d: the exact dot product, assigned once to the head's type
     wire [11:0] v_head;
     hlsf_assign #(.IN_W(64), .IN_FRAC(15), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(acc), .in_sticky(1'b0), .out_data(v_head));

@@ -1,0 +1,145 @@
+"""Range analysis: an interval bound for every tensor of a graph, and where a type can overflow.
+
+    input types (or given ranges), constants' values
+        --per node, in topological order: OpDef.bounds on the inputs' quantized intervals-->
+    exact interval of the node's result --quantize to its declared type--> what consumers see
+
+A node's bound is on its *exact* value, before the one assignment to its declared type
+(DESIGN.md section 3), computed from the bounds of its inputs *as quantized* (so a
+saturating or wrapping input type is accounted for). The node's type can overflow when
+the exact bound, rounded to the type's grid, leaves the type's range. Each op's rule lives
+with its definition in the op registry; ``ops/interval.py`` holds the interval arithmetic.
+Bounds are exact for fixed-point tensors (raw integers), approximate for float32 ones.
+
+    ranges(graph, input_ranges)  -> {tensor: Range}   (inputs and nodes)
+    bounds(graph, input_ranges)  -> {tensor: (lo, hi)} as exact Fractions
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .errors import HlsfuseError
+from .ir import Graph
+from .ops import get_op
+from .ops.interval import Interval
+from .types import DType, FixedType
+
+__all__ = ["Range", "ranges", "bounds", "input_intervals", "int_bits_needed", "fitting_type"]
+
+
+@dataclass(frozen=True, eq=False)
+class Range:
+    """One tensor's bound: ``exact`` (before its assignment), ``quantized`` (after), and whether
+    its declared ``dtype`` holds every value of ``exact``."""
+
+    name: str
+    op: str
+    dtype: DType
+    exact: Interval
+    quantized: Interval
+    fits: bool
+
+    @property
+    def lo(self) -> Fraction:
+        return _fraction(self.exact.lo.min(), self.exact.frac)
+
+    @property
+    def hi(self) -> Fraction:
+        return _fraction(self.exact.hi.max(), self.exact.frac)
+
+    @property
+    def int_bits(self) -> int:
+        """Integer bits a type needs to hold the bound (signed unless it is never negative)."""
+        return int_bits_needed(self.lo, self.hi)
+
+
+def _fraction(raw, frac: int | None) -> Fraction:
+    if frac is None:
+        return Fraction(float(raw)) if math.isfinite(float(raw)) else Fraction(0)
+    return Fraction(int(raw), 1 << frac) if frac >= 0 else Fraction(int(raw) << -frac)
+
+
+def int_bits_needed(lo: Fraction, hi: Fraction) -> int:
+    """Smallest I such that fixed<W,I> (ufixed<W,I> when ``lo >= 0``) holds ``[lo, hi]`` at any
+    width: signed needs -2**(I-1) <= lo and hi < 2**(I-1), unsigned hi < 2**I."""
+    signed = lo < 0
+    magnitude = max(-lo, hi) if signed else hi
+    if magnitude == 0:
+        return 1 if signed else 0
+    bits = math.floor(math.log2(magnitude)) - 2
+    while not (_holds(lo, hi, bits, signed)):
+        bits += 1
+    while _holds(lo, hi, bits - 1, signed):
+        bits -= 1
+    return bits
+
+
+def _holds(lo: Fraction, hi: Fraction, bits: int, signed: bool) -> bool:
+    top = Fraction(2) ** (bits - 1 if signed else bits)
+    return hi < top and (not signed or -top <= lo)
+
+
+def fitting_type(exact: Interval, width: int, int_bits: int | None = None, quant: str = "RND",
+                 overflow: str = "WRAP") -> FixedType:
+    """The ``width``-bit type with the fewest integer bits that holds ``exact`` once rounded
+    (``int_bits``, when given, is a lower limit); unsigned when ``exact`` is never negative."""
+    lo = _fraction(exact.lo.min(), exact.frac)
+    hi = _fraction(exact.hi.max(), exact.frac)
+    signed = lo < 0
+    bits = int_bits_needed(lo, hi) if int_bits is None else int_bits
+    while True:
+        dtype = FixedType(width, bits, signed, quant, overflow)
+        if exact.quantize(dtype)[1]:
+            return dtype
+        bits += 1
+
+
+def input_intervals(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None
+                    ) -> dict[str, Interval]:
+    """Each input's values as its type holds them: its whole range, or a given range ``(lo, hi)``
+    assigned to its type."""
+    given = dict(input_ranges or {})
+    known = [i.name for i in graph.inputs]
+    for name, (lo, hi) in given.items():
+        if name not in known:
+            raise HlsfuseError(f"input range for '{name}': not an input of graph '{graph.name}' "
+                               f"(inputs: {', '.join(known)})")
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            raise HlsfuseError(f"input range for '{name}': expected finite LO <= HI, not {lo}:{hi}")
+    out = {}
+    for inp in graph.inputs:
+        dtype = inp.type.dtype
+        if inp.name in given:
+            out[inp.name] = Interval.of_reals(*given[inp.name]).quantize(dtype)[0]
+        else:
+            out[inp.name] = Interval.of_type(dtype)
+    return out
+
+
+def ranges(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None) -> dict[str, Range]:
+    """The bound of every input and node of ``graph`` (see the module note)."""
+    seen: dict[str, Interval] = {}
+    result: dict[str, Range] = {}
+    for name, interval in input_intervals(graph, input_ranges).items():
+        seen[name] = interval
+        result[name] = Range(name, "input", graph.types[name].dtype, interval, interval, True)
+    for const in graph.constants:
+        dtype = const.type.dtype
+        seen[const.name] = Interval.of_values(const.data, None if dtype.is_float else dtype.frac)
+    for node in graph.nodes:
+        sig = graph.sigs[node.name]
+        exact = get_op(node.op).bounds([seen[src] for src in node.inputs], sig)
+        quantized, fits = exact.quantize(sig.out_dtype)
+        seen[node.name] = quantized
+        result[node.name] = Range(node.name, node.op, sig.out_dtype, exact, quantized, fits)
+    return result
+
+
+def bounds(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None
+           ) -> dict[str, tuple[Fraction, Fraction]]:
+    """``(lo, hi)`` of the exact value of every input and node, as Fractions."""
+    return {name: (r.lo, r.hi) for name, r in ranges(graph, input_ranges).items()}

@@ -1,0 +1,212 @@
+"""Range analysis (hlsfuse/ranges.py and the ``bounds`` rule of every op).
+
+The property test runs the reference on random graphs with random and extreme inputs (every
+element at its input's lower or upper bound) and checks that every node's *exact* value, computed
+by the op's own reference with an output type wide enough to hold it unrounded, lies in the bound
+the analysis gives. A failing graph does not shrink: the run's hypothesis seed is printed in the
+session header, and the graph and its inputs are saved under tests/failed/.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from strategies import nn_graphs, op_graphs
+
+from hlsfuse import GraphBuilder, reference
+from hlsfuse.errors import HlsfuseError
+from hlsfuse.graph_json import graph_to_dict
+from hlsfuse.ops import OPS, get_op
+from hlsfuse.ops.interval import Interval
+from hlsfuse.ops.lut import TABLE_OPS
+from hlsfuse.ranges import bounds, fitting_type, int_bits_needed, ranges
+from hlsfuse.types import FixedType, parse_dtype
+
+FAILED = Path(__file__).parent / "failed"
+
+
+# --------------------------------------------------------------------------
+# Exact values of a graph's nodes, by the ops' own references
+# --------------------------------------------------------------------------
+
+
+def exact_values(graph, found, raw_inputs) -> dict[str, tuple[np.ndarray, int]]:
+    """Every node's exact result (raw, frac): its reference with an output type of 64 bits and the
+    fractional bits of its bound, so nothing is rounded or wraps. A table op's result is its entry."""
+    values = reference.run_raw(graph, raw_inputs)
+    exact = {}
+    for node in graph.nodes:
+        sig, frac = graph.sigs[node.name], found[node.name].exact.frac
+        if node.op in TABLE_OPS:
+            exact[node.name] = (values[node.name], sig.out_dtype.frac)
+            continue
+        wide = replace(sig, out_dtype=FixedType(64, 64 - frac))
+        args = [values[src] for src in node.inputs]
+        exact[node.name] = (np.asarray(get_op(node.op).compute(args, wide)), frac)
+    return exact
+
+
+def outside(found, exact) -> list[str]:
+    """The nodes whose exact value leaves their bound."""
+    bad = []
+    for name, (raw, frac) in exact.items():
+        interval = found[name].exact
+        assert interval.frac == frac
+        if raw.size and (np.any(raw < interval.lo) or np.any(raw > interval.hi)):
+            lo, hi = interval.reals()
+            got = (float(raw.min()) * 2.0**-frac, float(raw.max()) * 2.0**-frac)
+            bad.append(f"{name} ({found[name].op}): values {got} outside [{lo}, {hi}]")
+    return bad
+
+
+def _corners(graph, rng, found):
+    """Input sets: random, all at the lower bound, all at the upper bound, each element at either."""
+    def pick(how):
+        raw = {}
+        for inp in graph.inputs:
+            interval = found[inp.name].quantized
+            lo = np.broadcast_to(interval.lo, inp.type.shape)
+            hi = np.broadcast_to(interval.hi, inp.type.shape)
+            if how == "lo":
+                raw[inp.name] = lo.copy()
+            elif how == "hi":
+                raw[inp.name] = hi.copy()
+            elif how == "either":
+                raw[inp.name] = np.where(rng.random(inp.type.shape) < 0.5, lo, hi)
+            else:
+                raw[inp.name] = rng.integers(lo, hi, endpoint=True)
+        return raw
+
+    return [pick(how) for how in ("lo", "hi", "either", "either", "random")]
+
+
+_GRAPHS = op_graphs(max_ops=10) | nn_graphs()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate], print_blob=True)
+@given(_GRAPHS, st.integers(0, 2**31 - 1), st.booleans())
+def test_exact_values_lie_in_their_bounds(graph, seed, narrow):
+    rng = np.random.default_rng(seed)
+    given_ranges = {i.name: (-1.0, 0.75) for i in graph.inputs} if narrow else None
+    found = ranges(graph, given_ranges)
+    for index, raw in enumerate(_corners(graph, rng, found)):
+        bad = outside(found, exact_values(graph, found, raw))
+        if bad:
+            FAILED.mkdir(exist_ok=True)
+            path = FAILED / "ranges.json"
+            path.write_text(json.dumps(graph_to_dict(graph), indent=1))
+            np.savez(FAILED / "ranges-inputs.npz", **raw)
+            pytest.fail(f"input set {index} (ranges {given_ranges}), saved as {path}: " + "; ".join(bad))
+
+
+# --------------------------------------------------------------------------
+# The registry and the rules
+# --------------------------------------------------------------------------
+
+
+def test_every_op_of_the_registry_has_a_range_rule():
+    missing = sorted(name for name, op in OPS.items() if op.bounds is None)
+    assert missing == [], f"ops without a bounds rule: {missing}"
+
+
+def _graph(build):
+    b = GraphBuilder("g", dtype="fixed<16,6>")
+    x = b.input("x", [1, 2, 2, 2])
+    b.output(build(b, x))
+    return b.build()
+
+
+def test_dense_bound_uses_the_weights_positive_and_negative_parts():
+    def build(b, x):
+        w = b.constant("w", np.array([[1.0, -2.0], [0.5, 0.25]]))
+        return b.op("dense", x, w, name="d", dtype="fixed<24,12>")
+
+    found = bounds(_graph(build), {"x": (-1.0, 3.0)})
+    # row 0: 1*[-1,3] - 2*[-1,3] = [-1-6, 3+2]; row 1: 0.75*[-1,3]
+    assert found["d"] == (Fraction(-7), Fraction(5))
+    per_channel = ranges(_graph(build), {"x": (-1.0, 3.0)})["d"].exact
+    assert per_channel.reals() == (-7.0, 5.0)
+    assert [per_channel.real(v) for v in per_channel.hi] == [5.0, 2.25]
+
+
+def test_conv_bound_counts_padding_zeros_and_groups():
+    def build(b, x):
+        w = b.constant("w", np.ones((3, 3, 1, 2)))
+        return b.op("conv2d", x, w, name="c", padding=[1, 1, 1, 1], groups=2, dtype="fixed<24,12>")
+
+    found = bounds(_graph(build), {"x": (0.5, 1.0)})
+    assert found["c"] == (Fraction(0), Fraction(9))  # a border window reads zeros
+
+
+def test_sum_and_mean_bounds():
+    def build(b, x):
+        return b.op("mean", b.op("sum", x, name="s", axes=[1, 2], keepdims=True), name="m", axes=[3])
+
+    found = bounds(_graph(build), {"x": (-0.5, 2.0)})
+    assert found["s"] == (Fraction(-2), Fraction(8))
+    assert found["m"] == (Fraction(-2), Fraction(8))
+
+
+def test_lut_bounds_are_the_table_entries():
+    def build(b, x):
+        return b.op("sigmoid", x, name="y", dtype="ufixed<8,0>")
+
+    graph = _graph(build)
+    found = ranges(graph, {"x": (0.0, 0.0)})["y"]
+    table_value = reference.run(graph, {"x": np.zeros((1, 2, 2, 2))})["y"].max()
+    assert float(found.lo) == float(found.hi) == table_value
+    assert found.fits
+
+
+@pytest.mark.parametrize("overflow, expected", [("SAT", (-2.0, 1.9375)), ("WRAP", (-2.0, 1.9375)),
+                                                ("SAT_ZERO", (0.0, 1.9375))])
+def test_a_narrow_cast_can_overflow_and_its_consumers_see_the_overflow_mode(overflow, expected):
+    def build(b, x):
+        return b.op("cast", x, name="c", dtype=f"fixed<6,2,TRN,{overflow}>")
+
+    found = ranges(_graph(build), {"x": (1.0, 3.0)})["c"]
+    assert not found.fits
+    assert (float(found.lo), float(found.hi)) == (1.0, 3.0)  # the exact value is the input's
+    lo, hi = found.quantized.reals()
+    if overflow == "WRAP":
+        assert (lo, hi) == expected  # anything the type holds
+    elif overflow == "SAT":
+        assert (lo, hi) == (1.0, 1.9375)
+    else:
+        assert (lo, hi) == expected
+
+
+def test_input_ranges_are_checked():
+    graph = _graph(lambda b, x: b.op("relu", x, name="r"))
+    with pytest.raises(HlsfuseError, match=r"input range for 'y': not an input of graph 'g' \(inputs: x\)"):
+        ranges(graph, {"y": (0.0, 1.0)})
+    with pytest.raises(HlsfuseError, match=r"input range for 'x': expected finite LO <= HI, not 2.0:1.0"):
+        ranges(graph, {"x": (2.0, 1.0)})
+
+
+def test_default_input_bound_is_the_type_range():
+    graph = _graph(lambda b, x: b.op("neg", x, name="n", dtype="fixed<16,6>"))
+    found = ranges(graph)
+    assert found["x"].lo == -32 and found["x"].hi == Fraction(2**15 - 1, 2**10)
+    assert found["n"].hi == 32 and not found["n"].fits  # -(-32) does not fit fixed<16,6>
+
+
+@pytest.mark.parametrize("lo, hi, bits", [(0, 0, 0), (-1, 0, 1), (0, 1, 1), (0, Fraction(3, 4), 0),
+                                          (-4, Fraction(7, 2), 3), (-Fraction(9, 2), 0, 4), (0, 255, 8)])
+def test_int_bits_needed(lo, hi, bits):
+    assert int_bits_needed(Fraction(lo), Fraction(hi)) == bits
+
+
+def test_fitting_type_accounts_for_rounding_up():
+    # 0.99999 rounds (RND) to 1.0 on a 4-fractional-bit grid, which ufixed<4,0> does not hold
+    exact = Interval.of_reals(0.0, 0.99999)
+    assert fitting_type(exact, 4) == FixedType(4, 1, False, "RND", "WRAP")
+    assert fitting_type(Interval.of_reals(-3.0, 1.0), 8) == parse_dtype("fixed<8,3,RND>")

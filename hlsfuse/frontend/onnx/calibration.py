@@ -23,6 +23,7 @@ from ... import reference
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32
+from .auto import auto_graph
 from .convert import convert
 from .layout import to_graph_layout
 from .model import Model
@@ -92,8 +93,9 @@ def split_samples(model: Model, data: Mapping[str, np.ndarray], where: str = "sa
     return [{name: arrays[i] for name, arrays in per_input.items()} for i in range(count)]
 
 
-def calibrate(model: Model, samples, precision: Precision) -> Calibration:
-    """Calibrate ``precision`` (fixed point) on ``samples`` (an .npz path or arrays)."""
+def calibrate(model: Model, samples, precision: Precision, input_ranges=None) -> Calibration:
+    """Calibrate ``precision`` (fixed point) on ``samples`` (an .npz path or arrays); with
+    precision auto, auto's integer bits narrow to the samples' needs (auto.py)."""
     if precision.is_float:
         raise HlsfuseError("calibration chooses fixed-point types, but the precision is float32")
     data = read_samples(samples) if isinstance(samples, (str, Path)) else samples
@@ -111,7 +113,12 @@ def calibrate(model: Model, samples, precision: Precision) -> Calibration:
             if array.size:
                 peaks[name] = max(peaks[name], float(np.max(np.abs(array))))
         references.append({name: values[name] for name in float_graph.outputs})
-    graph = convert(model, precision.with_calibration(calibrated_types(precision, float_graph, peaks)))
+    if precision.auto is not None:
+        graph = auto_graph(model, precision, input_ranges, peaks)
+    else:
+        if input_ranges:
+            raise HlsfuseError("input ranges apply to precision auto only")
+        graph = convert(model, precision.with_calibration(calibrated_types(precision, float_graph, peaks)))
     errors = dict.fromkeys(graph.outputs, 0.0)
     for sample, expected in zip(batches, references):
         got = reference.run(graph, to_graph_layout(graph, sample))

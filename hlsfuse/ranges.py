@@ -13,22 +13,33 @@ Bounds are exact for fixed-point tensors (raw integers), approximate for float32
 
     ranges(graph, input_ranges)  -> {tensor: Range}   (inputs and nodes)
     bounds(graph, input_ranges)  -> {tensor: (lo, hi)} as exact Fractions
+
+``auto_types`` turns the analysis into types (``--precision auto:W``): in the same order, each
+tensor gets the W-bit type with the fewest integer bits that holds its bound, so that no node
+can overflow; its consumers are then bounded with that type. ``retyped`` applies such types.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .errors import HlsfuseError
-from .ir import Graph
-from .ops import get_op
+from .ir import Constant, Graph, Input, Node, TensorType
+from .ops import Pattern, get_op
 from .ops.interval import Interval
-from .types import DType, FixedType
+from .types import DType, FixedType, from_float
 
-__all__ = ["Range", "ranges", "bounds", "input_intervals", "int_bits_needed", "fitting_type"]
+__all__ = ["Range", "ranges", "bounds", "input_intervals", "int_bits_needed", "fitting_type", "auto_types",
+           "retyped", "INPUT_INT_BITS", "CALIBRATION_MARGIN"]
+
+INPUT_INT_BITS = 6
+"""Integer bits auto gives a graph input without a given range (hls4ml's default fixed<16,6>)."""
+
+CALIBRATION_MARGIN = 1
+"""Bits auto keeps above the largest magnitude calibration samples reach, when it narrows to them."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,3 +154,110 @@ def bounds(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None 
            ) -> dict[str, tuple[Fraction, Fraction]]:
     """``(lo, hi)`` of the exact value of every input and node, as Fractions."""
     return {name: (r.lo, r.hi) for name, r in ranges(graph, input_ranges).items()}
+
+
+# --------------------------------------------------------------------------
+# Types from bounds (--precision auto)
+# --------------------------------------------------------------------------
+
+
+def _moves(graph: Graph, node: Node) -> bool:
+    """Nodes that only move values (single-input injective ops) keep their input's type."""
+    return len(node.inputs) == 1 and graph.patterns[node.name] == Pattern.INJECTIVE
+
+
+def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float, float]] | None = None,
+               free: Callable[[str], bool] | None = None, widths: Callable[[str], int | None] | None = None,
+               peaks: Mapping[str, float] | None = None) -> dict[str, DType]:
+    """Types for the tensors of ``graph`` that ``free(name)`` leaves to auto (default: all).
+
+    Graph inputs: ``fixed<W,I,RND,SAT>`` holding the given range, else with INPUT_INT_BITS.
+    Constants: ``fixed<W,I,RND,SAT>`` holding their values. Nodes: ``fixed<W,I,RND,WRAP>``
+    (``ufixed`` when never negative) holding their exact bound, so they cannot overflow; with
+    ``peaks`` (calibration: the largest magnitude per tensor), narrowed to the peak plus
+    CALIBRATION_MARGIN bits (never wider) and saturating. ``widths(name)`` may give a node
+    another width. Nodes that only move values take their input's type.
+    """
+    free = free or (lambda name: True)
+    given = dict(input_ranges or {})
+    input_intervals(graph, given)  # checks the names and ranges
+    types: dict[str, DType] = {}
+    seen: dict[str, Interval] = {}
+    dtype_of: dict[str, DType] = {}
+    for inp in graph.inputs:
+        dtype = inp.type.dtype
+        span = Interval.of_reals(*given[inp.name]) if inp.name in given else None
+        if free(inp.name):
+            dtype = fitting_type(span, width, quant="RND", overflow="SAT") if span is not None else \
+                FixedType(width, INPUT_INT_BITS, True, "RND", "SAT")
+            types[inp.name] = dtype
+        dtype_of[inp.name] = dtype
+        seen[inp.name] = span.quantize(dtype)[0] if span is not None else Interval.of_type(dtype)
+    for const in graph.constants:
+        dtype, raw = const.type.dtype, const.data
+        if free(const.name):
+            values = const.values
+            span = Interval.of_reals(float(values.min()), float(values.max())) if values.size else Interval(0, 0, None)
+            dtype = fitting_type(span, width, quant="RND", overflow="SAT")
+            dtype = FixedType(width, dtype.int_bits + (0 if dtype.signed else 1), True, "RND", "SAT")  # signed
+            types[const.name] = dtype
+            raw = from_float(values, dtype)
+        dtype_of[const.name] = dtype
+        seen[const.name] = Interval.of_values(raw, dtype.frac)
+    for node in graph.nodes:
+        sig = replace(graph.sigs[node.name], dtypes=tuple(dtype_of[src] for src in node.inputs))
+        inputs = [seen[src] for src in node.inputs]
+        dtype = sig.out_dtype
+        if free(node.name):
+            if _moves(graph, node):
+                dtype = sig.dtypes[0]
+                types[node.name] = dtype
+            else:
+                peak = None if peaks is None else peaks.get(node.name)
+                dtype = _node_type(node, sig, inputs, (widths and widths(node.name)) or width, peak)
+                types[node.name] = dtype
+        exact = get_op(node.op).bounds(inputs, replace(sig, out_dtype=dtype))
+        seen[node.name] = exact.quantize(dtype)[0]
+        dtype_of[node.name] = dtype
+    return types
+
+
+def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float | None) -> FixedType:
+    """The fitting type of a node. A table op's result depends on its type (the entries round to
+    it), so it is bounded again with the chosen type until the choice holds."""
+    rule = get_op(node.op).bounds
+    dtype = FixedType(width, width, True, "RND", "WRAP")
+    for _ in range(8):
+        chosen = fitting_type(rule(inputs, replace(sig, out_dtype=dtype)), width)
+        if chosen == dtype:
+            break
+        dtype = chosen
+    if peak is not None:
+        need = _peak_bits(peak, width) - (0 if dtype.signed else 1)
+        if need < dtype.int_bits:
+            dtype = FixedType(width, need, dtype.signed, "RND", "SAT")
+    return dtype
+
+
+def _peak_bits(magnitude: float, width: int) -> int:
+    """Signed integer bits holding ``magnitude`` with CALIBRATION_MARGIN spare bits."""
+    if not math.isfinite(magnitude):
+        return width
+    if magnitude <= 0.0:
+        return 1 + CALIBRATION_MARGIN
+    return max(-width, math.floor(math.log2(magnitude)) + 2 + CALIBRATION_MARGIN)
+
+
+def retyped(graph: Graph, types: Mapping[str, DType]) -> Graph:
+    """``graph`` with the tensors named in ``types`` given those types (constants' values re-assigned
+    to theirs)."""
+    inputs = [Input(i.name, TensorType(i.type.shape, types.get(i.name, i.type.dtype))) for i in graph.inputs]
+    constants = []
+    for c in graph.constants:
+        if c.name in types:
+            c = Constant(c.name, TensorType(c.type.shape, types[c.name]), from_float(c.values, types[c.name]))
+        constants.append(c)
+    nodes = []
+    for node in graph.nodes:
+        nodes.append(replace(node, dtype=types.get(node.name, node.dtype)))
+    return Graph(graph.name, inputs, constants, nodes, graph.outputs)

@@ -20,16 +20,17 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from strategies import nn_graphs, op_graphs
 
-from hlsfuse import GraphBuilder, reference
+from hlsfuse import GraphBuilder, load_graph, reference
 from hlsfuse.errors import HlsfuseError
 from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.ops import OPS, get_op
 from hlsfuse.ops.interval import Interval
 from hlsfuse.ops.lut import TABLE_OPS
-from hlsfuse.ranges import bounds, fitting_type, int_bits_needed, ranges
+from hlsfuse.ranges import auto_types, bounds, fitting_type, int_bits_needed, ranges, retyped
 from hlsfuse.types import FixedType, parse_dtype
 
 FAILED = Path(__file__).parent / "failed"
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.json"))
 
 
 # --------------------------------------------------------------------------
@@ -87,10 +88,18 @@ def _corners(graph, rng, found):
     return [pick(how) for how in ("lo", "hi", "either", "either", "random")]
 
 
+def _save(graph, raw, name: str) -> Path:
+    FAILED.mkdir(exist_ok=True)
+    path = FAILED / f"{name}.json"
+    path.write_text(json.dumps(graph_to_dict(graph), indent=1))
+    np.savez(FAILED / f"{name}-inputs.npz", **raw)
+    return path
+
+
 _GRAPHS = op_graphs(max_ops=10) | nn_graphs()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck),
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate], print_blob=True)
 @given(_GRAPHS, st.integers(0, 2**31 - 1), st.booleans())
 def test_exact_values_lie_in_their_bounds(graph, seed, narrow):
@@ -100,11 +109,37 @@ def test_exact_values_lie_in_their_bounds(graph, seed, narrow):
     for index, raw in enumerate(_corners(graph, rng, found)):
         bad = outside(found, exact_values(graph, found, raw))
         if bad:
-            FAILED.mkdir(exist_ok=True)
-            path = FAILED / "ranges.json"
-            path.write_text(json.dumps(graph_to_dict(graph), indent=1))
-            np.savez(FAILED / "ranges-inputs.npz", **raw)
+            path = _save(graph, raw, "ranges")
             pytest.fail(f"input set {index} (ranges {given_ranges}), saved as {path}: " + "; ".join(bad))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate], print_blob=True)
+@given(_GRAPHS, st.integers(0, 2**31 - 1), st.sampled_from([8, 12, 16]))
+def test_auto_typed_random_graphs_cannot_overflow(graph, seed, width):
+    auto = retyped(graph, auto_types(graph, width))
+    found = ranges(auto)
+    rng = np.random.default_rng(seed)
+    overflows = [n for n, r in found.items() if not r.fits]
+    if overflows:
+        path = _save(auto, {}, "ranges-auto")
+        pytest.fail(f"auto:{width} types can overflow at {overflows}, saved as {path}")
+    for index, raw in enumerate(_corners(auto, rng, found)):
+        bad = outside(found, exact_values(auto, found, raw))
+        if bad:
+            path = _save(auto, raw, "ranges-auto")
+            pytest.fail(f"input set {index}, saved as {path}: " + "; ".join(bad))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_bounds_hold_and_auto_types_cannot_overflow(path):
+    graph = load_graph(path)
+    found = ranges(graph)
+    rng = np.random.default_rng(0)
+    for raw in _corners(graph, rng, found)[:3]:
+        assert outside(found, exact_values(graph, found, raw)) == []
+    auto = retyped(graph, auto_types(graph, 16))
+    assert [n for n, r in ranges(auto).items() if not r.fits] == []
 
 
 # --------------------------------------------------------------------------

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+import numpy as np
+
 from .errors import HlsfuseError
 from .ir import Constant, Graph, Input, Node, TensorType
 from .ops import Pattern, get_op
@@ -68,9 +70,13 @@ class Range:
         return int_bits_needed(self.lo, self.hi)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _fraction(raw, frac: int | None) -> Fraction:
-    if frac is None:
-        return Fraction(float(raw)) if math.isfinite(float(raw)) else Fraction(0)
+    if frac is None:  # a real bound; an infinite one (an overflowing float32 exp) as float32's largest
+        value = float(raw)
+        return Fraction(value if math.isfinite(value) else math.copysign(_FLOAT32_MAX, value))
     return Fraction(int(raw), 1 << frac) if frac >= 0 else Fraction(int(raw) << -frac)
 
 
@@ -101,12 +107,12 @@ def fitting_type(exact: Interval, width: int, int_bits: int | None = None, quant
     lo = _fraction(exact.lo.min(), exact.frac)
     hi = _fraction(exact.hi.max(), exact.frac)
     signed = lo < 0
-    bits = int_bits_needed(lo, hi) if int_bits is None else int_bits
-    while True:
+    first = int_bits_needed(lo, hi) if int_bits is None else int_bits
+    for bits in range(first, first + 3):  # rounding up to the grid needs at most one more bit
         dtype = FixedType(width, bits, signed, quant, overflow)
         if exact.quantize(dtype)[1]:
             return dtype
-        bits += 1
+    raise HlsfuseError(f"no {width}-bit type holds the range [{float(lo):.6g}, {float(hi):.6g}]")
 
 
 def input_intervals(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None

@@ -17,12 +17,12 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from onnx_build import hls_run, ort_run  # noqa: E402
+from onnx_build import feeds, hls_run, ort_run  # noqa: E402
 from onnx_zoo import MODELS, deep_cnn, mlp  # noqa: E402
 
-from hlsfuse import HlsfuseError, from_onnx, load_graph  # noqa: E402
+from hlsfuse import HlsfuseError, from_onnx, load_graph, reference  # noqa: E402
 from hlsfuse.cli import main  # noqa: E402
-from hlsfuse.frontend.onnx import calibrate  # noqa: E402
+from hlsfuse.frontend.onnx import calibrate, to_graph_layout  # noqa: E402
 from hlsfuse.frontend.onnx.auto import parse_auto  # noqa: E402
 from hlsfuse.ranges import fitting_type, ranges  # noqa: E402
 from hlsfuse.types import FixedType  # noqa: E402
@@ -66,6 +66,21 @@ def test_default_precision_can_overflow_where_auto_cannot(deep):
     assert any(not r.fits for r in found.values())  # fixed<16,6> everywhere: deep layers can overflow
 
 
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_float_graph_bounds_hold(name):
+    proto = MODELS[name]()
+    graph = from_onnx(proto, precision="float32")
+    inputs = {name: np.clip(x, -4.0, 4.0) for name, x in feeds(proto, 0, 3.0).items()}
+    found = ranges(graph, dict.fromkeys(inputs, (-4.0, 4.0)))
+    values = reference.run_raw(graph, reference.quantize_inputs(graph, to_graph_layout(graph, inputs)))
+    for node in graph.nodes:
+        lo, hi = found[node.name].exact.reals()
+        assert max(abs(lo), abs(hi)) < 1e6, node.name  # bounds that say something
+        slack = 1e-5 * max(abs(lo), abs(hi), 1.0)  # float32 rounds; the bounds are real
+        got = values[node.name].astype(np.float64)
+        assert lo - slack <= got.min() and got.max() <= hi + slack, node.name
+
+
 def _error(proto, graph, samples):
     worst = span = 0.0
     for x in samples:
@@ -103,6 +118,9 @@ def test_auto_spellings_and_precision_maps(tmp_path):
     # explicit types win over auto (also for the helper node of their tensor), even where they can overflow
     assert str(graph.types["output.dense"].dtype) == "fixed<20,8>"
     assert [n for n, r in ranges(graph).items() if not r.fits] == ["output.dense", "output"]
+    weights = from_onnx(mlp(), precision={"default": "auto:12", "weights": "fixed<8,2>"})
+    assert {str(c.type.dtype) for c in weights.constants} == {"fixed<8,2>"}  # a given weight type is kept
+    assert {c.type.dtype.width for c in from_onnx(mlp(), precision="auto:12").constants} == {12}
     with pytest.raises(HlsfuseError, match=r"tensor 'x' is auto, but the default is fixed<16,6>, not auto"):
         from_onnx(mlp(), precision={"default": "fixed<16,6>", "tensors": {"x": "auto:8"}})
     with pytest.raises(HlsfuseError, match=r"input range for 'nope': not an input of the model \(inputs: input\)"):

@@ -2,7 +2,8 @@
 
     read_model (importer.py, the only user of the ``onnx`` package)
         -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py over context.py, layout.py)
-        -> Graph, typed by a Precision (precision.py) or by calibration (calibration.py)
+        -> Graph, typed by a Precision (precision.py), by calibration (calibration.py) or by
+           range analysis (auto.py, precision "auto:W"), which calibration may narrow
 
 ONNX op names and attributes appear only in this package. The ``onnx`` package is an
 optional extra; it is imported when a model is read, not when hlsfuse is.

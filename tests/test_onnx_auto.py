@@ -1,6 +1,7 @@
 """``--precision auto[:W]``: types from range analysis on the ONNX import (frontend/onnx/auto.py).
 
-With auto, no node of the ONNX test models can overflow: the range analysis of the imported
+With auto, no node of the ONNX test models (the PyTorch-style models and every op case of
+test_onnx_ops.py) can overflow: the range analysis of the imported
 graph finds every exact value inside its type. Worst-case bounds grow with depth (each conv
 layer multiplies them by the sum of its weights' magnitudes), so a deep CNN with random weights
 needs ``--calibrate`` for a W-bit budget to keep its precision: then integer bits narrow to what
@@ -19,6 +20,7 @@ pytest.importorskip("onnxruntime")
 
 from onnx_build import feeds, hls_run, ort_run  # noqa: E402
 from onnx_zoo import MODELS, deep_cnn, mlp  # noqa: E402
+from test_onnx_ops import CASES as OP_CASES  # noqa: E402
 
 from hlsfuse import HlsfuseError, from_onnx, load_graph, reference  # noqa: E402
 from hlsfuse.cli import main  # noqa: E402
@@ -45,6 +47,12 @@ def test_no_node_of_an_auto_typed_model_can_overflow(name, spec, given):
     assert [n for n, r in found.items() if not r.fits] == []
     width = parse_auto(spec)
     assert {graph.types[n.name].dtype.width for n in graph.nodes} == {width}
+
+
+@pytest.mark.parametrize("case", sorted(OP_CASES))
+def test_no_node_of_an_auto_typed_op_case_can_overflow(case):
+    graph = from_onnx(OP_CASES[case](), precision="auto:16")
+    assert [n for n, r in ranges(graph).items() if not r.fits] == []
 
 
 def test_auto_gives_each_node_the_fewest_integer_bits():

@@ -181,6 +181,23 @@ def test_conv_bound_counts_padding_zeros_and_groups():
     assert found["c"] == (Fraction(0), Fraction(9))  # a border window reads zeros
 
 
+def test_per_channel_bounds_follow_slices_and_concats():
+    def build(b, x):
+        scaled = b.op("scale", x, b.constant("s", np.array([1.0, -2.0])), name="m")
+        one = b.op("add", scaled, b.constant("k", np.array([0.5])), name="a")  # a 1-channel operand
+        part = b.op("slice", one, name="sl", begin=[0, 0, 0, 1], end=[1, 2, 2, 2])
+        shifted = b.op("add", x, b.constant("k2", np.array([0.25])), name="a2")  # one bound for both channels
+        b.op("slice", shifted, name="sl2", begin=[0, 0, 0, 1], end=[1, 2, 2, 2])
+        b.output("sl2")
+        return b.op("concat", part, one, name="cat", axis=3)
+
+    found = ranges(_graph(build), {"x": (0.0, 1.0)})
+    assert [found["a"].exact.real(v) for v in found["a"].exact.lo] == [0.5, -1.5]
+    assert [found["sl"].exact.real(v) for v in found["sl"].exact.lo] == [-1.5]
+    assert [found["cat"].exact.real(v) for v in found["cat"].exact.hi] == [0.5, 1.5, 0.5]
+    assert found["a2"].exact.lo.shape == (1,) and found["sl2"].exact.reals() == (0.25, 1.25)
+
+
 def test_sum_and_mean_bounds():
     def build(b, x):
         return b.op("mean", b.op("sum", x, name="s", axes=[1, 2], keepdims=True), name="m", axes=[3])

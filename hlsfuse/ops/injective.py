@@ -250,6 +250,7 @@ def _slice_bounds(ins, sig: Sig) -> Interval:
     x = ins[0]
     if not x.per_channel:
         return x.like(x.lo, x.hi)
+    x = x.channels(sig.shapes[0][-1])  # a single channel's bound may stand for all of them
     kept = list(slice_ranges(sig)[-1])
     return x.like(x.lo[kept], x.hi[kept])
 

@@ -40,13 +40,15 @@ EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.json"))
 
 def exact_values(graph, found, raw_inputs) -> dict[str, tuple[np.ndarray, int]]:
     """Every node's exact result (raw, frac): its reference with an output type of 64 bits and the
-    fractional bits of its bound, so nothing is rounded or wraps. A table op's result is its entry."""
+    fractional bits of its bound, so nothing is rounded or wraps. A table op's result is its entry;
+    a pad's fill value is of its output type by definition (and its other values are moved unchanged
+    when, as in these graphs, its type is the input's)."""
     values = reference.run_raw(graph, raw_inputs)
     exact = {}
     for node in graph.nodes:
         sig, frac = graph.sigs[node.name], found[node.name].exact.frac
-        if node.op in TABLE_OPS:
-            exact[node.name] = (values[node.name], sig.out_dtype.frac)
+        if node.op in TABLE_OPS or node.op == "pad":
+            exact[node.name] = (values[node.name] << (frac - sig.out_dtype.frac), frac)
             continue
         wide = replace(sig, out_dtype=FixedType(64, 64 - frac))
         args = [values[src] for src in node.inputs]
@@ -150,6 +152,62 @@ def test_example_bounds_hold_and_auto_types_cannot_overflow(path):
 def test_every_op_of_the_registry_has_a_range_rule():
     missing = sorted(name for name, op in OPS.items() if op.bounds is None)
     assert missing == [], f"ops without a bounds rule: {missing}"
+
+
+# One small graph per runnable op of the registry, on inputs of several types (unsigned, saturating,
+# narrow), with each op's less common attributes: the random graphs above do not reach every op.
+_W = np.array([[[[0.5, -1.0]], [[0.25, 0.75]]], [[[-0.5, 1.5]], [[1.0, -0.25]]]])  # [2, 2, 1, 2]
+OP_CASES = {
+    "add": lambda b, x, u: b.op("add", x, u), "sub": lambda b, x, u: b.op("sub", u, x),
+    "mul": lambda b, x, u: b.op("mul", x, u), "maximum": lambda b, x, u: b.op("maximum", x, u),
+    "minimum": lambda b, x, u: b.op("minimum", x, u), "relu": lambda b, x, u: b.op("relu", x),
+    "leaky_relu": lambda b, x, u: b.op("leaky_relu", x, alpha=-0.3), "clip": lambda b, x, u: b.op("clip", x, min=-0.3,
+                                                                                                   max=0.7),
+    "neg": lambda b, x, u: b.op("neg", u), "abs": lambda b, x, u: b.op("abs", x),
+    "cast": lambda b, x, u: b.op("cast", x, dtype="ufixed<6,2,RND,SAT_ZERO>"),
+    "bias_add": lambda b, x, u: b.op("bias_add", x, b.constant(None, np.array([0.5, -2.0]))),
+    "scale": lambda b, x, u: b.op("scale", u, b.constant(None, np.array([-0.75, 3.0]))),
+    "sigmoid": lambda b, x, u: b.op("sigmoid", x, table_bits=4), "tanh": lambda b, x, u: b.op("tanh", u),
+    "exp": lambda b, x, u: b.op("exp", x, dtype="ufixed<10,4>"),
+    "reshape": lambda b, x, u: b.op("reshape", x, newshape=[1, 2, 3, 2]),
+    "flatten": lambda b, x, u: b.op("flatten", x), "transpose": lambda b, x, u: b.op("transpose", x, axes=[0, 3, 1, 2]),
+    "concat": lambda b, x, u: b.op("concat", x, u, axis=3),
+    "slice": lambda b, x, u: b.op("slice", x, begin=[0, 0, 0, 1], end=[1, 3, 2, 2]),
+    "pad": lambda b, x, u: b.op("pad", x, pads=[0, 1, 0, 0, 0, 0, 1, 1], value=2.5),
+    "squeeze": lambda b, x, u: b.op("squeeze", x, axes=[0]),
+    "expand_dims": lambda b, x, u: b.op("expand_dims", x, axis=-1),
+    "sum": lambda b, x, u: b.op("sum", x, axes=[1, 3]), "mean": lambda b, x, u: b.op("mean", u, axes=[2]),
+    "max": lambda b, x, u: b.op("max", x, axes=[3], keepdims=True),
+    "global_avg_pool": lambda b, x, u: b.op("global_avg_pool", x),
+    "conv2d": lambda b, x, u: b.op("conv2d", x, b.constant(None, np.concatenate([_W, -_W], axis=2)),
+                                   padding=[1, 0, 0, 1], strides=[1, 2]),
+    "dense": lambda b, x, u: b.op("dense", u, b.constant(None, np.array([[1.0, -1.5], [0.25, 0.5], [-2.0, 0.0]]))),
+    "matmul": lambda b, x, u: b.op("matmul", x, b.op("transpose", u, axes=[0, 1, 3, 2])),
+    "max_pool2d": lambda b, x, u: b.op("max_pool2d", x, pool_size=[2, 2], strides=[1, 1], padding=[1, 1, 0, 0]),
+    "avg_pool2d": lambda b, x, u: b.op("avg_pool2d", x, pool_size=[2, 2], padding=[1, 1, 1, 1],
+                                       count_include_pad=True),
+    "softmax": lambda b, x, u: b.op("softmax", x, table_bits=6), "argmax": lambda b, x, u: b.op("argmax", u, axis=1),
+    "topk": lambda b, x, u: b.op("topk", x, k=1, ret="indices"),
+}
+
+
+def test_every_runnable_op_has_a_case():
+    runnable = sorted(name for name, op in OPS.items() if op.compute is not None)
+    assert sorted(OP_CASES) == runnable
+
+
+@pytest.mark.parametrize("op", sorted(OP_CASES))
+@pytest.mark.parametrize("types", [("fixed<8,3>", "ufixed<6,2,RND,SAT>"), ("fixed<10,2,TRN,SAT>", "fixed<6,6>")])
+def test_exact_values_of_every_op_lie_in_their_bounds(op, types):
+    b = GraphBuilder("one", dtype=types[0])
+    x = b.input("x", [1, 3, 2, 2])
+    u = b.input("u", [1, 3, 2, 2], dtype=types[1])
+    b.output(OP_CASES[op](b, x, u))
+    graph = b.build()
+    found = ranges(graph)
+    rng = np.random.default_rng(7)
+    for raw in _corners(graph, rng, found) + _corners(graph, rng, found):
+        assert outside(found, exact_values(graph, found, raw)) == []
 
 
 def _graph(build):

@@ -111,8 +111,8 @@ def _softmax_bounds(ins, sig):
     n = sig.shapes[0][-1]
     d_lo = min(int(x.lo) - int(x.hi), 0)  # d = x - max(x) lies in [lo - hi, 0] and is 0 for the maximum
     e_lo, e_hi = exp.span(d_lo, 0)
-    e_max = exp.span(0, 0)[0]  # the maximum's own exponential
-    s_lo, s_hi = e_max + (n - 1) * e_lo, e_max + (n - 1) * e_hi
+    e_zero = exp.span(0, 0)[0]  # the maximum's own exponential, exp(0)
+    s_lo, s_hi = e_zero + (n - 1) * e_lo, e_zero + (n - 1) * e_hi
     r_lo, r_hi = recip.span(s_lo, s_hi)
     lo, hi = corners(e_lo, e_hi, r_lo, r_hi)
     return Interval(lo, hi, sig["exp_dtype"].frac + sig["recip_dtype"].frac)

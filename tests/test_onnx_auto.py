@@ -115,9 +115,11 @@ def test_deep_cnn_auto_16_with_calibration_is_within_one_percent(deep):
 
 def test_auto_spellings_and_precision_maps(tmp_path):
     assert parse_auto("auto") == 16 and parse_auto("auto:24") == 24 and parse_auto("fixed<16,6>") is None
-    with pytest.raises(HlsfuseError, match=r"precision 'auto:1': expected auto or auto:W with a total width W of "
-                       r"2\.\.64 bits"):
+    with pytest.raises(HlsfuseError, match=r"^precision: default: 'auto:1': expected auto or auto:W with a total "
+                       r"width W of 2\.\.64 bits$"):
         from_onnx(mlp(), precision="auto:1")
+    with pytest.raises(HlsfuseError, match=r"^precision: tensor 'x': 'auto:65': expected auto or auto:W"):
+        from_onnx(mlp(), precision={"default": "auto", "tensors": {"x": "auto:65"}})
     spec = {"default": "auto:16", "tensors": {"/fc1/*": "auto:10", "output": "fixed<20,8>"}}
     graph = from_onnx(mlp(), precision=spec)
     assert graph.types["/fc1/Gemm_output_0"].dtype.width == 10

@@ -54,7 +54,7 @@ def parse_auto(text) -> int | None:
     head, colon, width = spelled.partition(":")
     if head == "auto" and colon and width.strip().isdigit() and 2 <= int(width) <= 64:
         return int(width)
-    raise HlsfuseError(f"precision {text!r}: expected auto or auto:W with a total width W of 2..64 bits")
+    raise HlsfuseError(f"{text!r}: expected auto or auto:W with a total width W of 2..64 bits")
 
 
 def _marker(width: int) -> FixedType:

@@ -133,6 +133,20 @@ def test_auto_typed_random_graphs_cannot_overflow(graph, seed, width):
             pytest.fail(f"input set {index}, saved as {path}: " + "; ".join(bad))
 
 
+def test_auto_types_say_which_node_needs_more_than_64_bits():
+    b = GraphBuilder("g", dtype="fixed<16,6>")
+    x = b.input("x", [2])
+    m = x
+    for _ in range(3):
+        m = b.op("mul", m, m)  # the bound squares (without knowing it is a square): +-2**10, 2**20, 2**40
+    b.output(b.op("add", m, b.constant("c", np.array([0.001, 0.002])), name="a"))
+    with pytest.raises(HlsfuseError, match=r"^auto:16: node 'a' \(add\): the exact result needs a \d+-bit signed exact "
+                       r"intermediate.* \(inputs 'mul2' fixed<16,42,RND> in \[-1\.09944e\+12, 1\.09951e\+12\], 'c' "
+                       r"fixed<16,-7,RND,SAT> in \[0\.000976562, 0\.00195312\]\); give the inputs narrower ranges, or "
+                       r"calibrate$"):
+        auto_types(b.build(), 16)
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_bounds_hold_and_auto_types_cannot_overflow(path):
     graph = load_graph(path)

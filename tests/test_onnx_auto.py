@@ -206,3 +206,16 @@ def test_auto_types_are_bit_exact_in_csim(deep, tmp_path):
     out = compile(graph, CompileOptions()).write(tmp_path / "out")
     result = csim(out, graph=graph)
     assert result.passed and result.compared == 2 * graph.types["output"].size, result.report()
+
+
+@pytest.mark.verilator
+def test_auto_types_are_bit_exact_in_rtlsim(tmp_path):
+    from hlsfuse.compile import CompileOptions, compile
+    from hlsfuse.sim.rtlsim import rtlsim
+
+    graph = from_onnx(deep_cnn(widths=(4, 4, 8, 8, 8, 8, 8, 8), size=8), "auto:10", input_ranges={"input": (-1.0, 1.0)})
+    types = [graph.types[n.name].dtype for n in graph.nodes]
+    assert any(not t.signed for t in types) and any(t.int_bits > t.width for t in types)
+    out = compile(graph, CompileOptions(target="verilog")).write(tmp_path / "out")
+    result = rtlsim(out, graph=graph)
+    assert result.passed, result.report()

@@ -65,6 +65,14 @@ class Table:
         index = (np.asarray(raw, dtype=np.int64) - self.in_min) >> self.shift
         return self.entries[index]
 
+    def span(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The smallest and largest entries looked up by raw inputs in ``lo..hi`` (elementwise arrays)."""
+        first = (np.asarray(lo, dtype=np.int64) - self.in_min) >> self.shift
+        last = (np.asarray(hi, dtype=np.int64) - self.in_min) >> self.shift
+        low = [self.entries[a:b + 1].min() for a, b in zip(first.ravel(), last.ravel())]
+        high = [self.entries[a:b + 1].max() for a, b in zip(first.ravel(), last.ravel())]
+        return np.reshape(low, first.shape).astype(np.int64), np.reshape(high, first.shape).astype(np.int64)
+
 
 @lru_cache(maxsize=256)
 def make_table(function: str, in_fmt: Fmt, out_type: FixedType, table_bits: int) -> Table:

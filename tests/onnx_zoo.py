@@ -115,4 +115,26 @@ def conv1d(seed=0):
     return model(nodes, {"input": (1, 4, 32)}, inits, name="conv1d")
 
 
+def deep_cnn(seed=0, widths=(8, 8, 16, 16, 32, 32, 64, 64), size=16):
+    """ResNet-18's stem and stages with reduced widths and no shortcuts: one 3x3 conv-bn-relu per
+    entry of ``widths`` (stride 2 where the width grows), then global average pool and a Linear."""
+    rng, inits = np.random.default_rng(seed), {}
+    nodes, x, cin = [], "input", 3
+    for i, cout in enumerate(widths, start=1):
+        stride = 2 if cout != cin and i > 1 else 1
+        nodes += [
+            node("Conv", [x, *_conv(rng, f"conv{i}", cout, cin, (3, 3), inits, bias=False)], [f"c{i}"],
+                 pads=[1, 1, 1, 1], strides=[stride, stride]),
+            node("BatchNormalization", [f"c{i}", *_bn(rng, f"bn{i}", cout, inits)], [f"b{i}"]),
+            node("Relu", [f"b{i}"], [f"r{i}"]),
+        ]
+        x, cin = f"r{i}", cout
+    nodes += [
+        node("GlobalAveragePool", [x], ["gap"]),
+        node("Flatten", ["gap"], ["flat"]),
+        node("Gemm", ["flat", *_linear(rng, "fc", 10, cin, inits)], ["output"], transB=1),
+    ]
+    return model(nodes, {"input": (1, 3, size, size)}, inits, name="deep_cnn")
+
+
 MODELS = {"mlp": mlp, "cnn": cnn, "residual": residual, "depthwise_separable": depthwise_separable, "conv1d": conv1d}

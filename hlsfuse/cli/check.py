@@ -1,4 +1,5 @@
-"""``hlsfuse check GRAPH``: verify a graph and print a summary of it."""
+"""``hlsfuse check GRAPH``: verify a graph and print a summary of it; ``--ranges`` adds the range
+analysis (hlsfuse/ranges.py): every tensor's bound and whether its declared type can overflow."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from collections import Counter
 
 from ..ir import Graph
 from ..ops import Pattern
-from .common import add_graph_arg, load_graph_arg
+from ..ranges import Range, ranges
+from .common import add_graph_arg, input_ranges_arg, load_graph_arg
 
-__all__ = ["add_parser", "run", "summary"]
+__all__ = ["add_parser", "run", "summary", "range_table"]
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -20,12 +22,37 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "tensors, parameters and ports.",
     )
     add_graph_arg(parser)
+    parser.add_argument("--ranges", action="store_true",
+                        help="print each tensor's value bound, the integer bits it needs, and mark the declared "
+                        "types that can overflow (inputs: --input-range, else their types' ranges)")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    print("\n".join(summary(load_graph_arg(args.graph, args))))
+    graph = load_graph_arg(args.graph, args)
+    lines = summary(graph)
+    if args.ranges:
+        lines += range_table(ranges(graph, input_ranges_arg(args)))
+    print("\n".join(lines))
     return 0
+
+
+def range_table(found: dict[str, Range]) -> list[str]:
+    """The ``--ranges`` table: per input and node its type, exact bound, integer bits needed and
+    ``OVERFLOW`` where the declared type cannot hold the bound."""
+    header = ("tensor", "op", "dtype", "lo", "hi", "int bits", "")
+    rows = [header]
+    for r in found.values():
+        mark = "" if r.fits else "OVERFLOW"
+        rows.append((r.name, r.op, str(r.dtype), f"{float(r.lo):.6g}", f"{float(r.hi):.6g}", str(r.int_bits), mark))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    overflows = sum(not r.fits for r in found.values())
+    lines = [f"ranges (exact values before each node's assignment to its dtype; {_count(overflows, 'node')} "
+             "can overflow):"]
+    for row in rows:
+        cells = [cell.ljust(w) if i < 3 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))]
+        lines.append(("  " + "  ".join(cells[:-1]) + ("  " + row[-1] if row[-1] else "")).rstrip())
+    return lines
 
 
 def summary(graph: Graph) -> list[str]:

@@ -22,8 +22,8 @@ from ..graph_json import THRESHOLD, load_graph
 from ..ir import Graph, check_size
 from ..reference import quantize_inputs
 
-__all__ = ["add_graph_arg", "load_graph_arg", "graph_layout_inputs", "output_arg", "positive_int", "seed", "read_npz",
-           "read_inputs", "add_weights_args", "weights_file_arg"]
+__all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",
+           "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg"]
 
 _ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
 
@@ -33,13 +33,51 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     parser.add_argument("graph", metavar="GRAPH", help=help)
     group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
     default = onnx_frontend.DEFAULT_PRECISION
-    group.add_argument("--precision", metavar="TYPE", help=f"float32 or a fixed type (default {default})")
+    group.add_argument("--precision", metavar="TYPE",
+                       help=f"float32, a fixed type (default {default}), or auto[:W]: each tensor's integer bits from "
+                       "range analysis, W bits in all (default 16)")
     group.add_argument("--precision-map", metavar="FILE", help="JSON precision map: default, weights, per-tensor types")
     group.add_argument(
         "--calibrate",
         metavar="SAMPLES.npz",
         help="choose integer bits from these inputs (ONNX layout); prints the error vs the float model on them",
     )
+    group.add_argument(
+        "--input-range",
+        metavar="NAME=LO:HI",
+        action="append",
+        type=input_range,
+        help="the values input NAME takes, for --precision auto and check --ranges (default: its type's range); "
+        "repeat for several inputs",
+    )
+
+
+def input_range(text: str) -> tuple[str, tuple[float, float]]:
+    """An argparse type: ``NAME=LO:HI`` with finite numbers LO <= HI."""
+    name, eq, bounds = text.rpartition("=")
+    lo, colon, hi = bounds.partition(":")
+    try:
+        low, high = float(lo), float(hi)
+    except ValueError:
+        low = high = math.nan
+    if not (name and eq and colon and math.isfinite(low) and math.isfinite(high)):
+        raise argparse.ArgumentTypeError(f"expected NAME=LO:HI with finite numbers, e.g. x=-1:1, not {text!r}")
+    if low > high:
+        raise argparse.ArgumentTypeError(f"input '{name}': LO ({lo}) must not exceed HI ({hi})")
+    return name, (low, high)
+
+
+def input_ranges_arg(args: argparse.Namespace) -> dict[str, tuple[float, float]] | None:
+    """The --input-range options as ``{name: (lo, hi)}``; an input named twice is refused."""
+    given = getattr(args, "input_range", None)
+    if not given:
+        return None
+    ranges: dict[str, tuple[float, float]] = {}
+    for name, bounds in given:
+        if name in ranges:
+            raise HlsfuseError(f"--input-range: input '{name}' is given more than once")
+        ranges[name] = bounds
+    return ranges
 
 
 def add_weights_args(parser: argparse.ArgumentParser, written: str) -> None:
@@ -70,9 +108,14 @@ def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
         precision = onnx_frontend.load_precision_map(options["precision_map"], default=options["precision"])
     else:
         precision = onnx_frontend.precision_of(default)
+    ranges = input_ranges_arg(args) if args is not None else None
+    if ranges and precision.auto is None and not getattr(args, "ranges", False):
+        raise HlsfuseError("--input-range applies to --precision auto (and to check --ranges)")
+    if precision.auto is None and getattr(args, "ranges", False):
+        ranges = None  # for the range analysis only
     if not options["calibrate"]:
-        return onnx_frontend.from_onnx(path, precision=precision)
-    result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision)
+        return onnx_frontend.from_onnx(path, precision=precision, input_ranges=ranges)
+    result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
     print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
     return result.graph
 
@@ -91,6 +134,9 @@ def load_graph_arg(path: str, args: argparse.Namespace | None = None) -> Graph:
     given = [k for k in _ONNX_OPTIONS if getattr(args, k, None)]
     if given and suffix != ".onnx":
         raise HlsfuseError(f"--{given[0].replace('_', '-')} applies to ONNX models (.onnx), not to {path}")
+    if getattr(args, "input_range", None) and suffix != ".onnx" and not getattr(args, "ranges", False):
+        raise HlsfuseError("--input-range applies to ONNX models imported with --precision auto and to "
+                           f"check --ranges, not to {path}")
     check_readable(path)
     return _LOADERS[suffix](path, args)
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..types import DType, FixedType, Fmt, parse_dtype
+from .interval import Interval
 
 __all__ = [
     "Pattern",
@@ -162,6 +163,9 @@ class OpDef:
     types, float32 for float32) and returns the node's output in its declared type.
     ``needs_buffer(sig)`` says why the op cannot run in stream order (it emits elements
     in another order than it reads them, e.g. a transpose), or ``None`` when it can.
+    ``bounds(inputs, sig) -> Interval`` is the range rule (ops/interval.py): the interval of
+    the exact result, before its assignment to the output type, from the intervals of the
+    (quantized) inputs.
     ``variadic`` ops take ``len(inputs)`` or more inputs.
     ``stream`` (a kind or ``stream(sig) -> kind``) says how the op runs in a streaming
     stage: ``map`` (output element i from input element i; broadcast operands are held
@@ -178,6 +182,7 @@ class OpDef:
     attrs: tuple[Attr, ...] = ()
     dtype: Callable[[Sig], DType] = field(default=None)  # type: ignore[assignment]
     check: Callable[[Sig], None] | None = None
+    bounds: Callable[[list[Interval], Sig], Interval] | None = None
     variadic: bool = False
     needs_buffer: Callable[[Sig], str | None] | None = None
     stream: str | Callable[[Sig], str] = "map"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..errors import OpError
 from .base import OpDef, Pattern, Sig
+from .interval import Interval
 
 __all__ = ["CUSTOM"]
 
@@ -31,5 +32,7 @@ CUSTOM = OpDef(
     dtype=_dtype,
     pattern=Pattern.OPAQUE,
     compute=None,
+    # nothing is known of what it computes: anything its declared type holds
+    bounds=lambda ins, sig: Interval.of_type(sig.out_dtype),
     doc="user-declared op for fusion studies; not runnable",
 )

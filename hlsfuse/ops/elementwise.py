@@ -15,6 +15,7 @@ from ..errors import OpError
 from ..types import FixedType, Fmt, assign, from_float, to_float
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import aligned, finish
+from .interval import Interval
 
 __all__ = ["OPS", "broadcast_shape", "broadcast_pattern"]
 
@@ -84,7 +85,7 @@ def _extremum(fn):
     return compute
 
 
-def _binary(name: str, rule, compute, doc: str) -> OpDef:
+def _binary(name: str, rule, compute, bounds, doc: str) -> OpDef:
     return OpDef(
         name=name,
         inputs=("a", "b"),
@@ -92,6 +93,7 @@ def _binary(name: str, rule, compute, doc: str) -> OpDef:
         pattern=broadcast_pattern,
         check=_checker(rule),
         compute=compute,
+        bounds=bounds,
         doc=doc,
     )
 
@@ -184,6 +186,30 @@ def _abs(args, sig):
     return finish(np.abs(args[0]), sig.dtypes[0].frac, sig)
 
 
+def _relu_bounds(ins, sig):
+    x = ins[0]
+    return x.like(np.maximum(x.lo, 0), np.maximum(x.hi, 0))
+
+
+def _leaky_bounds(ins, sig):
+    x, alpha = ins[0], sig["alpha"]
+    if x.frac is None:
+        slope = Interval(alpha, alpha, None)
+        negative = x.like(np.minimum(x.lo, 0.0), np.minimum(x.hi, 0.0)) * slope
+        return negative.union(x.like(np.maximum(x.lo, 0.0), np.maximum(x.hi, 0.0)))
+    a = int(from_float(alpha, ALPHA_TYPE))
+    negative = x.like(np.minimum(x.lo, 0), np.minimum(x.hi, 0)) * Interval(a, a, ALPHA_TYPE.frac)
+    positive = x.like(np.maximum(x.lo, 0), np.maximum(x.hi, 0)).at(negative.frac)
+    return negative.union(positive)
+
+
+def _clip_interval(ins, sig):
+    x = ins[0]
+    if x.frac is None:
+        return x.clip(sig["min"], sig["max"])
+    return x.clip(*_clip_bounds(sig))
+
+
 def _cast_dtype(sig: Sig):
     raise OpError("cast needs the node's 'dtype' field (the target type)")
 
@@ -206,11 +232,13 @@ def _bias_add(args, sig):
 
 
 OPS = (
-    _binary("add", lambda a, b, sig: a.add(b), _add, "a + b"),
-    _binary("sub", lambda a, b, sig: a.sub(b), _sub, "a - b"),
-    _binary("mul", lambda a, b, sig: a.mul(b), _mul, "a * b"),
-    _binary("maximum", lambda a, b, sig: a.union(b), _extremum(np.maximum), "max(a, b)"),
-    _binary("minimum", lambda a, b, sig: a.union(b), _extremum(np.minimum), "min(a, b)"),
+    _binary("add", lambda a, b, sig: a.add(b), _add, lambda ins, sig: ins[0] + ins[1], "a + b"),
+    _binary("sub", lambda a, b, sig: a.sub(b), _sub, lambda ins, sig: ins[0] - ins[1], "a - b"),
+    _binary("mul", lambda a, b, sig: a.mul(b), _mul, lambda ins, sig: ins[0] * ins[1], "a * b"),
+    _binary("maximum", lambda a, b, sig: a.union(b), _extremum(np.maximum), lambda ins, sig: ins[0].maximum(ins[1]),
+            "max(a, b)"),
+    _binary("minimum", lambda a, b, sig: a.union(b), _extremum(np.minimum), lambda ins, sig: ins[0].minimum(ins[1]),
+            "min(a, b)"),
     OpDef(
         name="relu",
         inputs=("x",),
@@ -218,6 +246,7 @@ OPS = (
         pattern=Pattern.ELEMWISE,
         check=_checker(lambda x, sig: x),
         compute=_relu,
+        bounds=_relu_bounds,
         doc="max(x, 0)",
     ),
     OpDef(
@@ -228,6 +257,7 @@ OPS = (
         pattern=Pattern.ELEMWISE,
         check=_leaky_check,
         compute=_leaky_relu,
+        bounds=_leaky_bounds,
         doc="x if x >= 0 else alpha * x; alpha is a fixed<16,1,RND,SAT> constant",
     ),
     OpDef(
@@ -238,6 +268,7 @@ OPS = (
         pattern=Pattern.ELEMWISE,
         check=_clip_attrs_check,
         compute=_clip,
+        bounds=_clip_interval,
         doc="min(max(x, min), max); bounds rounded to the input type",
     ),
     OpDef(
@@ -247,6 +278,7 @@ OPS = (
         pattern=Pattern.ELEMWISE,
         check=_checker(lambda x, sig: x.neg()),
         compute=_neg,
+        bounds=lambda ins, sig: ins[0].neg(),
         doc="-x",
     ),
     OpDef(
@@ -256,6 +288,7 @@ OPS = (
         pattern=Pattern.ELEMWISE,
         check=_checker(lambda x, sig: x.neg()),
         compute=_abs,
+        bounds=lambda ins, sig: ins[0].abs(),
         doc="|x|",
     ),
     OpDef(
@@ -265,6 +298,7 @@ OPS = (
         pattern=Pattern.ELEMWISE,
         dtype=_cast_dtype,
         compute=_cast,
+        bounds=lambda ins, sig: ins[0],
         doc="assign x to the node's dtype (the only op that may change float32 <-> fixed)",
     ),
     OpDef(
@@ -274,6 +308,7 @@ OPS = (
         pattern=Pattern.BROADCAST,
         check=_checker(lambda x, b, sig: x.add(b)),
         compute=_bias_add,
+        bounds=lambda ins, sig: ins[0] + ins[1],
         doc="x + b[c] on the last axis",
     ),
     OpDef(
@@ -283,6 +318,7 @@ OPS = (
         pattern=Pattern.BROADCAST,
         check=_checker(lambda x, s, sig: x.mul(s)),
         compute=_mul,
+        bounds=lambda ins, sig: ins[0] * ins[1],
         doc="x * s[c] on the last axis",
     ),
 )

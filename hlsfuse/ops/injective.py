@@ -24,6 +24,7 @@ from ..errors import OpError
 from ..types import FixedType, from_float
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import aligned, finish
+from .interval import Interval
 
 __all__ = ["OPS", "PAD_MODES", "normalize_axes", "slice_ranges", "reversed_axis", "pad_indices"]
 
@@ -71,7 +72,27 @@ def _streams(sig: Sig) -> None:
     return None
 
 
-def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams, stream="map") -> OpDef:
+def _moved(keeps_channels):
+    """The range rule of an op that moves elements: the input's bounds, per channel when
+    ``keeps_channels(sig)`` says each element keeps its last-axis index."""
+
+    def bounds(ins, sig: Sig) -> Interval:
+        x = ins[0]
+        return x.like(x.lo, x.hi) if keeps_channels(sig) else x.flat()
+
+    return bounds
+
+
+def _same_last_axis(sig: Sig) -> bool:
+    """Row-major moves keep an element's last-axis index when the last axis is unchanged."""
+    x, out = sig.shapes[0], sig.out_shape
+    return bool(x) and bool(out) and x[-1] == out[-1]
+
+
+_SAME_ORDER_BOUNDS = _moved(_same_last_axis)
+
+
+def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams, stream="map", bounds=_SAME_ORDER_BOUNDS) -> OpDef:
     """An injective single-input op whose reference is ``move(x, sig)``."""
     return OpDef(
         name=name,
@@ -81,6 +102,7 @@ def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams, stream="map") -
         pattern=Pattern.INJECTIVE,
         check=same_family,
         compute=_mover(move),
+        bounds=bounds,
         needs_buffer=needs_buffer,
         stream=stream,
         doc=doc,
@@ -162,6 +184,11 @@ def _transpose_shape(sig: Sig) -> tuple[int, ...]:
     return tuple(x[a] for a in _perm(sig))
 
 
+def _transpose_keeps_channels(sig: Sig) -> bool:
+    perm = _perm(sig)
+    return bool(perm) and perm[-1] == len(perm) - 1
+
+
 def _transpose_buffer(sig: Sig) -> str | None:
     # size-1 axes do not affect the order of elements; the others must keep their order
     perm = _perm(sig)
@@ -219,6 +246,15 @@ def reversed_axis(sig: Sig) -> int | None:
     return None
 
 
+def _slice_bounds(ins, sig: Sig) -> Interval:
+    x = ins[0]
+    if not x.per_channel:
+        return x.like(x.lo, x.hi)
+    x = x.channels(sig.shapes[0][-1])  # a single channel's bound may stand for all of them
+    kept = list(slice_ranges(sig)[-1])
+    return x.like(x.lo[kept], x.hi[kept])
+
+
 def _slice_buffer(sig: Sig) -> str | None:
     axis = reversed_axis(sig)
     return None if axis is None else f"negative step on axis {axis} reverses the element order"
@@ -268,6 +304,18 @@ def _pad(args, sig):
         fill_type = FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")
         y = np.pad(x, widths, constant_values=int(from_float(sig["value"], fill_type)))
     return y.astype(np.float32) if t.is_float else y
+
+
+def _pad_bounds(ins, sig: Sig) -> Interval:
+    x, widths = ins[0], _pad_widths(sig)
+    moved = x.flat() if x.per_channel and any(widths[-1]) else x.like(x.lo, x.hi)
+    if sig["mode"] != "constant" or not any(sig["pads"]):
+        return moved
+    t = sig.out_dtype
+    if t.is_float:
+        return moved.union(Interval(sig["value"], sig["value"], None))
+    fill = int(from_float(sig["value"], FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")))
+    return moved.union(Interval(fill, fill, t.frac))
 
 
 def _pad_buffer(sig: Sig) -> str | None:
@@ -320,6 +368,17 @@ def _concat(args, sig):
     return finish(np.concatenate(parts, axis=axis), frac, sig)
 
 
+def _concat_bounds(ins, sig: Sig) -> Interval:
+    if _concat_axis(sig) < len(sig.out_shape) - 1:
+        joined = ins[0]
+        for x in ins[1:]:
+            joined = joined.union(x)
+        return joined.like(joined.lo, joined.hi)
+    frac = None if any(x.frac is None for x in ins) else max(x.frac for x in ins)
+    parts = [x.at(frac).channels(shape[-1]) for x, shape in zip(ins, sig.shapes)]
+    return Interval(np.concatenate([p.lo for p in parts]), np.concatenate([p.hi for p in parts]), frac)
+
+
 def _concat_buffer(sig: Sig) -> str | None:
     # The output interleaves, for each index of the outer axes, one block per input.
     # Blocks of single rows (nothing but size-1 axes inside the concat axis) or a single
@@ -352,6 +411,7 @@ OPS = (
         "permute the axes (default: reverse them)",
         attrs=(Attr("axes", "ints", None),),
         needs_buffer=_transpose_buffer,
+        bounds=_moved(_transpose_keeps_channels),
         stream=lambda sig: "map" if _transpose_buffer(sig) is None else "own",
     ),
     OpDef(
@@ -363,6 +423,7 @@ OPS = (
         pattern=Pattern.INJECTIVE,
         check=_concat_check,
         compute=_concat,
+        bounds=_concat_bounds,
         needs_buffer=_concat_buffer,
         stream="own",
         doc="join one or more inputs along axis; inputs are aligned exactly, then assigned to the output type",
@@ -374,6 +435,7 @@ OPS = (
         "x[begin:end:step] per leading axis, with Python/numpy semantics",
         attrs=(Attr("begin", "ints"), Attr("end", "ints"), Attr("step", "ints", None)),
         needs_buffer=_slice_buffer,
+        bounds=_slice_bounds,
         stream="own",
     ),
     OpDef(
@@ -388,6 +450,7 @@ OPS = (
         pattern=Pattern.INJECTIVE,
         check=same_family,
         compute=_pad,
+        bounds=_pad_bounds,
         needs_buffer=_pad_buffer,
         stream="own",
         doc="numpy.pad, pads = [before..., after...]; mode 'constant' fills with value rounded to the output "

@@ -14,6 +14,7 @@ import numpy as np
 from ..lut import FUNCTIONS, MAX_TABLE_BITS, Table, make_table
 from ..types import Fmt
 from .base import Attr, OpDef, Pattern, Sig, same_family
+from .interval import Interval
 
 __all__ = ["OPS", "TABLE_OPS", "table_of"]
 
@@ -42,8 +43,18 @@ def _lut_op(function: str, doc: str) -> OpDef:
                 return FUNCTIONS[function](args[0].astype(np.float64)).astype(np.float32)
         return table_of(function, sig).lookup(args[0])
 
+    def bounds(ins, sig):
+        # the exact result is the table entry itself (the table rounds and saturates)
+        x = ins[0]
+        if x.frac is None:  # sigmoid, tanh and exp are non-decreasing
+            with np.errstate(over="ignore"):
+                return Interval(FUNCTIONS[function](x.lo), FUNCTIONS[function](x.hi), None)
+        lo, hi = table_of(function, sig).span(x.lo, x.hi)
+        return Interval(lo, hi, sig.out_dtype.frac)
+
     return OpDef(
         name=function,
+        bounds=bounds,
         inputs=("x",),
         attrs=(Attr("table_bits", "int", 10, check=_table_bits_check),),
         shape=_unary_shape,

@@ -29,6 +29,7 @@ from ..errors import OpError
 from ..types import assign_quotient
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import finish
+from .interval import Interval, corners
 
 __all__ = ["OPS", "exact_matmul", "pool_counts"]
 
@@ -109,6 +110,25 @@ def _windows(x: np.ndarray, kernel, strides, padding, dilation=(1, 1), fill=0) -
     return view[:, ::sh, ::sw, :, ::dh, ::dw]
 
 
+def _terms(w: Interval, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of every weight of a tensor of ``shape``: its raw values when it is a constant, else
+    its per-channel (last-axis) bounds."""
+    if w.values is not None:
+        return w.values, w.values
+    return np.broadcast_to(w.lo, shape), np.broadcast_to(w.hi, shape)
+
+
+def _products(xlo, xhi, wlo, whi, axes) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of sums of products x*w over ``axes``: each term at its own extremes, so positive and
+    negative weights take the opposite ends of x's range."""
+    lo, hi = corners(xlo, xhi, wlo, whi)
+    return lo.sum(axis=axes), hi.sum(axis=axes)
+
+
+def _product_frac(x: Interval, w: Interval) -> int | None:
+    return None if x.frac is None or w.frac is None else x.frac + w.frac
+
+
 # --------------------------------------------------------------------------
 # conv2d
 # --------------------------------------------------------------------------
@@ -159,6 +179,20 @@ def _conv2d(args, sig):
     return out.transpose(1, 0, 2).reshape(n, oh, ow, cout)
 
 
+def _conv_bounds(ins, sig):
+    x, w = ins
+    kh, kw, cg, cout = sig.shapes[1]
+    cin = sig.shapes[0][3]
+    if any(sig["padding"]):
+        x = x.with_zero()  # border windows read zeros
+    x = x.channels(cin)
+    group = np.arange(cout) // (cout // sig["groups"])
+    index = group[None, :] * cg + np.arange(cg)[:, None]  # [Cg, Cout]: the input channel of each term
+    wlo, whi = _terms(w, (kh, kw, cg, cout))
+    lo, hi = _products(x.lo[index], x.hi[index], wlo, whi, (0, 1, 2))
+    return Interval(lo, hi, _product_frac(x, w))
+
+
 # --------------------------------------------------------------------------
 # dense and matmul
 # --------------------------------------------------------------------------
@@ -178,6 +212,25 @@ def _dense_shape(sig: Sig) -> tuple[int, ...]:
 def _dense(args, sig):
     x, w = args
     return _matmul(x, w.T, sig)
+
+
+def _dense_bounds(ins, sig):
+    x, w = ins
+    n, k = sig.shapes[1]
+    x = x.channels(k)
+    wlo, whi = _terms(w, (n, k))  # w's channels are its columns (K); the terms' rows are the outputs (N)
+    lo, hi = _products(x.lo[None, :], x.hi[None, :], wlo, whi, 1)
+    return Interval(lo, hi, _product_frac(x, w))
+
+
+def _matmul_bounds(ins, sig):
+    a, b = ins
+    k, n = sig.shapes[1][-2:]
+    a = a.channels(k)
+    blo, bhi = _terms(b, sig.shapes[1])
+    lo, hi = _products(a.lo[:, None], a.hi[:, None], blo, bhi, -2)  # [..., N]
+    batch = tuple(range(lo.ndim - 1))
+    return Interval(lo.min(axis=batch), hi.max(axis=batch), _product_frac(a, b))
 
 
 def _matmul_shape(sig: Sig) -> tuple[int, ...]:
@@ -254,6 +307,18 @@ def pool_counts(sig: Sig) -> np.ndarray:
     return np.outer(_axis_counts(h, top, kh, sh, oh), _axis_counts(w, left, kw, sw, ow))
 
 
+def _pool_bounds(ins, sig):
+    x = ins[0]  # a window maximum is one of the window's elements; padding never wins
+    return x.like(x.lo, x.hi)
+
+
+def _avg_bounds(ins, sig):
+    x = ins[0]  # a mean of the window's elements, and of zeros when they count padding
+    if sig["count_include_pad"] and any(sig["padding"]):
+        x = x.with_zero()
+    return x.like(x.lo, x.hi)
+
+
 def _avg_check(sig: Sig) -> None:
     same_family(sig)
     fmts = fixed_inputs(sig)
@@ -295,6 +360,7 @@ OPS = (
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_product_checker(_conv_terms),
         compute=_conv2d,
+        bounds=_conv_bounds,
         doc="2-D convolution, x NHWC, w [KH, KW, Cin/groups, Cout], padding [top, left, bottom, right]",
     ),
     OpDef(
@@ -305,6 +371,7 @@ OPS = (
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_product_checker(lambda sig: sig.shapes[1][1]),
         compute=_dense,
+        bounds=_dense_bounds,
         doc="x [..., K] times w [N, K] transposed -> [..., N]",
     ),
     OpDef(
@@ -315,6 +382,7 @@ OPS = (
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_product_checker(lambda sig: sig.shapes[0][-1]),
         compute=_matmul_op,
+        bounds=_matmul_bounds,
         doc="a @ b with numpy's broadcasting of batch dims; both inputs need at least 2 dims",
     ),
     OpDef(
@@ -326,6 +394,7 @@ OPS = (
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_pool_check,
         compute=_max_pool2d,
+        bounds=_pool_bounds,
         doc="window maximum over H and W of NHWC x; padded positions never win",
     ),
     OpDef(
@@ -337,6 +406,7 @@ OPS = (
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_avg_check,
         compute=_avg_pool2d,
+        bounds=_avg_bounds,
         doc="window mean over H and W of NHWC x; the exact sum divided by the position's count, rounded once",
     ),
 )

@@ -23,6 +23,7 @@ from ..lut import MAX_TABLE_BITS, make_table
 from ..types import FixedType, Fmt
 from .base import Attr, OpDef, Pattern, Sig, same_family
 from .exact import finish
+from .interval import Interval, corners
 
 __all__ = ["OPS", "softmax_tables", "INDEX_TYPE"]
 
@@ -102,6 +103,26 @@ def _softmax(args, sig):
     return finish(e * r, sig["exp_dtype"].frac + sig["recip_dtype"].frac, sig)
 
 
+def _softmax_bounds(ins, sig):
+    x = ins[0].flat()
+    if x.frac is None:
+        return Interval(0.0, 1.0, None)
+    exp, recip, _ = softmax_tables(sig)
+    n = sig.shapes[0][-1]
+    d_lo = min(int(x.lo) - int(x.hi), 0)  # d = x - max(x) lies in [lo - hi, 0] and is 0 for the maximum
+    e_lo, e_hi = exp.span(d_lo, 0)
+    e_zero = exp.span(0, 0)[0]  # the maximum's own exponential, exp(0)
+    s_lo, s_hi = e_zero + (n - 1) * e_lo, e_zero + (n - 1) * e_hi
+    r_lo, r_hi = recip.span(s_lo, s_hi)
+    lo, hi = corners(e_lo, e_hi, r_lo, r_hi)
+    return Interval(lo, hi, sig["exp_dtype"].frac + sig["recip_dtype"].frac)
+
+
+def _index_bounds(largest: int) -> Interval:
+    """Indices 0..largest, exact integers whatever the output type."""
+    return Interval(0, largest, 0)
+
+
 def _softmax_buffer(sig: Sig) -> str:
     return "softmax needs the whole row (max and sum) before emitting"
 
@@ -133,6 +154,10 @@ def _argmax_check(sig: Sig) -> None:
 def _argmax(args, sig):
     idx = np.argmax(args[0], axis=_axis(sig), keepdims=sig["keepdims"])  # first index of the max
     return _indices(idx, sig)
+
+
+def _argmax_bounds(ins, sig):
+    return _index_bounds(sig.shapes[0][_axis(sig)] - 1)
 
 
 def _argmax_buffer(sig: Sig) -> str | None:
@@ -187,6 +212,13 @@ def _topk(args, sig):
     return finish(values, sig.dtypes[0].frac, sig)
 
 
+def _topk_bounds(ins, sig):
+    x = ins[0]
+    if sig["ret"] == "values":
+        return x.flat()  # the values are input elements, re-ordered along the last axis
+    return _index_bounds(sig.shapes[0][-1] - 1)
+
+
 def _topk_buffer(sig: Sig) -> str:
     return "topk sorts the whole last axis before emitting"
 
@@ -207,6 +239,7 @@ OPS = (
         stream="own",
         check=_softmax_check,
         compute=_softmax,
+        bounds=_softmax_bounds,
         needs_buffer=_softmax_buffer,
         doc="softmax over the last axis; fixed point via exp and reciprocal lookup tables",
     ),
@@ -220,6 +253,7 @@ OPS = (
         stream="own",
         check=_argmax_check,
         compute=_argmax,
+        bounds=_argmax_bounds,
         needs_buffer=_argmax_buffer,
         doc="index of the first maximum along 'axis' (int32 by default)",
     ),
@@ -233,6 +267,7 @@ OPS = (
         stream="own",
         check=_topk_check,
         compute=_topk,
+        bounds=_topk_bounds,
         needs_buffer=_topk_buffer,
         doc="the k largest along the last axis, descending, ties by lower index; 'values' or 'indices'",
     ),

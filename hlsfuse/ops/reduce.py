@@ -101,6 +101,36 @@ def _max(args, sig):
 
 
 # --------------------------------------------------------------------------
+# Range rules
+# --------------------------------------------------------------------------
+
+
+def _over_channels(sig: Sig) -> bool:
+    """Whether the reduction combines elements of different channels (it reduces the last axis)."""
+    return len(sig.shapes[0]) - 1 in _axes(sig)
+
+
+def _sum_bounds(ins, sig):
+    x, n = ins[0], count(sig)
+    if not _over_channels(sig):
+        return x.times(n)
+    if x.per_channel:  # n / C elements of each channel
+        per = n // len(x.lo)
+        return x.like(x.lo.sum() * per, x.hi.sum() * per)
+    return x.times(n)
+
+
+def _mean_bounds(ins, sig):
+    x = ins[0]  # a mean lies between the smallest and the largest element
+    return x.flat() if _over_channels(sig) else x.like(x.lo, x.hi)
+
+
+def _max_bounds(ins, sig):
+    x = ins[0]  # at least the largest lower bound, at most the largest upper bound
+    return x.like(x.lo.max(), x.hi.max()) if _over_channels(sig) else x.like(x.lo, x.hi)
+
+
+# --------------------------------------------------------------------------
 # global_avg_pool: mean over H and W of an NHWC tensor
 # --------------------------------------------------------------------------
 
@@ -114,7 +144,7 @@ def _pool_shape(sig: Sig) -> tuple[int, ...]:
     return (x[0], 1, 1, x[3])
 
 
-def _reduction(name: str, compute, fmt, doc: str) -> OpDef:
+def _reduction(name: str, compute, fmt, bounds, doc: str) -> OpDef:
     return OpDef(
         name=name,
         inputs=("x",),
@@ -124,14 +154,16 @@ def _reduction(name: str, compute, fmt, doc: str) -> OpDef:
         stream="reduce",
         check=_checker(fmt),
         compute=compute,
+        bounds=bounds,
         doc=doc,
     )
 
 
 OPS = (
-    _reduction("sum", _sum, _sum_format, "exact sum over axes (default: all)"),
-    _reduction("mean", _mean, _mean_format, "exact sum over axes divided by their count, rounded once (default: all)"),
-    _reduction("max", _max, _max_format, "maximum over axes (default: all)"),
+    _reduction("sum", _sum, _sum_format, _sum_bounds, "exact sum over axes (default: all)"),
+    _reduction("mean", _mean, _mean_format, _mean_bounds,
+               "exact sum over axes divided by their count, rounded once (default: all)"),
+    _reduction("max", _max, _max_format, _max_bounds, "maximum over axes (default: all)"),
     OpDef(
         name="global_avg_pool",
         inputs=("x",),
@@ -141,6 +173,7 @@ OPS = (
         stream="reduce",
         check=_checker(_mean_format),
         compute=lambda args, sig: _mean_over(args[0], _HW, True, sig),
+        bounds=lambda ins, sig: ins[0].like(ins[0].lo, ins[0].hi),
         doc="NHWC [N,H,W,C] -> [N,1,1,C], mean over H and W as in mean",
     ),
 )

@@ -2,7 +2,8 @@
 
     read_model (importer.py, the only user of the ``onnx`` package)
         -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py over context.py, layout.py)
-        -> Graph, typed by a Precision (precision.py) or by calibration (calibration.py)
+        -> Graph, typed by a Precision (precision.py), by calibration (calibration.py) or by
+           range analysis (auto.py, precision "auto:W"), which calibration may narrow
     float_model.py: the float model (onnxruntime, or the float32 import) a graph's error is measured against
 
 ONNX op names and attributes appear only in this package. The ``onnx`` package is an
@@ -15,6 +16,7 @@ import os
 
 from ...errors import HlsfuseError
 from ...ir import Graph
+from .auto import auto_graph
 from .calibration import Calibration
 from .calibration import calibrate as _calibrate
 from .convert import convert, supported_ops
@@ -50,23 +52,30 @@ def read_onnx(model):
     return read_model(model)
 
 
-def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None) -> Graph:
+def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges=None) -> Graph:
     """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a verified ``Graph``.
 
     ``precision``: ``"float32"``, a fixed type such as ``"fixed<16,6>"`` (the default,
     for activations and weights), a precision-map dict ``{"default", "weights",
     "tensors"}`` or a ``Precision``. ``calibration``: sample inputs (an .npz path or a
     dict of arrays, ONNX layout) from which each tensor's integer bits are chosen; use
-    ``calibrate`` to also get the expected error.
+    ``calibrate`` to also get the expected error. ``"auto"`` or ``"auto:W"``: types from range
+    analysis (auto.py), with ``input_ranges`` ``{input: (lo, hi)}`` bounding the inputs.
     """
     if calibration is not None:
-        return calibrate(model, calibration, precision).graph
-    return convert(_decoded(model), precision_of(precision))
+        return calibrate(model, calibration, precision, input_ranges).graph
+    chosen = precision_of(precision)
+    if chosen.auto is not None:
+        return auto_graph(_decoded(model), chosen, input_ranges)
+    if input_ranges:
+        raise HlsfuseError("input ranges apply to precision auto only")
+    return convert(_decoded(model), chosen)
 
 
-def calibrate(model, samples, precision=DEFAULT_PRECISION) -> Calibration:
-    """Import ``model`` with types calibrated on ``samples``; see ``Calibration.report``."""
-    return _calibrate(_decoded(model), samples, precision_of(precision), source=model)
+def calibrate(model, samples, precision=DEFAULT_PRECISION, input_ranges=None) -> Calibration:
+    """Import ``model`` with types calibrated on ``samples``; see ``Calibration.report``. With
+    precision auto, integer bits narrow from auto's to what the samples need (auto.py)."""
+    return _calibrate(_decoded(model), samples, precision_of(precision), input_ranges, source=model)
 
 
 def float_model(model) -> FloatModel:

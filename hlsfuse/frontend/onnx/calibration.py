@@ -25,6 +25,7 @@ from ...accuracy import Accuracy
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32
+from .auto import auto_graph
 from .convert import convert
 from .float_model import compare, float_model
 from .layout import to_graph_layout
@@ -99,10 +100,11 @@ def split_samples(model: Model, data: Mapping[str, np.ndarray], where: str = "sa
     return [{name: arrays[i] for name, arrays in per_input.items()} for i in range(count)]
 
 
-def calibrate(model: Model, samples, precision: Precision, source=None) -> Calibration:
-    """Calibrate ``precision`` (fixed point) on ``samples`` (an .npz path or arrays); ``source``: the
-    file, bytes or ``onnx.ModelProto`` ``model`` was decoded from, which onnxruntime runs as the float
-    model of the error table (without it, the float32 import is the float model)."""
+def calibrate(model: Model, samples, precision: Precision, input_ranges=None, source=None) -> Calibration:
+    """Calibrate ``precision`` (fixed point) on ``samples`` (an .npz path or arrays); with precision auto,
+    auto's integer bits narrow to the samples' needs (auto.py). ``source``: the file, bytes or
+    ``onnx.ModelProto`` ``model`` was decoded from, which onnxruntime runs as the float model of the error
+    table (without it, the float32 import is the float model)."""
     if precision.is_float:
         raise HlsfuseError("calibration chooses fixed-point types, but the precision is float32")
     data = read_samples(samples) if isinstance(samples, (str, Path)) else samples
@@ -117,7 +119,12 @@ def calibrate(model: Model, samples, precision: Precision, source=None) -> Calib
             array = values[name]
             if array.size:
                 peaks[name] = max(peaks[name], float(np.max(np.abs(array))))
-    graph = convert(model, precision.with_calibration(calibrated_types(precision, float_graph, peaks)))
+    if precision.auto is not None:
+        graph = auto_graph(model, precision, input_ranges, peaks)
+    else:
+        if input_ranges:
+            raise HlsfuseError("input ranges apply to precision auto only")
+        graph = convert(model, precision.with_calibration(calibrated_types(precision, float_graph, peaks)))
     count = f"{len(batches)} sample{'s' if len(batches) != 1 else ''}"
     told = f"{count} in {samples}" if isinstance(samples, (str, Path)) else count
     accuracy = compare(graph, float_model(source, model, float_graph), batches, told)

@@ -18,6 +18,10 @@ magnitude, and gives it ``fixed<W, I, RND, SAT>``: W is kept from the default (o
 weight type for constants) and I holds the magnitude plus one bit of headroom
 (weights, whose values are known exactly, get no headroom). It reports the largest
 absolute difference between the fixed-point and float32 results on the samples.
+
+``auto`` or ``auto:W`` (as the type, or a map's "default") asks for range analysis instead
+(auto.py): each activation gets the integer bits its bound needs within W bits. A map's
+"tensors" may then name nodes with ``"auto:W"`` for another width, or give them a type.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ class Precision:
     weights: DType | None = None
     tensors: tuple[tuple[str, DType], ...] = ()
     calibrated: Mapping[str, DType] = field(default_factory=dict)
+    auto: int | None = None  # the width of --precision auto:W (None: not auto)
+    auto_widths: tuple[tuple[str, int], ...] = ()  # per-node widths (name or glob) under auto
 
     def __post_init__(self):
         object.__setattr__(self, "calibrated", MappingProxyType(dict(self.calibrated)))
@@ -94,6 +100,13 @@ class Precision:
             return chosen
         return self.calibrated.get(name) or self.default
 
+    def auto_width(self, name: str) -> int | None:
+        """The width an ``"auto:W"`` entry gives node ``name`` (exact name first, then globs in order)."""
+        widths = dict(self.auto_widths)
+        if name in widths:
+            return widths[name]
+        return next((w for pattern, w in self.auto_widths if fnmatchcase(name, pattern)), None)
+
     def with_calibration(self, types: Mapping[str, DType]) -> Precision:
         return replace(self, calibrated=types)
 
@@ -117,11 +130,30 @@ def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Pre
     tensors = spec.get("tensors", {})
     if not isinstance(tensors, Mapping):
         raise HlsfuseError("precision map: 'tensors' must be an object of name-or-glob: type")
+    auto = _auto_width(base, "default")
+    widths = tuple((str(k), _auto_width(v, f"tensor '{k}'")) for k, v in tensors.items() if _is_auto(v))
+    if widths and auto is None:
+        raise HlsfuseError(f"precision map: tensor '{widths[0][0]}' is auto, but the default is {base}, not auto")
     return Precision(
-        default=_dtype(base, "default"),
+        default=_dtype(base, "default") if auto is None else FixedType(auto, 6),
         weights=None if spec.get("weights") is None else _dtype(spec["weights"], "weights"),
-        tensors=tuple((str(k), _dtype(v, f"tensor '{k}'")) for k, v in tensors.items()),
+        tensors=tuple((str(k), _dtype(v, f"tensor '{k}'")) for k, v in tensors.items() if not _is_auto(v)),
+        auto=auto,
+        auto_widths=widths,
     )
+
+
+def _is_auto(value) -> bool:
+    return isinstance(value, str) and value.strip().startswith("auto")
+
+
+def _auto_width(value, where: str) -> int | None:
+    from .auto import parse_auto  # auto.py builds on this module
+
+    try:
+        return parse_auto(value)
+    except HlsfuseError as exc:
+        raise HlsfuseError(f"precision: {where}: {exc}") from None
 
 
 def load_precision_map(path: str | Path, default: str | DType | None = None) -> Precision:
@@ -148,6 +180,9 @@ def precision_of(spec) -> Precision:
         return spec
     if isinstance(spec, Mapping):
         return precision_from_map(spec)
+    auto = _auto_width(spec, "default")
+    if auto is not None:
+        return Precision(default=FixedType(auto, 6), auto=auto)
     return Precision(default=_dtype(spec, "default"))
 
 

@@ -1,0 +1,283 @@
+"""Range analysis: an interval bound for every tensor of a graph, and where a type can overflow.
+
+    input types (or given ranges), constants' values
+        --per node, in topological order: OpDef.bounds on the inputs' quantized intervals-->
+    exact interval of the node's result --quantize to its declared type--> what consumers see
+
+A node's bound is on its *exact* value, before the one assignment to its declared type
+(DESIGN.md section 3), computed from the bounds of its inputs *as quantized* (so a
+saturating or wrapping input type is accounted for). The node's type can overflow when
+the exact bound, rounded to the type's grid, leaves the type's range. Each op's rule lives
+with its definition in the op registry; ``ops/interval.py`` holds the interval arithmetic.
+Bounds are exact for fixed-point tensors (raw integers), approximate for float32 ones.
+
+    ranges(graph, input_ranges)  -> {tensor: Range}   (inputs and nodes)
+    bounds(graph, input_ranges)  -> {tensor: (lo, hi)} as exact Fractions
+
+``auto_types`` turns the analysis into types (``--precision auto:W``): in the same order, each
+tensor gets the W-bit type with the fewest integer bits that holds its bound, so that no node
+can overflow; its consumers are then bounded with that type. ``retyped`` applies such types.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import numpy as np
+
+from .errors import HlsfuseError
+from .ir import Constant, Graph, Input, Node, TensorType
+from .ops import Pattern, get_op
+from .ops.interval import Interval
+from .types import DType, FixedType, from_float
+
+__all__ = ["Range", "ranges", "bounds", "input_intervals", "int_bits_needed", "fitting_type", "auto_types",
+           "retyped", "INPUT_INT_BITS", "CALIBRATION_MARGIN"]
+
+INPUT_INT_BITS = 6
+"""Integer bits auto gives a graph input without a given range (hls4ml's default fixed<16,6>)."""
+
+CALIBRATION_MARGIN = 1
+"""Bits auto keeps above the largest magnitude calibration samples reach, when it narrows to them."""
+
+
+@dataclass(frozen=True, eq=False)
+class Range:
+    """One tensor's bound: ``exact`` (before its assignment), ``quantized`` (after), and whether
+    its declared ``dtype`` holds every value of ``exact``."""
+
+    name: str
+    op: str
+    dtype: DType
+    exact: Interval
+    quantized: Interval
+    fits: bool
+
+    @property
+    def lo(self) -> Fraction:
+        return _fraction(self.exact.lo.min(), self.exact.frac)
+
+    @property
+    def hi(self) -> Fraction:
+        return _fraction(self.exact.hi.max(), self.exact.frac)
+
+    @property
+    def int_bits(self) -> int:
+        """Integer bits a type needs to hold the bound (signed unless it is never negative)."""
+        return int_bits_needed(self.lo, self.hi)
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _fraction(raw, frac: int | None) -> Fraction:
+    if frac is None:  # a real bound; an infinite one (an overflowing float32 exp) as float32's largest
+        value = float(raw)
+        return Fraction(value if math.isfinite(value) else math.copysign(_FLOAT32_MAX, value))
+    return Fraction(int(raw), 1 << frac) if frac >= 0 else Fraction(int(raw) << -frac)
+
+
+def int_bits_needed(lo: Fraction, hi: Fraction) -> int:
+    """Smallest I such that fixed<W,I> (ufixed<W,I> when ``lo >= 0``) holds ``[lo, hi]`` at any
+    width: signed needs -2**(I-1) <= lo and hi < 2**(I-1), unsigned hi < 2**I."""
+    signed = lo < 0
+    magnitude = max(-lo, hi) if signed else hi
+    if magnitude == 0:
+        return 1 if signed else 0
+    bits = math.floor(math.log2(magnitude)) - 2
+    while not (_holds(lo, hi, bits, signed)):
+        bits += 1
+    while _holds(lo, hi, bits - 1, signed):
+        bits -= 1
+    return bits
+
+
+def _holds(lo: Fraction, hi: Fraction, bits: int, signed: bool) -> bool:
+    top = Fraction(2) ** (bits - 1 if signed else bits)
+    return hi < top and (not signed or -top <= lo)
+
+
+def fitting_type(exact: Interval, width: int, int_bits: int | None = None, quant: str = "RND",
+                 overflow: str = "WRAP") -> FixedType:
+    """The ``width``-bit type with the fewest integer bits that holds ``exact`` once rounded
+    (``int_bits``, when given, is a lower limit); unsigned when ``exact`` is never negative."""
+    lo = _fraction(exact.lo.min(), exact.frac)
+    hi = _fraction(exact.hi.max(), exact.frac)
+    signed = lo < 0
+    first = int_bits_needed(lo, hi) if int_bits is None else int_bits
+    for bits in range(first, first + 3):  # rounding up to the grid needs at most one more bit
+        dtype = FixedType(width, bits, signed, quant, overflow)
+        if exact.quantize(dtype)[1]:
+            return dtype
+    raise HlsfuseError(f"no {width}-bit type holds the range [{float(lo):.6g}, {float(hi):.6g}]")
+
+
+def input_intervals(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None
+                    ) -> dict[str, Interval]:
+    """Each input's values as its type holds them: its whole range, or a given range ``(lo, hi)``
+    assigned to its type."""
+    given = dict(input_ranges or {})
+    known = [i.name for i in graph.inputs]
+    for name, (lo, hi) in given.items():
+        if name not in known:
+            raise HlsfuseError(f"input range for '{name}': not an input of graph '{graph.name}' "
+                               f"(inputs: {', '.join(known)})")
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            raise HlsfuseError(f"input range for '{name}': expected finite LO <= HI, not {lo}:{hi}")
+    out = {}
+    for inp in graph.inputs:
+        dtype = inp.type.dtype
+        if inp.name in given:
+            out[inp.name] = Interval.of_reals(*given[inp.name]).quantize(dtype)[0]
+        else:
+            out[inp.name] = Interval.of_type(dtype)
+    return out
+
+
+def ranges(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None) -> dict[str, Range]:
+    """The bound of every input and node of ``graph`` (see the module note)."""
+    seen: dict[str, Interval] = {}
+    result: dict[str, Range] = {}
+    for name, interval in input_intervals(graph, input_ranges).items():
+        seen[name] = interval
+        result[name] = Range(name, "input", graph.types[name].dtype, interval, interval, True)
+    for const in graph.constants:
+        dtype = const.type.dtype
+        seen[const.name] = Interval.of_values(const.data, None if dtype.is_float else dtype.frac)
+    for node in graph.nodes:
+        sig = graph.sigs[node.name]
+        exact = get_op(node.op).bounds([seen[src] for src in node.inputs], sig)
+        quantized, fits = exact.quantize(sig.out_dtype)
+        seen[node.name] = quantized
+        result[node.name] = Range(node.name, node.op, sig.out_dtype, exact, quantized, fits)
+    return result
+
+
+def bounds(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None
+           ) -> dict[str, tuple[Fraction, Fraction]]:
+    """``(lo, hi)`` of the exact value of every input and node, as Fractions."""
+    return {name: (r.lo, r.hi) for name, r in ranges(graph, input_ranges).items()}
+
+
+# --------------------------------------------------------------------------
+# Types from bounds (--precision auto)
+# --------------------------------------------------------------------------
+
+
+def _moves(graph: Graph, node: Node) -> bool:
+    """Nodes that only move values (single-input injective ops) keep their input's type."""
+    return len(node.inputs) == 1 and graph.patterns[node.name] == Pattern.INJECTIVE
+
+
+def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float, float]] | None = None,
+               free: Callable[[str], bool] | None = None, widths: Callable[[str], int | None] | None = None,
+               peaks: Mapping[str, float] | None = None) -> dict[str, DType]:
+    """Types for the tensors of ``graph`` that ``free(name)`` leaves to auto (default: all).
+
+    Graph inputs: ``fixed<W,I,RND,SAT>`` holding the given range, else with INPUT_INT_BITS.
+    Constants: ``fixed<W,I,RND,SAT>`` holding their values. Nodes: ``fixed<W,I,RND,WRAP>``
+    (``ufixed`` when never negative) holding their exact bound, so they cannot overflow; with
+    ``peaks`` (calibration: the largest magnitude per tensor), narrowed to the peak plus
+    CALIBRATION_MARGIN bits (never wider) and saturating. ``widths(name)`` may give a node
+    another width. Nodes that only move values take their input's type.
+    """
+    free = free or (lambda name: True)
+    given = dict(input_ranges or {})
+    input_intervals(graph, given)  # checks the names and ranges
+    types: dict[str, DType] = {}
+    seen: dict[str, Interval] = {}
+    dtype_of: dict[str, DType] = {}
+    for inp in graph.inputs:
+        dtype = inp.type.dtype
+        span = Interval.of_reals(*given[inp.name]) if inp.name in given else None
+        if free(inp.name):
+            dtype = fitting_type(span, width, quant="RND", overflow="SAT") if span is not None else \
+                FixedType(width, INPUT_INT_BITS, True, "RND", "SAT")
+            types[inp.name] = dtype
+        dtype_of[inp.name] = dtype
+        seen[inp.name] = span.quantize(dtype)[0] if span is not None else Interval.of_type(dtype)
+    for const in graph.constants:
+        dtype, raw = const.type.dtype, const.data
+        if free(const.name):
+            values = const.values
+            span = Interval.of_reals(float(values.min()), float(values.max())) if values.size else Interval(0, 0, None)
+            dtype = fitting_type(span, width, quant="RND", overflow="SAT")
+            dtype = FixedType(width, dtype.int_bits + (0 if dtype.signed else 1), True, "RND", "SAT")  # signed
+            types[const.name] = dtype
+            raw = from_float(values, dtype)
+        dtype_of[const.name] = dtype
+        seen[const.name] = Interval.of_values(raw, dtype.frac)
+    for node in graph.nodes:
+        sig = replace(graph.sigs[node.name], dtypes=tuple(dtype_of[src] for src in node.inputs))
+        inputs = [seen[src] for src in node.inputs]
+        dtype = sig.out_dtype
+        if free(node.name):
+            if _moves(graph, node):
+                dtype = sig.dtypes[0]
+                types[node.name] = dtype
+            else:
+                peak = None if peaks is None else peaks.get(node.name)
+                dtype = _node_type(node, sig, inputs, (widths and widths(node.name)) or width, peak)
+                types[node.name] = dtype
+        op = get_op(node.op)
+        if op.check is not None:
+            _check_types(node, op, replace(sig, out_dtype=dtype), seen, width)
+        exact = op.bounds(inputs, replace(sig, out_dtype=dtype))
+        seen[node.name] = exact.quantize(dtype)[0]
+        dtype_of[node.name] = dtype
+    return types
+
+
+def _check_types(node: Node, op, sig, seen: Mapping[str, Interval], width: int) -> None:
+    """The op's check of its exact intermediates with the chosen types, failing with what auto chose."""
+    try:
+        op.check(sig)
+    except HlsfuseError as exc:
+        chosen = ", ".join(f"'{src}' {t} in [{seen[src].reals()[0]:.6g}, {seen[src].reals()[1]:.6g}]"
+                           for src, t in zip(node.inputs, sig.dtypes))
+        raise HlsfuseError(f"auto:{width}: {node.where()}: {exc} (inputs {chosen}); give the inputs narrower "
+                           "ranges, or calibrate") from None
+
+
+def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float | None) -> FixedType:
+    """The fitting type of a node. A table op's result depends on its type (the entries round to
+    it), so it is bounded again with the chosen type until the choice holds."""
+    rule = get_op(node.op).bounds
+    dtype = FixedType(width, width, True, "RND", "WRAP")
+    for _ in range(8):
+        chosen = fitting_type(rule(inputs, replace(sig, out_dtype=dtype)), width)
+        if chosen == dtype:
+            break
+        dtype = chosen
+    if peak is not None:
+        need = _peak_bits(peak, width) - (0 if dtype.signed else 1)
+        if need < dtype.int_bits:
+            dtype = FixedType(width, need, dtype.signed, "RND", "SAT")
+    return dtype
+
+
+def _peak_bits(magnitude: float, width: int) -> int:
+    """Signed integer bits holding ``magnitude`` with CALIBRATION_MARGIN spare bits."""
+    if not math.isfinite(magnitude):
+        return width
+    if magnitude <= 0.0:
+        return 1 + CALIBRATION_MARGIN
+    return max(-width, math.floor(math.log2(magnitude)) + 2 + CALIBRATION_MARGIN)
+
+
+def retyped(graph: Graph, types: Mapping[str, DType]) -> Graph:
+    """``graph`` with the tensors named in ``types`` given those types (constants' values re-assigned
+    to theirs)."""
+    inputs = [Input(i.name, TensorType(i.type.shape, types.get(i.name, i.type.dtype))) for i in graph.inputs]
+    constants = []
+    for c in graph.constants:
+        if c.name in types:
+            c = Constant(c.name, TensorType(c.type.shape, types[c.name]), from_float(c.values, types[c.name]))
+        constants.append(c)
+    nodes = []
+    for node in graph.nodes:
+        nodes.append(replace(node, dtype=types.get(node.name, node.dtype)))
+    return Graph(graph.name, inputs, constants, nodes, graph.outputs)

@@ -62,7 +62,7 @@ that fewer of them compile its headers)."""
 MAKE_VARS = ("OPT_FAST=-O3", "OPT_SLOW=-O0", "OPT_GLOBAL=-O2")
 """Variables of Verilator's makefile: g++'s optimization of the model's per-cycle code, of its set-up code and
 of Verilator's runtime library. -O1 and -O2 build no sooner than -O3 once the functions are small, and -O0
-builds ResNet-8 only a sixth sooner for a model 17 times slower (bench/rtlsim_speed.py), so there is one
+builds ResNet-8 only a quarter sooner for a model 20 times slower (bench/rtlsim_speed.py), so there is one
 build for every use."""
 QUIET_CYCLES = 64
 """Cycles without any stage or port making progress after which a design counts as deadlocked."""

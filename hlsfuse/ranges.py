@@ -174,7 +174,7 @@ def _moves(graph: Graph, node: Node) -> bool:
 
 def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float, float]] | None = None,
                free: Callable[[str], bool] | None = None, widths: Callable[[str], int | None] | None = None,
-               peaks: Mapping[str, float] | None = None) -> dict[str, DType]:
+               peaks: Mapping[str, float] | None = None, limit: int | None = None) -> dict[str, DType]:
     """Types for the tensors of ``graph`` that ``free(name)`` leaves to auto (default: all).
 
     Graph inputs: ``fixed<W,I,RND,SAT>`` holding the given range, else with INPUT_INT_BITS.
@@ -182,7 +182,9 @@ def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float,
     (``ufixed`` when never negative) holding their exact bound, so they cannot overflow; with
     ``peaks`` (calibration: the largest magnitude per tensor), narrowed to the peak plus
     CALIBRATION_MARGIN bits (never wider) and saturating. ``widths(name)`` may give a node
-    another width. Nodes that only move values take their input's type.
+    another width. Nodes that only move values take their input's type. ``limit``: the most
+    integer bits an input or node gets; one whose bound needs more gets ``limit`` bits and
+    saturates (``RND,SAT``): it can overflow, and ``overflow.risks`` names it.
     """
     free = free or (lambda name: True)
     given = dict(input_ranges or {})
@@ -196,6 +198,7 @@ def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float,
         if free(inp.name):
             dtype = fitting_type(span, width, quant="RND", overflow="SAT") if span is not None else \
                 FixedType(width, INPUT_INT_BITS, True, "RND", "SAT")
+            dtype = _limited(dtype, limit)
             types[inp.name] = dtype
         dtype_of[inp.name] = dtype
         seen[inp.name] = span.quantize(dtype)[0] if span is not None else Interval.of_type(dtype)
@@ -220,7 +223,7 @@ def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float,
                 types[node.name] = dtype
             else:
                 peak = None if peaks is None else peaks.get(node.name)
-                dtype = _node_type(node, sig, inputs, (widths and widths(node.name)) or width, peak)
+                dtype = _node_type(node, sig, inputs, (widths and widths(node.name)) or width, peak, limit)
                 types[node.name] = dtype
         op = get_op(node.op)
         if op.check is not None:
@@ -242,13 +245,21 @@ def _check_types(node: Node, op, sig, seen: Mapping[str, Interval], width: int) 
                            "ranges, or calibrate") from None
 
 
-def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float | None) -> FixedType:
+def _limited(dtype: FixedType, limit: int | None) -> FixedType:
+    """``dtype`` with at most ``limit`` integer bits, saturating where that cuts its range."""
+    if limit is None or dtype.int_bits <= limit:
+        return dtype
+    return FixedType(dtype.width, limit, dtype.signed, "RND", "SAT")
+
+
+def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float | None,
+               limit: int | None) -> FixedType:
     """The fitting type of a node. A table op's result depends on its type (the entries round to
     it), so it is bounded again with the chosen type until the choice holds."""
     rule = get_op(node.op).bounds
     dtype = FixedType(width, width, True, "RND", "WRAP")
     for _ in range(8):
-        chosen = fitting_type(rule(inputs, replace(sig, out_dtype=dtype)), width)
+        chosen = _limited(fitting_type(rule(inputs, replace(sig, out_dtype=dtype)), width), limit)
         if chosen == dtype:
             break
         dtype = chosen

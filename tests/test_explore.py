@@ -267,6 +267,9 @@ def test_compile_shows_its_steps_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
         drawn += chunk
     os.close(master)
     assert done.returncode == 0
-    assert b"\rcompile: fusing and folding, 0:00" in drawn and drawn.endswith(b"\r")
+    progress = drawn.partition(b"hlsfuse: warning: ")[0]  # the line is erased before the overflow warning
+    assert b"\rcompile: fusing and folding, 0:00" in progress and progress.endswith(b"\r")
     piped = subprocess.run([*args, "-o", str(tmp_path / "b")], capture_output=True, env=env, timeout=120)
-    assert piped.returncode == 0 and piped.stderr == b""
+    # nothing but the warning about the types that can overflow
+    assert piped.returncode == 0 and [line for line in piped.stderr.decode().splitlines()
+                                      if not line.startswith("hlsfuse: warning: ")] == []

@@ -26,6 +26,7 @@ from hlsfuse import HlsfuseError, from_onnx, load_graph, reference  # noqa: E402
 from hlsfuse.cli import main  # noqa: E402
 from hlsfuse.frontend.onnx import calibrate, to_graph_layout  # noqa: E402
 from hlsfuse.frontend.onnx.auto import parse_auto  # noqa: E402
+from hlsfuse.overflow import risks  # noqa: E402
 from hlsfuse.ranges import fitting_type, ranges  # noqa: E402
 from hlsfuse.types import FixedType  # noqa: E402
 
@@ -45,7 +46,7 @@ def test_no_node_of_an_auto_typed_model_can_overflow(name, spec, given):
     graph = from_onnx(proto, precision=spec, input_ranges=input_ranges)
     found = ranges(graph, input_ranges)
     assert [n for n, r in found.items() if not r.fits] == []
-    width = parse_auto(spec)
+    width, _ = parse_auto(spec)
     assert {graph.types[n.name].dtype.width for n in graph.nodes} == {width}
 
 
@@ -113,12 +114,37 @@ def test_deep_cnn_auto_16_with_calibration_is_within_one_percent(deep):
     assert error <= 0.01 * span, (error, span)
 
 
+def test_deep_cnn_with_the_default_precision_is_within_one_percent_and_names_the_nodes_at_the_limit(
+        deep, tmp_path, capsys):
+    tests = list(np.random.default_rng(1).uniform(-1, 1, (8, 1, 3, 16, 16)).astype(np.float32))
+    graph = from_onnx(deep)  # auto:16,6
+    error, span = _error(deep, graph, tests)
+    assert error <= 0.01 * span, (error, span)  # 0.3%; fixed<16,6> everywhere is off by 3.9%
+    assert error < 0.25 * _error(deep, from_onnx(deep, "fixed<16,6>"), tests)[0]
+    at_limit = [n.name for n in graph.nodes if graph.types[n.name].dtype.overflow == "SAT"]
+    assert [r.name for r in risks(graph)][:3] == ["b8.conv", "b7.conv", "b5.conv"]
+    assert sorted(r.name for r in risks(graph)) == sorted(at_limit) and len(at_limit) == 18
+    path = tmp_path / "deep.onnx"
+    path.write_bytes(deep.SerializeToString())
+    assert main(["convert", str(path), "-o", str(tmp_path / "deep.json")]) == 0
+    warned = capsys.readouterr().err.splitlines()[-1]
+    assert warned.startswith("hlsfuse: warning: 18 nodes can overflow their types (range analysis, inputs anywhere "
+                             "in their types' ranges): 'b8.conv' (conv2d, fixed<16,6,RND,SAT>) can reach")
+
+
 def test_auto_spellings_and_precision_maps(tmp_path):
-    assert parse_auto("auto") == 16 and parse_auto("auto:24") == 24 and parse_auto("fixed<16,6>") is None
-    with pytest.raises(HlsfuseError, match=r"^precision: default: 'auto:1': expected auto or auto:W with a total "
-                       r"width W of 2\.\.64 bits$"):
+    assert parse_auto("auto") == (16, None) and parse_auto("auto:24") == (24, None)
+    assert parse_auto("auto:16,6") == (16, 6) and parse_auto("fixed<16,6>") is None
+    with pytest.raises(HlsfuseError, match=r"^precision: default: 'auto:1': expected auto, auto:W with a total "
+                       r"width W of 2\.\.64 bits, or auto:W,I with at most I <= W integer bits$"):
         from_onnx(mlp(), precision="auto:1")
-    with pytest.raises(HlsfuseError, match=r"^precision: tensor 'x': 'auto:65': expected auto or auto:W"):
+    for bad in ("auto:16,17", "auto:16,", "auto:16,-1"):
+        with pytest.raises(HlsfuseError, match=f"^precision: default: '{bad}': expected auto"):
+            from_onnx(mlp(), precision=bad)
+    with pytest.raises(HlsfuseError, match=r"^precision map: tensor 'x': 'auto:8,2': a tensor's auto gives its "
+                       r"width only \(auto:W\); the integer-bit limit is the default's$"):
+        from_onnx(mlp(), precision={"default": "auto:16,6", "tensors": {"x": "auto:8,2"}})
+    with pytest.raises(HlsfuseError, match=r"^precision: tensor 'x': 'auto:65': expected auto, auto:W"):
         from_onnx(mlp(), precision={"default": "auto", "tensors": {"x": "auto:65"}})
     spec = {"default": "auto:16", "tensors": {"/fc1/*": "auto:10", "output": "fixed<20,8>"}}
     graph = from_onnx(mlp(), precision=spec)
@@ -136,7 +162,7 @@ def test_auto_spellings_and_precision_maps(tmp_path):
     with pytest.raises(HlsfuseError, match=r"input range for 'nope': not an input of the model \(inputs: input\)"):
         from_onnx(mlp(), precision="auto", input_ranges={"nope": (0.0, 1.0)})
     with pytest.raises(HlsfuseError, match=r"input ranges apply to precision auto only"):
-        from_onnx(mlp(), input_ranges={"input": (0.0, 1.0)})
+        from_onnx(mlp(), "fixed<16,6>", input_ranges={"input": (0.0, 1.0)})
 
 
 @pytest.fixture
@@ -160,7 +186,7 @@ def test_convert_with_precision_auto(mlp_file, tmp_path, capsys):
                                    "not 'input=1'"),
     (["--input-range", "input=2:1"], "argument --input-range: input 'input': LO (2) must not exceed HI (1)"),
     (["--precision", "auto", "--input-range", "in=0:1"], "input range for 'in': not an input of the model"),
-    (["--input-range", "input=0:1"], "--input-range applies to --precision auto (and to check --ranges)"),
+    (["--input-range", "in=0:1"], "input range for 'in': not an input of the model"),
     (["--precision", "auto", "--input-range", "input=0:1", "--input-range", "input=0:2"],
      "--input-range: input 'input' is given more than once"),
 ])
@@ -181,7 +207,7 @@ def test_check_ranges_marks_the_nodes_that_can_overflow(mlp_file, tmp_path, caps
     assert "can overflow" in table[0]
     assert table[1].split() == ["tensor", "op", "dtype", "lo", "hi", "int", "bits"]
     row = next(line.split() for line in table if line.split()[0] == "input")
-    assert row[1:] == ["input", "fixed<16,6>", "-1", "1", "2"]
+    assert row[1:] == ["input", "fixed<16,2,RND,SAT>", "-1", "1", "2"]  # the default, auto:16,6, types it
     assert main(["check", str(mlp_file), "--ranges", "--precision", "auto"]) == 0
     assert "(exact values before each node's assignment to its dtype; 0 nodes can overflow)" in capsys.readouterr().out
     path = tmp_path / "g.json"

@@ -17,6 +17,9 @@ from hlsfuse import HlsfuseError, from_onnx, parse_dtype  # noqa: E402
 from hlsfuse.frontend.onnx import Precision, calibrate, load_precision_map, read_onnx  # noqa: E402
 from hlsfuse.frontend.onnx.calibration import split_samples  # noqa: E402
 from hlsfuse.frontend.onnx.precision import int_bits_for  # noqa: E402
+from hlsfuse.overflow import risks  # noqa: E402
+from hlsfuse.ranges import fitting_type, ranges  # noqa: E402
+from hlsfuse.types import FixedType  # noqa: E402
 
 
 def dtypes(graph):
@@ -28,9 +31,20 @@ def test_float32_graph():
     assert set(dtypes(graph).values()) == {"float32"}
 
 
-def test_default_is_hls4ml_fixed_16_6():
+def test_default_is_16_bits_with_the_integer_bits_range_analysis_finds_up_to_6():
     graph = from_onnx(mlp())
-    assert set(dtypes(graph).values()) == {"fixed<16,6>"}
+    assert graph == from_onnx(mlp(), precision="auto:16,6")
+    found = ranges(graph)
+    assert graph.types["input"].dtype == FixedType(16, 6, True, "RND", "SAT")  # hls4ml's fixed<16,6>, rounding
+    for node in graph.nodes:
+        dtype = graph.types[node.name].dtype
+        assert dtype.width == 16 and dtype.int_bits <= 6, node.name
+        if dtype.overflow == "SAT":  # at the limit: the bound needs more, and the warning names the node
+            assert dtype.int_bits == 6 and not found[node.name].fits, node.name
+        else:  # the fewest integer bits that cannot overflow
+            assert found[node.name].fits and dtype == fitting_type(found[node.name].exact, 16), node.name
+    saturating = {n.name for n in graph.nodes if graph.types[n.name].dtype.overflow == "SAT"}
+    assert {r.name for r in risks(graph)} == saturating
 
 
 def test_precision_map_overrides_by_name_and_glob():

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import overflow
 from ..errors import HlsfuseError
 from ..fileio import check_readable
 from ..frontend import onnx as onnx_frontend
@@ -23,7 +24,8 @@ from ..ir import Graph, check_size
 from ..reference import quantize_inputs
 
 __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",
-           "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg"]
+           "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg",
+           "add_overflow_arg", "check_overflow", "say", "warn"]
 
 _ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
 
@@ -34,8 +36,8 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
     default = onnx_frontend.DEFAULT_PRECISION
     group.add_argument("--precision", metavar="TYPE",
-                       help=f"float32, a fixed type (default {default}), or auto[:W]: each tensor's integer bits from "
-                       "range analysis, W bits in all (default 16)")
+                       help="float32, a fixed type, or auto[:W[,I]]: each tensor's integer bits from range analysis "
+                       f"(at most I), W bits in all (plain auto: 16); default {default}")
     group.add_argument("--precision-map", metavar="FILE", help="JSON precision map: default, weights, per-tensor types")
     group.add_argument(
         "--calibrate",
@@ -47,8 +49,8 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
         metavar="NAME=LO:HI",
         action="append",
         type=input_range,
-        help="the values input NAME takes, for --precision auto and check --ranges (default: its type's range); "
-        "repeat for several inputs",
+        help="the values input NAME takes, for --precision auto and the range analysis (check --ranges, the "
+        "overflow check of convert, compile and run; default: its type's range); repeat for several inputs",
     )
 
 
@@ -109,15 +111,18 @@ def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
     else:
         precision = onnx_frontend.precision_of(default)
     ranges = input_ranges_arg(args) if args is not None else None
-    if ranges and precision.auto is None and not getattr(args, "ranges", False):
-        raise HlsfuseError("--input-range applies to --precision auto (and to check --ranges)")
-    if precision.auto is None and getattr(args, "ranges", False):
+    if ranges and precision.auto is None and not _analyses_ranges(args):
+        raise HlsfuseError("--input-range applies to --precision auto and to the range analysis (check --ranges, "
+                           "convert, compile and run)")
+    if precision.auto is None:
         ranges = None  # for the range analysis only
     if not options["calibrate"]:
-        return onnx_frontend.from_onnx(path, precision=precision, input_ranges=ranges)
-    result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
-    print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
-    return result.graph
+        graph = onnx_frontend.from_onnx(path, precision=precision, input_ranges=ranges)
+    else:
+        result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
+        print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
+        graph = result.graph
+    return graph
 
 
 # graph file suffix -> loader(path, args)
@@ -134,11 +139,58 @@ def load_graph_arg(path: str, args: argparse.Namespace | None = None) -> Graph:
     given = [k for k in _ONNX_OPTIONS if getattr(args, k, None)]
     if given and suffix != ".onnx":
         raise HlsfuseError(f"--{given[0].replace('_', '-')} applies to ONNX models (.onnx), not to {path}")
-    if getattr(args, "input_range", None) and suffix != ".onnx" and not getattr(args, "ranges", False):
-        raise HlsfuseError("--input-range applies to ONNX models imported with --precision auto and to "
-                           f"check --ranges, not to {path}")
+    if getattr(args, "input_range", None) and suffix != ".onnx" and not _analyses_ranges(args):
+        raise HlsfuseError("--input-range applies to ONNX models imported with --precision auto and to the range "
+                           f"analysis (check --ranges, convert, compile and run), not to {path}")
     check_readable(path)
     return _LOADERS[suffix](path, args)
+
+
+def _analyses_ranges(args: argparse.Namespace | None) -> bool:
+    """Whether the command runs the range analysis: check --ranges, or a command with --overflow."""
+    return bool(getattr(args, "ranges", False)) or getattr(args, "overflow", None) is not None
+
+
+def add_overflow_arg(parser: argparse.ArgumentParser, what: str) -> None:
+    """--overflow warn|error: what the command does when ``what`` (its overflow check) finds nodes."""
+    parser.add_argument("--overflow", choices=("warn", "error"), default="warn",
+                        help=f"when {what}: warn on stderr and go on (default), or stop with an error "
+                        "before anything is written")
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr (stdout may be a command's JSON or table)."""
+    print(f"hlsfuse: warning: {message}", file=sys.stderr)
+
+
+
+def check_overflow(graph: Graph, args: argparse.Namespace) -> list[str]:
+    """convert and compile: the lines to print on stderr once the command's output is written (its
+    precision, when an ONNX model was imported with the default; one warning naming the nodes whose
+    declared types can overflow for the inputs' ranges, --input-range or their types'). With
+    --overflow error, such nodes are an error instead, raised here, before anything is written."""
+    lines = []
+    if Path(args.graph).suffix.lower() == ".onnx" and not (args.precision or args.precision_map):
+        precision = onnx_frontend.precision_of(onnx_frontend.DEFAULT_PRECISION)
+        inputs = "the given input ranges" if args.input_range else "inputs anywhere in their types' ranges"
+        lines.append(f"hlsfuse: precision {onnx_frontend.DEFAULT_PRECISION} (the default): {precision.auto}-bit types "
+                     f"with the integer bits range analysis finds for {inputs}, at most {precision.auto_limit}; "
+                     "--precision chooses others")
+    if any(not graph.types[node.name].dtype.is_float for node in graph.nodes):
+        given = input_ranges_arg(args)
+        found = overflow.risks(graph, given)
+        if found:
+            message = overflow.warning(found, given_ranges=bool(given))
+            if args.overflow == "error":
+                raise HlsfuseError(f"{message} (--overflow error)")
+            lines.append(f"hlsfuse: warning: {message}")
+    return lines
+
+
+def say(lines: list[str]) -> None:
+    """Print ``check_overflow``'s lines on stderr (stdout may be a command's JSON or table)."""
+    for line in lines:
+        print(line, file=sys.stderr)
 
 
 def graph_layout_inputs(path: str, graph: Graph, arrays: dict) -> dict:

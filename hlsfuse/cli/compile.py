@@ -15,7 +15,16 @@ from ..lower.fold import Budget, read_fold
 from ..lower.report import channel_table, resources, stage_table, summary
 from ..outdir import check_out_dir
 from ..progress import activity
-from .common import add_graph_arg, add_weights_args, load_graph_arg, seed, weights_file_arg
+from .common import (
+    add_graph_arg,
+    add_overflow_arg,
+    add_weights_args,
+    check_overflow,
+    load_graph_arg,
+    say,
+    seed,
+    weights_file_arg,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -62,6 +71,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="0 puts every op in a stage of its own, the unfused baseline (default 2)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the testbench's random inputs (default 0)")
     add_weights_args(parser, "OUT/graph.npz beside OUT/graph.json")
+    add_overflow_arg(parser, "a node's type can overflow (range analysis)")
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists and is not empty")
     return parser
 
@@ -80,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     )
     fold = read_fold(args.fold) if args.fold else None
     graph = load_graph_arg(args.graph, args)
+    notes = check_overflow(graph, args)  # before the design is held in memory too
     part = args.part or (preset.part if preset else DEFAULT_PART)
     clock = args.clock if args.clock is not None else (preset.clock if preset else 5.0)
     hls = HlsOptions(part=part, clock=clock, control=args.control, seed=args.seed)
@@ -97,4 +108,5 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(channel_table(design.plan), end="")
     print(f"\nwrote {len(design.files) + 1} files to {args.output}")  # and checksums.json
+    say(notes)
     return 0

@@ -5,17 +5,29 @@ from __future__ import annotations
 
 import argparse
 import io
+import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from .. import overflow
 from ..errors import HlsfuseError
 from ..fileio import write_atomic
 from ..frontend import onnx as onnx_frontend
 from ..reference import check_frames, quantize_inputs, random_inputs, run_raw
 from ..types import to_float
-from .common import add_graph_arg, graph_layout_inputs, load_graph_arg, output_arg, positive_int, read_inputs, seed
+from .common import (
+    add_graph_arg,
+    add_overflow_arg,
+    graph_layout_inputs,
+    load_graph_arg,
+    output_arg,
+    positive_int,
+    read_inputs,
+    seed,
+    warn,
+)
 
 __all__ = ["add_parser", "run", "COMPARE_FRAMES"]
 
@@ -48,6 +60,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--frames", type=positive_int, metavar="N",
         help=f"frames of seeded random inputs --compare runs (seeds SEED, SEED+1, ...; default {COMPARE_FRAMES})",
     )
+    add_overflow_arg(parser, "a node's values saturate or wrap on the run")
     parser.add_argument("--force", action="store_true", help="overwrite OUT.npz if it exists")
     return parser
 
@@ -72,12 +85,27 @@ def run(args: argparse.Namespace) -> int:
     outputs = {name: to_float(values[name], graph.types[name].dtype) for name in graph.outputs}
     for name, value in outputs.items():
         print(f"  {name}  {graph.types[name]}  min {value.min():.6g}  max {value.max():.6g}  mean {value.mean():.6g}")
+    _report_overflow(graph, values, told if len(frames) == 1 else f"the first frame (seed {args.seed})", args)
     if out is not None:
         write_atomic(out, _npz_bytes(outputs), overwrite=args.force)
         print(f"wrote {out}")
     if args.compare:
         print(onnx_frontend.compare_float(args.graph, graph, frames, told).table())
     return 0
+
+
+def _report_overflow(graph, values, told: str, args: argparse.Namespace) -> None:
+    """One line per node whose values saturated or wrapped on the run; an error with --overflow error.
+    The nodes checked are those the range analysis finds at risk for any input of the inputs' types."""
+    found = overflow.events(graph, values)
+    if not found:
+        return
+    head = f"{len(found)} node{'s' if len(found) != 1 else ''} overflowed on {told}"
+    if args.overflow == "error":
+        raise HlsfuseError(f"{head}: {'; '.join(overflow.report(found))} (--overflow error)")
+    warn(f"{head}:")
+    for line in overflow.report(found):
+        print(f"  {line}", file=sys.stderr)
 
 
 def _check_compare(args: argparse.Namespace) -> None:

@@ -186,9 +186,19 @@ class Interval:
 
 
 def corners(alo, ahi, blo, bhi) -> tuple[np.ndarray, np.ndarray]:
-    """Elementwise bounds of a product of two intervals (the extremes of the four corners)."""
-    products = (alo * blo, alo * bhi, ahi * blo, ahi * bhi)
-    return np.minimum.reduce(np.broadcast_arrays(*products)), np.maximum.reduce(np.broadcast_arrays(*products))
+    """Elementwise bounds of a product of two intervals (the extremes of the four corners; two when
+    ``b`` is exact, ``blo is bhi``, as a constant's values are). One product is held at a time:
+    a conv's products are as large as its weights."""
+    pairs = [(alo, blo), (ahi, blo)] if blo is bhi else [(alo, blo), (alo, bhi), (ahi, blo), (ahi, bhi)]
+    shape = np.broadcast_shapes(*(np.shape(x) for pair in pairs for x in pair))
+    a, b = pairs[0]
+    lo = np.array(np.broadcast_to(a * b, shape))
+    hi = lo.copy()
+    for a, b in pairs[1:]:
+        product = a * b
+        np.minimum(lo, product, out=lo)
+        np.maximum(hi, product, out=hi)
+    return lo, hi
 
 
 def _reals(raw: np.ndarray, frac: int) -> np.ndarray:

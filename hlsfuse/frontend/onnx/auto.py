@@ -44,17 +44,23 @@ _MARKER_MODES = ("RND_MIN_INF", "SAT_SYM")
 typed with it is one the precision leaves to auto."""
 
 
-def parse_auto(text) -> int | None:
-    """The width of an ``auto`` or ``auto:W`` spelling, or None for anything else."""
+def parse_auto(text) -> tuple[int, int | None] | None:
+    """The width and the integer-bit limit (None: no limit) of an ``auto``, ``auto:W`` or ``auto:W,I``
+    spelling, or None for anything else."""
     if not isinstance(text, str) or not text.strip().startswith("auto"):
         return None
     spelled = text.strip()
     if spelled == "auto":
-        return AUTO_WIDTH
-    head, colon, width = spelled.partition(":")
-    if head == "auto" and colon and width.strip().isdigit() and 2 <= int(width) <= 64:
-        return int(width)
-    raise HlsfuseError(f"{text!r}: expected auto or auto:W with a total width W of 2..64 bits")
+        return AUTO_WIDTH, None
+    head, colon, rest = spelled.partition(":")
+    width, comma, limit = (part.strip() for part in rest.partition(","))
+    if head == "auto" and colon and width.isdigit() and 2 <= int(width) <= 64:
+        if not comma:
+            return int(width), None
+        if limit.isdigit() and int(limit) <= int(width):
+            return int(width), int(limit)
+    raise HlsfuseError(f"{text!r}: expected auto, auto:W with a total width W of 2..64 bits, or auto:W,I with at "
+                       "most I <= W integer bits")
 
 
 def _marker(width: int) -> FixedType:
@@ -76,7 +82,8 @@ def auto_types(model: Model, precision: Precision, input_ranges: Mapping[str, tu
     # a moving node the precision does not name has its input's type (in the probe too)
     free |= {n.name for n in probe.nodes if n.op in MOVING_OPS and probe.types[n.inputs[0]].dtype ==
              probe.types[n.name].dtype}
-    return ranges.auto_types(probe, width, input_ranges, free.__contains__, precision.auto_width, peaks)
+    return ranges.auto_types(probe, width, input_ranges, free.__contains__, precision.auto_width, peaks,
+                             precision.auto_limit)
 
 
 def auto_graph(model: Model, precision: Precision, input_ranges=None, peaks=None) -> Graph:

@@ -42,7 +42,7 @@ from ...types import FLOAT32, DType, FixedType, parse_dtype
 
 __all__ = ["DEFAULT_PRECISION", "Precision", "MOVING_OPS", "load_precision_map", "precision_of", "int_bits_for"]
 
-DEFAULT_PRECISION = "fixed<16,6>"
+DEFAULT_PRECISION = "auto:16,6"
 
 MOVING_OPS = frozenset({"reshape", "flatten", "transpose", "squeeze", "expand_dims", "slice", "pad"})
 """hlsfuse ops that only move values: they keep their input's type unless overridden."""
@@ -57,6 +57,7 @@ class Precision:
     tensors: tuple[tuple[str, DType], ...] = ()
     calibrated: Mapping[str, DType] = field(default_factory=dict)
     auto: int | None = None  # the width of --precision auto:W (None: not auto)
+    auto_limit: int | None = None  # the most integer bits of auto:W,I (None: as many as the bounds need)
     auto_widths: tuple[tuple[str, int], ...] = ()  # per-node widths (name or glob) under auto
 
     def __post_init__(self):
@@ -130,8 +131,15 @@ def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Pre
     tensors = spec.get("tensors", {})
     if not isinstance(tensors, Mapping):
         raise HlsfuseError("precision map: 'tensors' must be an object of name-or-glob: type")
-    auto = _auto_width(base, "default")
-    widths = tuple((str(k), _auto_width(v, f"tensor '{k}'")) for k, v in tensors.items() if _is_auto(v))
+    auto, limit = _auto_spec(base, "default")
+    widths = []
+    for name, value in tensors.items():
+        if _is_auto(value):
+            width, own_limit = _auto_spec(value, f"tensor '{name}'")
+            if own_limit is not None:
+                raise HlsfuseError(f"precision map: tensor '{name}': {value!r}: a tensor's auto gives its width only "
+                                   "(auto:W); the integer-bit limit is the default's")
+            widths.append((str(name), width))
     if widths and auto is None:
         raise HlsfuseError(f"precision map: tensor '{widths[0][0]}' is auto, but the default is {base}, not auto")
     return Precision(
@@ -139,7 +147,8 @@ def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Pre
         weights=None if spec.get("weights") is None else _dtype(spec["weights"], "weights"),
         tensors=tuple((str(k), _dtype(v, f"tensor '{k}'")) for k, v in tensors.items() if not _is_auto(v)),
         auto=auto,
-        auto_widths=widths,
+        auto_limit=limit,
+        auto_widths=tuple(widths),
     )
 
 
@@ -147,11 +156,12 @@ def _is_auto(value) -> bool:
     return isinstance(value, str) and value.strip().startswith("auto")
 
 
-def _auto_width(value, where: str) -> int | None:
+def _auto_spec(value, where: str) -> tuple[int | None, int | None]:
+    """(width, integer-bit limit) of an auto spelling; (None, None) for any other."""
     from .auto import parse_auto  # auto.py builds on this module
 
     try:
-        return parse_auto(value)
+        return parse_auto(value) or (None, None)
     except HlsfuseError as exc:
         raise HlsfuseError(f"precision: {where}: {exc}") from None
 
@@ -180,9 +190,9 @@ def precision_of(spec) -> Precision:
         return spec
     if isinstance(spec, Mapping):
         return precision_from_map(spec)
-    auto = _auto_width(spec, "default")
+    auto, limit = _auto_spec(spec, "default")
     if auto is not None:
-        return Precision(default=FixedType(auto, 6), auto=auto)
+        return Precision(default=FixedType(auto, 6), auto=auto, auto_limit=limit)
     return Precision(default=_dtype(spec, "default"))
 
 

@@ -55,12 +55,14 @@ def read_onnx(model):
 def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges=None) -> Graph:
     """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a verified ``Graph``.
 
-    ``precision``: ``"float32"``, a fixed type such as ``"fixed<16,6>"`` (the default,
-    for activations and weights), a precision-map dict ``{"default", "weights",
-    "tensors"}`` or a ``Precision``. ``calibration``: sample inputs (an .npz path or a
-    dict of arrays, ONNX layout) from which each tensor's integer bits are chosen; use
-    ``calibrate`` to also get the expected error. ``"auto"`` or ``"auto:W"``: types from range
-    analysis (auto.py), with ``input_ranges`` ``{input: (lo, hi)}`` bounding the inputs.
+    ``precision``: ``"float32"``, a fixed type such as ``"fixed<16,6>"`` (for activations and
+    weights), a precision-map dict ``{"default", "weights", "tensors"}`` or a ``Precision``.
+    ``"auto"``, ``"auto:W"`` or ``"auto:W,I"``: types from range analysis (auto.py), with
+    ``input_ranges`` ``{input: (lo, hi)}`` bounding the inputs; the default, ``"auto:16,6"``,
+    gives 16-bit types the integer bits that cannot overflow, up to 6 (``overflow.risks`` names
+    the nodes at that limit). ``calibration``: sample inputs (an .npz path or a dict of arrays,
+    ONNX layout) from which each tensor's integer bits are chosen; use ``calibrate`` to also get
+    the expected error.
     """
     if calibration is not None:
         return calibrate(model, calibration, precision, input_ranges).graph

@@ -1,6 +1,6 @@
 """Which type each imported tensor gets: the precision configuration and calibration.
 
-A ``Precision`` has a default type for activations and graph inputs (``fixed<16,6>``,
+A ``Precision`` has a default type for activations and graph inputs (e.g. ``fixed<16,6>``,
 hls4ml's default, or ``float32``), a type for weights, and per-tensor overrides by exact
 name or fnmatch glob. Names are the hlsfuse names, which are the ONNX tensor names (a
 helper node ``t.<part>`` of ONNX tensor ``t`` also follows the overrides of ``t``):
@@ -19,9 +19,10 @@ weight type for constants) and I holds the magnitude plus one bit of headroom
 (weights, whose values are known exactly, get no headroom). It reports the largest
 absolute difference between the fixed-point and float32 results on the samples.
 
-``auto`` or ``auto:W`` (as the type, or a map's "default") asks for range analysis instead
-(auto.py): each activation gets the integer bits its bound needs within W bits. A map's
-"tensors" may then name nodes with ``"auto:W"`` for another width, or give them a type.
+``auto``, ``auto:W`` or ``auto:W,I`` (as the type, or a map's "default") asks for range analysis
+instead (auto.py): each activation gets the integer bits its bound needs within W bits (at most
+I). The default precision is ``auto:16,6``. A map's "tensors" may then name nodes with
+``"auto:W"`` for another width, or give them a type.
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def main() -> None:
         ops = len(proto.graph.node)
         print(f"model: {ops} ONNX ops -> {len(graph.nodes)} hlsfuse nodes (batch norms folded into the convs)")
         print(f"onnx.load + shape inference     {baseline * 1e3:8.1f} ms")
-        for precision in ("float32", "fixed<16,6>"):
+        for precision in ("float32", "fixed<16,6>", "auto:16,6"):
             t = best(functools.partial(from_onnx, path, precision=precision), args.repeat)
             verdict = "under" if t < 1.0 else "OVER"
             print(f"from_onnx ({precision:<12})      {t * 1e3:8.1f} ms  "

@@ -5,9 +5,7 @@ Every number of the table is recomputed here with plain numpy from onnxruntime's
 from __future__ import annotations
 
 import re
-import shlex
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+from doc_blocks import commands  # noqa: E402
 from onnx_build import feeds, ort_run  # noqa: E402
 from onnx_zoo import cnn, conv1d, mlp  # noqa: E402
 
@@ -263,16 +262,13 @@ def test_the_docs_example_is_real_output(tmp_path, monkeypatch, capsys):
     """docs/onnx.md's 'Seeing the error' shows what these commands print for tests/onnx_zoo.py's cnn."""
     import onnxruntime
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text()
-    block = re.search(r"## Seeing the error\n.*?```\n(.*?)```", text, re.S).group(1)
     monkeypatch.chdir(tmp_path)
     onnx.save(cnn(), "cnn.onnx")
     np.savez("samples.npz", input=np.concatenate([feeds(cnn(), seed=s)["input"] for s in range(16)]))
-    commands = re.split(r"^\$ hlsfuse ", block, flags=re.M)[1:]
-    assert len(commands) == 3
-    for command in commands:
-        argv, *shown = command.splitlines()
-        assert main(shlex.split(argv)) == 0
+    examples = commands("onnx.md", "Seeing the error")
+    assert len(examples) == 3
+    for argv, shown in examples:
+        assert main(argv) == 0
         captured = capsys.readouterr()
         printed = (captured.err + captured.out).replace(onnxruntime.__version__, "1.32.0").splitlines()
         if "..." in shown:  # the lines after it end what the command prints

@@ -4,12 +4,9 @@ or wrap on a run (hlsfuse run reports them per node)."""
 
 from __future__ import annotations
 
-import re
-import shlex
-from pathlib import Path
-
 import numpy as np
 import pytest
+from doc_blocks import commands
 from test_ranges import OP_CASES, _corners
 
 from hlsfuse import GraphBuilder, load_graph, reference, save_graph
@@ -182,17 +179,14 @@ def test_the_docs_example_is_real_output(tmp_path, monkeypatch, capsys):
     onnx = pytest.importorskip("onnx")
     from onnx_zoo import deep_cnn
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text()
-    block = re.search(r"## Overflow\n.*?```\n(.*?)```", text, re.S).group(1)
     monkeypatch.chdir(tmp_path)
     onnx.save(deep_cnn(), "deep_cnn.onnx")
     save_graph(_scaled(), "graph.json")
     np.savez("in.npz", x=np.array([[3.0, -3.0, 2.5, 4.0, 1.0, 0.0]]))
-    commands = re.split(r"^\$ hlsfuse ", block, flags=re.M)[1:]
-    assert len(commands) == 2
-    for command in commands:
-        argv, *shown = command.splitlines()
-        assert main(shlex.split(argv)) == 0
+    examples = commands("onnx.md", "Overflow")
+    assert len(examples) == 2
+    for argv, shown in examples:
+        assert main(argv) == 0
         captured = capsys.readouterr()
         printed = captured.out.splitlines() + captured.err.splitlines()
         assert sorted(printed) == sorted(shown), argv  # stdout and stderr interleave on a terminal

@@ -1,5 +1,5 @@
-"""Writing output files so that a failure never leaves a half-written file behind, and refusing
-input paths that are no file at all."""
+"""Writing output files so that a failure never leaves a half-written file behind, refusing input
+paths that are no file at all, and where hlsfuse keeps its caches."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from pathlib import Path
 
 from .errors import HlsfuseError
 
-__all__ = ["write_atomic", "write_together", "check_readable"]
+__all__ = ["write_atomic", "write_together", "check_readable", "cache_folder"]
+
+
+def cache_folder(kind: str) -> Path:
+    """hlsfuse's cache folder of ``kind`` ("csim", "rtlsim", "jinja"): ``$XDG_CACHE_HOME/hlsfuse/<kind>``,
+    ``~/.cache`` when XDG_CACHE_HOME is unset. Deleting it is always safe and only costs a rebuild."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hlsfuse" / kind
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, overwrite: bool = True) -> Path:

@@ -26,6 +26,7 @@ import jinja2
 from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
 from ..errors import HlsfuseError
+from ..fileio import cache_folder
 from ..resources import templates_dir
 
 __all__ = ["environment", "render", "render_later", "comment"]
@@ -68,8 +69,7 @@ class _Bytecode(FileSystemBytecodeCache):
 
 
 def _bytecode_cache() -> _Bytecode | None:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    folder = Path(base) / "hlsfuse" / "jinja"
+    folder = cache_folder("jinja")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -25,13 +25,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..fileio import cache_folder
+
 __all__ = ["root", "seal", "intact", "discard_damaged"]
 
 
 def root(kind: str) -> Path:
     """The cache folder of ``kind`` ("csim" or "rtlsim")."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hlsfuse" / kind
+    return cache_folder(kind)
 
 
 def _digest_file(path: Path) -> Path:

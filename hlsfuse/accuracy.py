@@ -38,6 +38,7 @@ class OutputError:
     mean_abs: float
     relative: float | None
     argmax: int | None  # frames whose argmax over the last axis agrees
+    elements: int  # compared, over all frames
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,17 @@ class Accuracy:
     frames: int
     float_model: str
     inputs: str
+
+    @property
+    def max_abs(self) -> float:
+        """The largest |fixed - float| of any output."""
+        return max((row.max_abs for row in self.outputs), default=0.0)
+
+    @property
+    def mean_abs(self) -> float:
+        """The mean |fixed - float| over every element of every output."""
+        count = sum(row.elements for row in self.outputs)
+        return sum(row.mean_abs * row.elements for row in self.outputs) / count if count else 0.0
 
     def output(self, name: str) -> OutputError:
         for row in self.outputs:
@@ -109,4 +121,4 @@ def _output_error(name: str, got: np.ndarray, want: np.ndarray) -> OutputError:
     if got.ndim >= 2 and got.shape[-1] > 1:
         same = np.argmax(got, axis=-1) == np.argmax(want, axis=-1)
         argmax = int(np.sum(same.reshape(len(same), -1).all(axis=1)))
-    return OutputError(name, max_abs, mean_abs, relative, argmax)
+    return OutputError(name, max_abs, mean_abs, relative, argmax, diff.size)

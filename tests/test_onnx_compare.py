@@ -282,3 +282,13 @@ def test_too_many_frames_are_refused_before_any_is_made(model_file, capsys):
     assert capsys.readouterr().err == (
         "hlsfuse: error: run --compare float: 100000000 frames of 25 input and output elements each exceed the "
         f"{reference.MAX_STREAMED} elements one run streams; run at most {reference.MAX_STREAMED // 25}\n")
+
+
+def test_the_overall_error_weighs_every_element_of_every_output():
+    fixed = [{"a": np.array([1.0, 2.0, 3.0]), "b": np.array([0.0])}, {"a": np.array([1.0, 2.0, 3.0]),
+                                                                        "b": np.array([4.0])}]
+    floats = [{"a": np.array([1.0, 2.0, 2.0]), "b": np.array([0.0])}, {"a": np.array([1.0, 2.0, 3.0]),
+                                                                         "b": np.array([1.0])}]
+    found = measure(fixed, floats, "f", "frames")
+    assert (found.max_abs, found.mean_abs) == (3.0, 0.5)  # errors 1 and 3 over 8 elements
+    assert [row.elements for row in found.outputs] == [6, 2]

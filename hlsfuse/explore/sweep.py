@@ -22,9 +22,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from .. import reference
+from ..accuracy import measure
 from ..errors import HlsfuseError
 from ..fileio import write_atomic
 from ..fusion import fuse
@@ -83,14 +82,10 @@ class Settings:
 def precision_error(graph: Graph, float_graph: Graph, samples: int, seed: int) -> dict:
     """Max and mean |fixed - float| over every output element of ``samples`` seeded frames of standard normal
     inputs (ONNX models take normalised inputs; the fixed graph quantizes them to its input types)."""
-    worst, total, count = 0.0, 0.0, 0
-    for k in range(samples):
-        inputs = reference.random_inputs(float_graph, seed + k)
-        got, want = reference.run(graph, inputs), reference.run(float_graph, inputs)
-        for name in graph.outputs:
-            diff = np.abs(np.asarray(got[name], dtype=np.float64) - np.asarray(want[name], dtype=np.float64))
-            worst, total, count = max(worst, float(diff.max(initial=0.0))), total + float(diff.sum()), count + diff.size
-    return {"max_error": worst, "mean_error": total / count if count else 0.0}
+    frames = [reference.random_inputs(float_graph, seed + k) for k in range(samples)]
+    found = measure([reference.run(graph, f) for f in frames], [reference.run(float_graph, f) for f in frames],
+                    "hlsfuse's float32 import", f"{samples} seeded frames")
+    return {"max_error": found.max_abs, "mean_error": found.mean_abs}
 
 
 def _digest(data: dict) -> str:

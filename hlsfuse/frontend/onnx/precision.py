@@ -40,9 +40,17 @@ from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32, DType, FixedType, parse_dtype
 
-__all__ = ["DEFAULT_PRECISION", "Precision", "MOVING_OPS", "load_precision_map", "precision_of", "int_bits_for"]
+__all__ = ["DEFAULT_PRECISION", "EXACT", "AUTO_WIDTH", "Precision", "MOVING_OPS", "load_precision_map", "precision_of",
+           "int_bits_for"]
 
 DEFAULT_PRECISION = "fixed<16,6>"
+
+EXACT = "exact"
+"""The precision spelling of auto with exact nodes: every node gets the type that holds its exact result
+(the default for models with quantizers, quant.py)."""
+
+AUTO_WIDTH = 16
+"""Total bits of ``--precision auto`` without a width (and of what ``exact`` cannot hold exactly)."""
 
 MOVING_OPS = frozenset({"reshape", "flatten", "transpose", "squeeze", "expand_dims", "slice", "pad"})
 """hlsfuse ops that only move values: they keep their input's type unless overridden."""
@@ -58,6 +66,8 @@ class Precision:
     calibrated: Mapping[str, DType] = field(default_factory=dict)
     auto: int | None = None  # the width of --precision auto:W (None: not auto)
     auto_widths: tuple[tuple[str, int], ...] = ()  # per-node widths (name or glob) under auto
+    exact: bool = False  # precision "exact": auto, but each node holds its exact result (quant.py, ranges.py)
+    approximate_scales: bool = False  # quantizer scales that are not powers of two: the nearest one (quant.py)
 
     def __post_init__(self):
         object.__setattr__(self, "calibrated", MappingProxyType(dict(self.calibrated)))
@@ -130,7 +140,8 @@ def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Pre
     tensors = spec.get("tensors", {})
     if not isinstance(tensors, Mapping):
         raise HlsfuseError("precision map: 'tensors' must be an object of name-or-glob: type")
-    auto = _auto_width(base, "default")
+    exact = _is_exact(base)
+    auto = AUTO_WIDTH if exact else _auto_width(base, "default")
     widths = tuple((str(k), _auto_width(v, f"tensor '{k}'")) for k, v in tensors.items() if _is_auto(v))
     if widths and auto is None:
         raise HlsfuseError(f"precision map: tensor '{widths[0][0]}' is auto, but the default is {base}, not auto")
@@ -140,11 +151,16 @@ def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Pre
         tensors=tuple((str(k), _dtype(v, f"tensor '{k}'")) for k, v in tensors.items() if not _is_auto(v)),
         auto=auto,
         auto_widths=widths,
+        exact=exact,
     )
 
 
 def _is_auto(value) -> bool:
     return isinstance(value, str) and value.strip().startswith("auto")
+
+
+def _is_exact(value) -> bool:
+    return isinstance(value, str) and value.strip() == EXACT
 
 
 def _auto_width(value, where: str) -> int | None:
@@ -180,6 +196,8 @@ def precision_of(spec) -> Precision:
         return spec
     if isinstance(spec, Mapping):
         return precision_from_map(spec)
+    if _is_exact(spec):
+        return Precision(default=FixedType(AUTO_WIDTH, 6), auto=AUTO_WIDTH, exact=True)
     auto = _auto_width(spec, "default")
     if auto is not None:
         return Precision(default=FixedType(auto, 6), auto=auto)

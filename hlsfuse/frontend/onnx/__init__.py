@@ -13,6 +13,7 @@ optional extra; it is imported when a model is read, not when hlsfuse is.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from ...errors import HlsfuseError
 from ...ir import Graph
@@ -25,7 +26,8 @@ from .float_model import compare as _compare
 from .float_model import float_model as _float_model
 from .layout import to_graph_layout, to_onnx_layout
 from .model import Model
-from .precision import DEFAULT_PRECISION, Precision, load_precision_map, precision_of
+from .precision import DEFAULT_PRECISION, EXACT, Precision, load_precision_map, precision_of
+from .quant import ScaleApproximation, is_quantized
 
 __all__ = [
     "from_onnx",
@@ -42,6 +44,8 @@ __all__ = [
     "FloatModel",
     "float_model",
     "compare_float",
+    "ScaleApproximation",
+    "is_quantized",
 ]
 
 
@@ -52,7 +56,7 @@ def read_onnx(model):
     return read_model(model)
 
 
-def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges=None) -> Graph:
+def from_onnx(model, precision=None, calibration=None, input_ranges=None, approximate_scales=False) -> Graph:
     """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a verified ``Graph``.
 
     ``precision``: ``"float32"``, a fixed type such as ``"fixed<16,6>"`` (the default,
@@ -61,10 +65,17 @@ def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges
     dict of arrays, ONNX layout) from which each tensor's integer bits are chosen; use
     ``calibrate`` to also get the expected error. ``"auto"`` or ``"auto:W"``: types from range
     analysis (auto.py), with ``input_ranges`` ``{input: (lo, hi)}`` bounding the inputs.
+    ``"exact"``: every node holds its exact result; the default for quantized models (QONNX
+    ``Quant`` nodes, QDQ pairs: quant.py), whose quantizers give their tensors' types.
+    ``approximate_scales``: quantizer scales that are not powers of two become the nearest
+    power of two, each with a ``ScaleApproximation`` warning, instead of an error.
     """
+    if precision is None:
+        model = _decoded(model) if calibration is None else model
+        precision = EXACT if calibration is None and is_quantized(model) else DEFAULT_PRECISION
     if calibration is not None:
-        return calibrate(model, calibration, precision, input_ranges).graph
-    chosen = precision_of(precision)
+        return calibrate(model, calibration, precision, input_ranges, approximate_scales).graph
+    chosen = _with_scales(precision_of(precision), approximate_scales)
     if chosen.auto is not None:
         return auto_graph(_decoded(model), chosen, input_ranges)
     if input_ranges:
@@ -72,10 +83,15 @@ def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges
     return convert(_decoded(model), chosen)
 
 
-def calibrate(model, samples, precision=DEFAULT_PRECISION, input_ranges=None) -> Calibration:
+def calibrate(model, samples, precision=DEFAULT_PRECISION, input_ranges=None, approximate_scales=False) -> Calibration:
     """Import ``model`` with types calibrated on ``samples``; see ``Calibration.report``. With
     precision auto, integer bits narrow from auto's to what the samples need (auto.py)."""
-    return _calibrate(_decoded(model), samples, precision_of(precision), input_ranges, source=model)
+    chosen = _with_scales(precision_of(precision), approximate_scales)
+    return _calibrate(_decoded(model), samples, chosen, input_ranges, source=model)
+
+
+def _with_scales(precision: Precision, approximate_scales: bool) -> Precision:
+    return replace(precision, approximate_scales=True) if approximate_scales else precision
 
 
 def float_model(model) -> FloatModel:

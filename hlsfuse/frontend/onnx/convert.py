@@ -24,17 +24,19 @@ from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
 from .ops_nn import NN_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
+from .quant import QDQ_CONVERTERS, QONNX_CONVERTERS, QONNX_DOMAINS, input_types
 
 __all__ = ["convert", "CONVERTERS", "supported_ops"]
 
-CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS}
 
 _FLOAT_ELEMS = ("float32", "float16", "float64")
 
 # ops whose input 0 is a channel-first tensor with spatial axes, and ops that pass
 # such a tensor through unchanged (a 3-D graph input reaching the former is held N1LC)
 _SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"}
-_PASS_THROUGH = {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout", "Abs", "Neg", "Exp"}
+_PASS_THROUGH = {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout", "Abs", "Neg", "Exp",
+                 "Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"}
 
 
 def supported_ops() -> tuple[list[str], list[str]]:
@@ -53,9 +55,10 @@ def convert(model: Model, precision) -> Graph:
     lost: set[str] = set()  # outputs of failed nodes that have no stand-in
 
     spatial = _feeds_spatial(model)
+    quantized = {} if precision.is_float else input_types(model, precision.approximate_scales)
     for info in model.inputs:
         try:
-            _graph_input(ctx, info, info.name in spatial)
+            _graph_input(ctx, info, info.name in spatial, quantized.get(info.name))
         except HlsfuseError as exc:
             problems.append(str(exc))
             if info.name not in ctx.values:
@@ -68,7 +71,8 @@ def convert(model: Model, precision) -> Graph:
         try:
             _convert_node(ctx, node)
         except HlsfuseError as exc:
-            unknown_op |= node.op not in CONVERTERS or bool(node.domain)
+            qonnx = node.domain in QONNX_DOMAINS and node.op in QONNX_CONVERTERS
+            unknown_op |= not qonnx and (node.op not in CONVERTERS or bool(node.domain))
             problems.append(f"{node.where()}: {exc}")
             for out in node.outputs:
                 if out and not _stand_in(ctx, out):
@@ -98,7 +102,7 @@ def _feeds_spatial(model: Model) -> set[str]:
     return wants
 
 
-def _graph_input(ctx: Context, info, feeds_spatial: bool) -> None:
+def _graph_input(ctx: Context, info, feeds_spatial: bool, dtype=None) -> None:
     where = f"input '{info.name}'"
     if info.elem not in _FLOAT_ELEMS:
         raise Unsupported(f"{where} has element type {info.elem}; only float inputs are supported")
@@ -117,11 +121,14 @@ def _graph_input(ctx: Context, info, feeds_spatial: bool) -> None:
         order = layout.channel_last(len(shape), unit_height=True)
     else:
         order = layout.plain(len(shape))
-    ctx.graph_input(info.name, shape, order)
+    ctx.graph_input(info.name, shape, order, dtype)
 
 
 def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.domain:
+        if node.domain in QONNX_DOMAINS and node.op in QONNX_CONVERTERS:
+            QONNX_CONVERTERS[node.op](ctx, node)
+            return
         raise Unsupported(f"unsupported op (domain '{node.domain}')")
     if node.op == "Shape":
         ctx.define(node.outputs[0], shape_slice(node, ctx.shape(node.inputs[0])))

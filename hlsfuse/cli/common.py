@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +27,7 @@ from ..reference import quantize_inputs
 __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",
            "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg"]
 
-_ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
+_ONNX_OPTIONS = ("precision", "precision_map", "calibrate", "approximate_scales")
 
 
 def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.json) or ONNX model (.onnx)") -> None:
@@ -34,14 +36,18 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
     default = onnx_frontend.DEFAULT_PRECISION
     group.add_argument("--precision", metavar="TYPE",
-                       help=f"float32, a fixed type (default {default}), or auto[:W]: each tensor's integer bits from "
-                       "range analysis, W bits in all (default 16)")
+                       help=f"float32, a fixed type (default {default}), auto[:W]: each tensor's integer bits from "
+                       "range analysis, W bits in all (default 16), or exact: each node holds its exact result "
+                       "(the default for quantized models: QONNX Quant, QDQ)")
     group.add_argument("--precision-map", metavar="FILE", help="JSON precision map: default, weights, per-tensor types")
     group.add_argument(
         "--calibrate",
         metavar="SAMPLES.npz",
         help="choose integer bits from these inputs (ONNX layout); prints the error vs the float model on them",
     )
+    group.add_argument("--approximate-scales", action="store_true",
+                       help="quantizer scales that are not powers of two: the nearest power of two (each one "
+                       "reported on stderr with its error) instead of an error")
     group.add_argument(
         "--input-range",
         metavar="NAME=LO:HI",
@@ -103,21 +109,38 @@ def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
     for given in (options["precision_map"], options["calibrate"]):
         if given:
             check_readable(given)
-    default = options["precision"] or onnx_frontend.DEFAULT_PRECISION
+    model = path
     if options["precision_map"]:
         precision = onnx_frontend.load_precision_map(options["precision_map"], default=options["precision"])
-    else:
-        precision = onnx_frontend.precision_of(default)
+    elif options["precision"]:
+        precision = onnx_frontend.precision_of(options["precision"])
+    else:  # read once here: a quantized model's default is exact
+        model = onnx_frontend.read_onnx(path)
+        quantized = onnx_frontend.is_quantized(model)
+        precision = onnx_frontend.precision_of(onnx_frontend.EXACT if quantized else onnx_frontend.DEFAULT_PRECISION)
+    if options["approximate_scales"]:
+        precision = replace(precision, approximate_scales=True)
     ranges = input_ranges_arg(args) if args is not None else None
     if ranges and precision.auto is None and not getattr(args, "ranges", False):
         raise HlsfuseError("--input-range applies to --precision auto (and to check --ranges)")
     if precision.auto is None and getattr(args, "ranges", False):
         ranges = None  # for the range analysis only
-    if not options["calibrate"]:
-        return onnx_frontend.from_onnx(path, precision=precision, input_ranges=ranges)
-    result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
-    print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
-    return result.graph
+    with warnings.catch_warnings(record=True) as approximations:
+        warnings.simplefilter("always", onnx_frontend.ScaleApproximation)
+        if not options["calibrate"]:
+            graph = onnx_frontend.from_onnx(model, precision=precision, input_ranges=ranges)
+        else:
+            result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
+            print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
+            graph = result.graph
+    said = set()  # an import may convert the model more than once (auto, exact): each approximation once
+    for warning in approximations:
+        if not isinstance(warning.message, onnx_frontend.ScaleApproximation):
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+        elif str(warning.message) not in said:
+            said.add(str(warning.message))
+            print(f"hlsfuse: warning: {warning.message}", file=sys.stderr)
+    return graph
 
 
 # graph file suffix -> loader(path, args)

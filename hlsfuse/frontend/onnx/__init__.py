@@ -46,6 +46,7 @@ __all__ = [
     "compare_float",
     "ScaleApproximation",
     "is_quantized",
+    "EXACT",
 ]
 
 

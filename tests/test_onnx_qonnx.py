@@ -274,7 +274,7 @@ def test_csim_of_the_quantized_cnn_matches_qonnx(tmp_path):
 
 @pytest.mark.verilator
 def test_rtlsim_of_the_quantized_mlp_matches_qonnx(tmp_path):
-    from hlsfuse.sim import rtlsim
+    from hlsfuse.sim.rtlsim import rtlsim
 
     out, graph, inputs = compiled(tmp_path, qonnx_mlp(4, 4), "verilog")
     result = rtlsim(out, inputs=inputs, frames=3, graph=graph)

@@ -39,17 +39,19 @@ class Net:
     def qdq(self, x: str, out: str, scale, zero=None, kind=np.int8, axis=None) -> str:
         """QuantizeLinear -> DequantizeLinear of ``x`` (a constant ``x`` is stored as the integers)."""
         attrs = {} if axis is None else {"axis": axis}
-        scale_name = self.const(f"{out}_scale", np.asarray(scale, np.float32))
-        zero_name = self.const(f"{out}_zero", np.asarray(0 if zero is None else zero, kind))
+        s = np.asarray(scale, np.float64)
+        z = np.asarray(0 if zero is None else zero, np.int64)
+        z = np.full(s.shape, z) if s.ndim == 1 else z  # per axis: one zero point per scale
+        scale_name = self.const(f"{out}_scale", s.astype(np.float32))
+        zero_name = self.const(f"{out}_zero", z.astype(kind))
         if x in self.inits:  # a weight: its integers, as quantize_static stores them
-            s = np.asarray(scale, np.float64)
+            real = self.inits.pop(x)
             if s.ndim == 1:
-                shape = [1] * self.inits[x].ndim
+                shape = [1] * real.ndim
                 shape[axis if axis is not None else 1] = s.size
-                s = s.reshape(shape)
+                s, z = s.reshape(shape), z.reshape(shape)
             info = np.iinfo(kind)
-            ints = np.clip(np.round(self.inits[x] / s) + self.inits[zero_name], info.min, info.max).astype(kind)
-            source = self.const(f"{out}_int", ints)
+            source = self.const(f"{out}_int", np.clip(np.round(real / s) + z, info.min, info.max).astype(kind))
         else:
             source = self.op("QuantizeLinear", [x, scale_name, zero_name], f"{out}_q", **attrs)
         return self.op("DequantizeLinear", [source, scale_name, zero_name], out, **attrs)
@@ -133,3 +135,98 @@ def ort_run(proto: onnx.ModelProto, inputs: dict) -> dict:
     session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, dict(inputs))))
+
+
+# --------------------------------------------------------------------------
+# QDQ models
+# --------------------------------------------------------------------------
+
+
+def qdq_mlp(seed=0, kind=np.int8, zero=0) -> onnx.ModelProto:
+    """x[1,16] -> QDQ(int8 or uint8 with ``zero``) -> MatMul(per-axis int8 weights) -> Add(int32 bias) -> Relu
+    -> QDQ(uint8) -> MatMul(per-tensor weights) -> QDQ(int8)."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.qdq("x", "xq", 2.0 ** -4, zero, kind)
+    w1 = n.qdq(n.const("w1", weights(rng, (16, 12), 0.3)), "w1q", 2.0 ** -rng.integers(5, 8, size=12), axis=1)
+    b1 = n.qdq(n.const("b1", weights(rng, (12,), 0.5)), "b1q", 2.0 ** -10, kind=np.int32)
+    h = n.op("Relu", [n.op("Add", [n.op("MatMul", [x, w1], "h"), b1], "hb")], "r")
+    rq = n.qdq(h, "rq", 2.0 ** -5, kind=np.uint8)
+    w2 = n.qdq(n.const("w2", weights(rng, (12, 5), 0.3)), "w2q", 2.0 ** -6)
+    n.qdq(n.op("MatMul", [rq, w2], "y"), "yq", 2.0 ** -5)
+    return n.model({"x": [1, 16]}, "yq", [1, 5], qonnx=False)
+
+
+def qdq_cnn(seed=0) -> onnx.ModelProto:
+    """x[1,2,6,6] -> QDQ(uint8, zero point 128) -> Conv 3x3 (per-axis int8, int32 bias) -> Relu -> QDQ(uint8)
+    -> MaxPool -> Conv 2x2 -> QDQ(int8) -> GlobalAveragePool -> Flatten -> Gemm -> QDQ(int8)."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.qdq("x", "xq", 2.0 ** -5, 128, np.uint8)
+    w1 = n.qdq(n.const("w1", weights(rng, (4, 2, 3, 3), 0.4)), "w1q", 2.0 ** -rng.integers(4, 7, size=4), axis=0)
+    b1 = n.qdq(n.const("b1", weights(rng, (4,), 0.3)), "b1q", 2.0 ** -12, kind=np.int32)
+    r = n.op("Relu", [n.op("Conv", [x, w1, b1], "c1", pads=[1, 1, 1, 1])], "r1")
+    p = n.op("MaxPool", [n.qdq(r, "r1q", 2.0 ** -5, kind=np.uint8)], "p1", kernel_shape=[2, 2], strides=[2, 2])
+    w2 = n.qdq(n.const("w2", weights(rng, (6, 4, 2, 2), 0.4)), "w2q", 2.0 ** -6)
+    c2 = n.qdq(n.op("Conv", [p, w2], "c2"), "c2q", 2.0 ** -4)
+    f = n.op("Flatten", [n.op("GlobalAveragePool", [c2], "g")], "f")
+    w3 = n.qdq(n.const("w3", weights(rng, (3, 6), 0.4)), "w3q", 2.0 ** -6)
+    n.qdq(n.op("Gemm", [f, w3], "y", transB=1), "yq", 2.0 ** -4)
+    return n.model({"x": [1, 2, 6, 6]}, "yq", [1, 3], qonnx=False)
+
+
+def static_quantized(proto: onnx.ModelProto, folder, samples: list[dict], per_channel=True) -> onnx.ModelProto:
+    """``proto`` pre-processed and quantized by onnxruntime (QDQ, uint8 activations, int8 weights, MinMax)."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.frames = iter(samples)
+
+        def get_next(self):
+            return next(self.frames, None)
+
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    src, ready, dst = folder / "float.onnx", folder / "ready.onnx", folder / "qdq.onnx"
+    onnx.save(proto, src)
+    quant_pre_process(str(src), str(ready))  # as onnxruntime advises: batch norms folded into the convolutions
+    quantize_static(str(ready), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return onnx.load(dst)
+
+
+def pow2_scales(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A QDQ model with every scale rounded to the nearest power of two (a bias's: its layer's input scale times its
+    weight scale, which fused integer kernels assume); the integer weights are quantized again from their real
+    values, as if quantize_static had chosen those scales."""
+    proto = onnx.ModelProto.FromString(proto.SerializeToString())
+    inits = {t.name: t for t in proto.graph.initializer}
+    arrays = {name: numpy_helper.to_array(t) for name, t in inits.items()}
+    snapped = {}
+    for node in proto.graph.node:
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            s = arrays[node.input[1]].astype(np.float64)
+            snapped[node.input[1]] = (s, np.ldexp(1.0, np.round(np.log2(s)).astype(np.int64)))
+    made = {n.output[0]: n for n in proto.graph.node if n.op_type == "DequantizeLinear"}
+    for node in proto.graph.node:  # a bias's scale stays the product of its layer's input and weight scales
+        if node.op_type in ("Conv", "Gemm") and len(node.input) > 2 and all(i in made for i in node.input[:3]):
+            x, w, b = (made[i].input[1] for i in node.input[:3])
+            snapped[b] = (snapped[b][0], snapped[x][1] * snapped[w][1])
+    for node in proto.graph.node:
+        if node.op_type == "DequantizeLinear" and node.input[0] in arrays:
+            ints = arrays[node.input[0]]
+            zero = arrays[node.input[2]].astype(np.int64) if len(node.input) > 2 and node.input[2] else 0
+            old, new = snapped[node.input[1]]
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            if old.ndim == 1 and old.size > 1:
+                shape = [1] * ints.ndim
+                shape[axis] = old.size
+                old, new = old.reshape(shape), new.reshape(shape)
+                zero = np.reshape(zero, shape) if np.ndim(zero) else zero
+            info = np.iinfo(ints.dtype)
+            again = np.clip(np.round((ints.astype(np.int64) - zero) * old / new) + zero, info.min, info.max)
+            inits[node.input[0]].CopyFrom(numpy_helper.from_array(again.astype(ints.dtype), node.input[0]))
+    for name, (_, new) in snapped.items():
+        inits[name].CopyFrom(numpy_helper.from_array(new.astype(np.float32), name))
+    return proto

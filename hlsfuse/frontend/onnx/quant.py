@@ -45,7 +45,8 @@ ROUNDING = {"ROUND": "RND_CONV", "HALF_EVEN": "RND_CONV", "FLOOR": "TRN", "ROUND
 
 QUANTIZER_OPS = frozenset({"Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"})
 
-_QDQ_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535)}
+_QDQ_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535),
+               "int32": (-(1 << 31), (1 << 31) - 1)}  # int32: biases (DequantizeLinear of a constant)
 
 
 class ScaleApproximation(UserWarning):
@@ -243,7 +244,9 @@ def quantize(ctx: Context, tensor: str, x: Value, q: Quantizer) -> None:
         ctx.define(tensor, x)  # already on the grid and within the range: the quantizer changes nothing
         return
     steps = []
-    if q.mode == CEIL:  # ceil(v) = -floor(-v); the negation saturates to a range that holds [-hi, -lo]
+    if src == target:
+        pass  # the graph input has the quantizer's type already (input_types): only the clip is left
+    elif q.mode == CEIL:  # ceil(v) = -floor(-v); the negation saturates to a range that holds [-hi, -lo]
         mirror, _ = range_type(-q.hi, -q.lo, q.frac, "TRN")
         steps += [("neg", None), ("cast", mirror)] if src.is_float else [("neg", mirror)]
         steps.append(("neg", target))
@@ -417,9 +420,9 @@ def is_quantized(model: Model) -> bool:
 
 
 def input_types(model: Model, approximate: bool) -> dict[str, FixedType]:
-    """Graph inputs read only by one kind of per-tensor quantizer that is a plain assignment: such an
-    input gets the quantizer's type, so that the quantizer costs nothing (the value is rounded and
-    saturated once, where the input is given)."""
+    """Graph inputs read only by one kind of per-tensor quantizer that rounds with an ap_fixed mode: such
+    an input gets the quantizer's type, so that the real input is rounded once, exactly as the quantizer
+    rounds it (a clip to a narrower range may follow), and the quantizer costs nothing else."""
     found: dict[str, FixedType] = {}
     names = {i.name for i in model.inputs}
     for name in names:
@@ -447,5 +450,4 @@ def _input_type(model: Model, node: NodeDef, name: str, approximate: bool) -> Fi
         return None
     if q.bipolar or q.mode == CEIL:
         return None
-    dtype, clip = range_type(q.lo, q.hi, q.frac, q.mode)
-    return None if clip else dtype
+    return range_type(q.lo, q.hi, q.frac, q.mode)[0]

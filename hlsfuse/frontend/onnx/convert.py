@@ -23,8 +23,9 @@ from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
 from .ops_nn import NN_CONVERTERS
+from .ops_quant import QDQ_CONVERTERS, QONNX_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
-from .quant import QDQ_CONVERTERS, QONNX_CONVERTERS, QONNX_DOMAINS, input_types
+from .quant import QONNX_DOMAINS, input_types
 
 __all__ = ["convert", "CONVERTERS", "supported_ops"]
 

@@ -22,19 +22,17 @@ power of two and warns (``ScaleApproximation``) with the relative error.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...types import FLOAT32, FixedType
-from . import layout
-from .context import Context, Value
+from ...types import FixedType
 from .model import Model, NodeDef, Unsupported
 
-__all__ = ["QONNX_DOMAINS", "QONNX_CONVERTERS", "QDQ_CONVERTERS", "QUANTIZER_OPS", "ScaleApproximation",
-           "is_quantized", "input_types"]
+__all__ = ["QONNX_DOMAINS", "QONNX_OPS", "QDQ_OPS", "CEIL", "ROUNDING", "ScaleApproximation", "Quantizer",
+           "range_type", "constant_type", "quant_of", "qdq_of", "per_tensor", "tensor_frac", "is_quantized",
+           "input_types"]
 
 QONNX_DOMAINS = ("qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas")
 
@@ -43,7 +41,8 @@ ROUNDING = {"ROUND": "RND_CONV", "HALF_EVEN": "RND_CONV", "FLOOR": "TRN", "ROUND
             "DOWN": "TRN_ZERO", "HALF_UP": "RND_INF", "HALF_DOWN": "RND_ZERO", "CEIL": CEIL}
 """QONNX rounding modes -> ap_fixed quantization modes (CEIL has none: it is floor of the negation, negated)."""
 
-QUANTIZER_OPS = frozenset({"Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"})
+QONNX_OPS = frozenset({"Quant", "BipolarQuant", "Trunc", "MultiThreshold"})
+QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 _QDQ_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535),
                "int32": (-(1 << 31), (1 << 31) - 1)}  # int32: biases (DequantizeLinear of a constant)
@@ -115,7 +114,7 @@ def constant_type(q: np.ndarray, frac) -> FixedType:
 # --------------------------------------------------------------------------
 
 
-def _const(node: NodeDef, consts, index: int, what: str) -> np.ndarray:
+def const_input(node: NodeDef, consts, index: int, what: str) -> np.ndarray:
     if not node.input(index):
         raise Unsupported(f"input '{what}' is required")
     if consts[index] is None:
@@ -123,82 +122,82 @@ def _const(node: NodeDef, consts, index: int, what: str) -> np.ndarray:
     return np.asarray(consts[index])
 
 
-def _frac(node: NodeDef, scale: np.ndarray, approximate: bool) -> np.ndarray:
+def scale_fracs(node: NodeDef, scale: np.ndarray, approximate: bool) -> np.ndarray:
     """-log2 of each scale (integers), or the nearest ones with a warning when ``approximate``."""
     s = np.asarray(scale, dtype=np.float64)
     if s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
-        raise Unsupported(f"scale {_show(s)} must be positive and finite")
+        raise Unsupported(f"scale {show(s)} must be positive and finite")
     exp = np.log2(s)
     near = np.round(exp)
     if np.array_equal(np.ldexp(1.0, near.astype(np.int64)), s):
         return (-near).astype(np.int64)
     if not approximate:
-        raise Unsupported(f"scale {_show(s)} is not a power of two (hlsfuse maps power-of-two scales exactly; "
+        raise Unsupported(f"scale {show(s)} is not a power of two (hlsfuse maps power-of-two scales exactly; "
                           "approximate_scales=True, --approximate-scales on the command line, takes the nearest one)")
     error = float(np.max(np.abs(np.ldexp(1.0, near.astype(np.int64)) - s) / s))
-    warnings.warn(ScaleApproximation(f"{node.where()}: scale {_show(s)} approximated by the nearest power of two "
-                                     f"{_show(np.ldexp(1.0, near.astype(np.int64)))} (relative error up to "
+    warnings.warn(ScaleApproximation(f"{node.where()}: scale {show(s)} approximated by the nearest power of two "
+                                     f"{show(np.ldexp(1.0, near.astype(np.int64)))} (relative error up to "
                                      f"{error:.3g})"), stacklevel=2)
     return (-near).astype(np.int64)
 
 
-def _show(values: np.ndarray) -> str:
+def show(values: np.ndarray) -> str:
     flat = np.ravel(values)
     if flat.size == 1 or np.all(flat == flat[0]):
         return f"{float(flat[0]):g}"
     return "[" + ", ".join(f"{float(v):g}" for v in flat[:4]) + (", ...]" if flat.size > 4 else "]")
 
 
-def _int_attr(node: NodeDef, name: str, default: int) -> int:
+def flag(node: NodeDef, name: str, default: int) -> int:
     value = node.attr(name, default)
     if value not in (0, 1):
         raise Unsupported(f"attribute '{name}' must be 0 or 1, not {value}")
     return int(value)
 
 
-def _mode(node: NodeDef, default: str) -> str:
+def rounding(node: NodeDef, default: str) -> str:
     name = str(node.attr("rounding_mode", default)).upper()
     if name not in ROUNDING:
         raise Unsupported(f"attribute 'rounding_mode' is '{name}', expected one of {', '.join(ROUNDING)}")
     return ROUNDING[name]
 
 
-def _bit_range(bits: int, signed: int, narrow: int) -> tuple[int, int]:
+def bit_range(bits: int, signed: int, narrow: int) -> tuple[int, int]:
     if signed:
         return -(1 << (bits - 1)) + narrow, (1 << (bits - 1)) - 1
     return 0, (1 << bits) - 1 - narrow
 
 
-def _bits(node: NodeDef, value: np.ndarray, what: str) -> int:
+def bit_width(node: NodeDef, value: np.ndarray, what: str) -> int:
     if value.size != 1 or float(value.flat[0]) != int(value.flat[0]) or not 1 <= int(value.flat[0]) <= 62:
-        raise Unsupported(f"input '{what}' must be one integer from 1 to 62, not {_show(value)}")
+        raise Unsupported(f"input '{what}' must be one integer from 1 to 62, not {show(value)}")
     return int(value.flat[0])
 
 
-def _zero(node: NodeDef, consts, index: int) -> None:
-    zero = _const(node, consts, index, "zeropt")
+def require_zero(node: NodeDef, consts, index: int) -> None:
+    zero = const_input(node, consts, index, "zeropt")
     if np.any(zero != 0):
-        raise Unsupported(f"zero point {_show(zero)} must be 0 (hlsfuse maps symmetric quantizers; a zero point "
+        raise Unsupported(f"zero point {show(zero)} must be 0 (hlsfuse maps symmetric quantizers; a zero point "
                           "shifts the grid)")
 
 
 def quant_of(node: NodeDef, consts, approximate: bool) -> Quantizer:
     """The quantizer of a QONNX Quant or BipolarQuant node (its input 0 aside)."""
-    frac = _frac(node, _const(node, consts, 1, "scale"), approximate)
+    frac = scale_fracs(node, const_input(node, consts, 1, "scale"), approximate)
     if node.op == "BipolarQuant":
         return Quantizer(frac, -1, 1, "TRN", bipolar=True)
-    _zero(node, consts, 2)
-    bits = _bits(node, _const(node, consts, 3, "bitwidth"), "bitwidth")
-    signed, narrow = _int_attr(node, "signed", 1), _int_attr(node, "narrow", 0)
+    require_zero(node, consts, 2)
+    bits = bit_width(node, const_input(node, consts, 3, "bitwidth"), "bitwidth")
+    signed, narrow = flag(node, "signed", 1), flag(node, "narrow", 0)
     if bits == 1 and signed:  # as qonnx executes it: a 1-bit signed Quant is bipolar
         return Quantizer(frac, -1, 1, "TRN", bipolar=True)
-    return Quantizer(frac, *_bit_range(bits, signed, narrow), _mode(node, "ROUND"))
+    return Quantizer(frac, *bit_range(bits, signed, narrow), rounding(node, "ROUND"))
 
 
 def qdq_of(node: NodeDef, consts, approximate: bool, rank: int) -> tuple[Quantizer, np.ndarray, str]:
     """(quantizer on the integer range less the zero point, zero point, integer type) of a QuantizeLinear
     or DequantizeLinear node; per-axis scales are shaped to broadcast along ``axis`` of a ``rank``-dim input."""
-    scale = _const(node, consts, 1, "scale")
+    scale = const_input(node, consts, 1, "scale")
     zero = np.asarray(consts[2]) if node.input(2) and consts[2] is not None else np.zeros((), np.uint8)
     if node.input(2) and consts[2] is None:
         raise Unsupported("input 'zero_point' must be a constant")
@@ -212,7 +211,7 @@ def qdq_of(node: NodeDef, consts, approximate: bool, rank: int) -> tuple[Quantiz
         shape = [1] * rank
         shape[axis] = scale.size
         scale, zero = scale.reshape(shape), (zero.reshape(shape) if zero.ndim == 1 else zero)
-    frac = _frac(node, scale, approximate)
+    frac = scale_fracs(node, scale, approximate)
     qmin, qmax = _QDQ_RANGES[kind]
     zero = zero.astype(np.int64)
     if zero.size == 1:
@@ -220,7 +219,8 @@ def qdq_of(node: NodeDef, consts, approximate: bool, rank: int) -> tuple[Quantiz
     return Quantizer(frac, qmin - int(zero.max()), qmax - int(zero.min()), "RND_CONV"), zero, kind
 
 
-def _per_tensor(q: Quantizer, what: str = "scale") -> Quantizer:
+def per_tensor(q: Quantizer, what: str = "scale") -> Quantizer:
+    """``q`` with one ``frac`` for the whole tensor (a computed tensor has one type)."""
     frac = np.ravel(q.frac)
     if frac.size and np.any(frac != frac[0]):
         raise Unsupported(f"per-channel {what}s on a computed tensor are not supported (an hlsfuse tensor has one "
@@ -228,185 +228,10 @@ def _per_tensor(q: Quantizer, what: str = "scale") -> Quantizer:
     return Quantizer(int(frac[0]), q.lo, q.hi, q.mode, q.bipolar)
 
 
-# --------------------------------------------------------------------------
-# Emitting a quantizer on a computed tensor
-# --------------------------------------------------------------------------
-
-
-def quantize(ctx: Context, tensor: str, x: Value, q: Quantizer) -> None:
-    """Define ONNX tensor ``tensor`` as ``q`` applied to ``x``: nodes named ``tensor`` and ``tensor.<part>``."""
-    src = ctx.builder.type_of(x.hls).dtype
-    if q.bipolar:
-        _bipolar(ctx, tensor, x, q.frac)
-        return
-    target, clip = range_type(q.lo, q.hi, q.frac, "TRN" if q.mode == CEIL else q.mode)
-    if not src.is_float and _holds(src, q):
-        ctx.define(tensor, x)  # already on the grid and within the range: the quantizer changes nothing
-        return
-    steps = []
-    if src == target:
-        pass  # the graph input has the quantizer's type already (input_types): only the clip is left
-    elif q.mode == CEIL:  # ceil(v) = -floor(-v); the negation saturates to a range that holds [-hi, -lo]
-        mirror, _ = range_type(-q.hi, -q.lo, q.frac, "TRN")
-        steps += [("neg", None), ("cast", mirror)] if src.is_float else [("neg", mirror)]
-        steps.append(("neg", target))
-    else:
-        steps.append(("cast", target))
-    if clip:
-        steps.append(("clip", target))
-    if ctx.precision.is_float:
-        steps.append(("cast", FLOAT32))
-    _chain(ctx, tensor, x, steps, min=math.ldexp(q.lo, -q.frac), max=math.ldexp(q.hi, -q.frac))
-
-
-def _holds(src: FixedType, q: Quantizer) -> bool:
-    if src.frac > q.frac:
-        return False
-    shift = q.frac - src.frac
-    return (src.raw_min << shift) >= q.lo and (src.raw_max << shift) <= q.hi
-
-
-def _chain(ctx: Context, tensor: str, x: Value, steps, **clip) -> Value:
-    """Nodes ``op -> dtype`` one after the other; the last computes ``tensor``."""
-    current = x
-    for i, (op, dtype) in enumerate(steps):
-        last = i == len(steps) - 1
-        attrs = clip if op == "clip" else {}
-        part = None if last else f"{op}{i}" if op != "cast" else f"q{i}"
-        current = ctx.node(tensor, op, [current.hls], current.order, part=part, dtype=dtype, **attrs)
-    return current
-
-
-def _bipolar(ctx: Context, tensor: str, x: Value, frac: int) -> None:
-    """+2^-frac where x >= 0, else -2^-frac: u = floor(x) saturated to {-1, 0}, then 2^(1-frac) u + 2^-frac."""
-    if x.rank == 0:
-        raise Unsupported("a bipolar quantizer on a scalar is not supported")
-    channels = layout.hls_shape(x.shape, x.order)[-1]
-    sign = ctx.node(tensor, "cast", [x.hls], x.order, part="sign", dtype=FixedType(1, 1, True, "TRN", "SAT"))
-    out = FixedType(2, 2 - frac)
-    twice = ctx.weight(np.full(channels, math.ldexp(1.0, 1 - frac)), f"{tensor}.twice", FixedType(2, 3 - frac))
-    scaled = ctx.node(tensor, "scale", [sign.hls, twice], x.order, part="twice", dtype=out)
-    half = ctx.weight(np.full(channels, math.ldexp(1.0, -frac)), f"{tensor}.step", out)
-    as_float = ctx.precision.is_float
-    final = ctx.node(tensor, "bias_add", [scaled.hls, half], x.order, part="step" if as_float else None, dtype=out)
-    if as_float:
-        ctx.node(tensor, "cast", [final.hls], x.order, dtype=FLOAT32)
-
-
-def _fold(ctx: Context, node: NodeDef, x: np.ndarray, q: Quantizer) -> None:
-    """A quantizer on a constant: its exact values, and the type that holds them for its readers."""
-    ints, values = q.apply(x)
-    out = node.outputs[0]
-    ctx.define(out, values)
-    ctx.exact_types[out] = constant_type(ints, q.frac)
-
-
-# --------------------------------------------------------------------------
-# Converters
-# --------------------------------------------------------------------------
-
-
-def _quant(ctx: Context, node: NodeDef) -> None:
-    consts = ctx.consts(node)
-    q = quant_of(node, consts, ctx.precision.approximate_scales)
-    if consts[0] is not None:
-        _fold(ctx, node, consts[0], q)
-        return
-    quantize(ctx, node.outputs[0], ctx.value(node.inputs[0]), _per_tensor(q))
-
-
-def _trunc(ctx: Context, node: NodeDef) -> None:
-    """Trunc v2 (6 inputs): round to the input grid, then quantize to ``out_scale`` with ``out_bit_width``
-    bits; Trunc v1 (5 inputs): drop in_bw - out_bw LSBs and keep the input scale (as qonnx executes it)."""
-    consts = ctx.consts(node)
-    approximate = ctx.precision.approximate_scales
-    if len(node.inputs) not in (5, 6):
-        raise Unsupported(f"expected 5 inputs (Trunc v1) or 6 (Trunc v2), not {len(node.inputs)}")
-    frac = int(_per_tensor(Quantizer(_frac(node, _const(node, consts, 1, "scale"), approximate), 0, 0, "TRN")).frac)
-    _zero(node, consts, 2)
-    in_bits = _bits(node, _const(node, consts, 3, "in_bit_width"), "in_bit_width")
-    mode = _mode(node, "FLOOR")
-    if consts[0] is not None:
-        raise Unsupported("Trunc of a constant is not supported")
-    x = ctx.value(node.inputs[0])
-    t = node.outputs[0]
-    if len(node.inputs) == 6:
-        out_frac = _frac(node, _const(node, consts, 4, "out_scale"), approximate)
-        out_q = _per_tensor(Quantizer(out_frac, 0, 0, mode), "out_scale")
-        out_bits = _bits(node, _const(node, consts, 5, "out_bit_width"), "out_bit_width")
-        lo, hi = _bit_range(out_bits, _int_attr(node, "signed", 1), _int_attr(node, "narrow", 0))
-        quantize(ctx, t, _on_grid(ctx, t, x, frac, in_bits), Quantizer(out_q.frac, lo, hi, mode))
-        return
-    drop = in_bits - _bits(node, _const(node, consts, 4, "out_bit_width"), "out_bit_width")
-    width = in_bits - drop + 1
-    grid = Quantizer(frac - drop, -(1 << (width - 1)), (1 << (width - 1)) - 1, mode)
-    cut = f"{t}.cut"
-    quantize(ctx, cut, _on_grid(ctx, t, x, frac, in_bits), grid)
-    kept = ctx.value(cut)
-    dtype = ctx.builder.type_of(kept.hls).dtype
-    if dtype.is_float:
-        ctx.node(t, "mul", [kept.hls, ctx.weight(np.array(math.ldexp(1.0, -drop)), f"{t}.shift")], kept.order)
-        return
-    channels = layout.hls_shape(kept.shape, kept.order)[-1]
-    shift = ctx.weight(np.full(channels, math.ldexp(1.0, -drop)), f"{t}.shift", FixedType(2, 2 - drop))
-    ctx.node(t, "scale", [kept.hls, shift], kept.order, dtype=FixedType(dtype.width, dtype.int_bits - drop,
-                                                                             dtype.signed))
-
-
-def _on_grid(ctx: Context, tensor: str, x: Value, frac: int, bits: int) -> Value:
-    """``x`` rounded to the grid 2^-frac (half to even) unless it is on it already (Trunc's first step)."""
-    src = ctx.builder.type_of(x.hls).dtype
-    if not src.is_float and src.frac <= frac:
-        return x
-    rounded = f"{tensor}.in"
-    quantize(ctx, rounded, x, Quantizer(frac, -(1 << bits), (1 << bits) - 1, "RND_CONV"))
-    return ctx.value(rounded)
-
-
-def _quantize_linear(ctx: Context, node: NodeDef) -> None:
-    consts = ctx.consts(node)
-    rank = len(ctx.shape(node.inputs[0]))
-    q, zero, kind = qdq_of(node, consts, ctx.precision.approximate_scales, rank)
-    out = node.outputs[0]
-    if consts[0] is not None:
-        ints, _ = q.apply(consts[0])
-        ctx.define(out, (ints + zero).astype(kind))
-        return
-    readers = [n for n in ctx.model.nodes if out in n.inputs]
-    if out in ctx.outputs or any(n.op != "DequantizeLinear" or n.inputs[0] != out for n in readers):
-        raise Unsupported(f"output '{out}' must feed DequantizeLinear nodes only (hlsfuse computes real values, "
-                          "not integer tensors)")
-    ctx.pending[out] = (node, consts, _per_tensor(q), ctx.value(node.inputs[0]))
-
-
-def _dequantize_linear(ctx: Context, node: NodeDef) -> None:
-    consts = ctx.consts(node)
-    pending = ctx.pending.get(node.inputs[0])
-    rank = pending[3].rank if pending is not None else len(ctx.shape(node.inputs[0]))
-    q, zero, _ = qdq_of(node, consts, ctx.precision.approximate_scales, rank)
-    out = node.outputs[0]
-    if consts[0] is not None:
-        ints = np.asarray(consts[0]).astype(np.int64) - zero
-        ctx.define(out, np.ldexp(ints.astype(np.float64), -np.asarray(q.frac, dtype=np.int64)))
-        ctx.exact_types[out] = constant_type(ints, q.frac)
-        return
-    if pending is None:
-        raise Unsupported(f"input '{node.inputs[0]}' must be a constant or the output of a QuantizeLinear")
-    source, source_consts, quantizer, x = pending
-    same = all(_same(source_consts[i], consts[i]) for i in (1, 2)) and source.attr("axis", 1) == node.attr("axis", 1)
-    if not same:
-        raise Unsupported(f"scale and zero point must be those of QuantizeLinear '{source.name}'")
-    quantize(ctx, out, x, quantizer)
-
-
-def _same(a, b) -> bool:
-    if a is None or b is None:
-        return (a is None or not np.any(a)) and (b is None or not np.any(b))
-    return np.array_equal(np.asarray(a), np.asarray(b))
-
-
-QONNX_CONVERTERS = {"Quant": _quant, "BipolarQuant": _quant, "Trunc": _trunc}
-QDQ_CONVERTERS = {"QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear}
+def tensor_frac(node: NodeDef, consts, index: int, what: str, approximate: bool) -> int:
+    """-log2 of a per-tensor scale given as input ``index``."""
+    return int(per_tensor(Quantizer(scale_fracs(node, const_input(node, consts, index, what), approximate), 0, 0,
+                                    "TRN"), what).frac)
 
 
 # --------------------------------------------------------------------------
@@ -416,7 +241,8 @@ QDQ_CONVERTERS = {"QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequa
 
 def is_quantized(model: Model) -> bool:
     """Whether ``model`` has QONNX or QDQ quantizers (it is then imported with precision ``exact``)."""
-    return any(n.op in QDQ_CONVERTERS or (n.domain in QONNX_DOMAINS and n.op in QONNX_CONVERTERS) for n in model.nodes)
+    return any((not n.domain and n.op in QDQ_OPS) or (n.domain in QONNX_DOMAINS and n.op in QONNX_OPS)
+               for n in model.nodes)
 
 
 def input_types(model: Model, approximate: bool) -> dict[str, FixedType]:
@@ -441,9 +267,9 @@ def _input_type(model: Model, node: NodeDef, name: str, approximate: bool) -> Fi
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ScaleApproximation)  # the node warns when it is converted
             if node.domain in QONNX_DOMAINS and node.op in ("Quant", "BipolarQuant"):
-                q = _per_tensor(quant_of(node, consts, approximate))
+                q = per_tensor(quant_of(node, consts, approximate))
             elif node.op == "QuantizeLinear" and not node.domain:
-                q = _per_tensor(qdq_of(node, consts, approximate, 0)[0])
+                q = per_tensor(qdq_of(node, consts, approximate, 0)[0])
             else:
                 return None
     except Unsupported:

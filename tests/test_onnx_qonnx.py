@@ -76,6 +76,17 @@ def test_each_quantizer_gets_its_exact_type():
     assert graph.types["h"].dtype.frac == 7 and graph.types["h"].dtype.quant == "TRN"
 
 
+def test_unsigned_weights_keep_an_unsigned_type():
+    n = Net()
+    w = n.quant(n.const("w", np.array([[0.3, 0.9], [1.4, 0.0]], np.float32)), "wq", 2.0 ** -2, 3, signed=0)
+    n.op("MatMul", [n.quant("x", "xq", 2.0 ** -2, 6), w], "y")
+    proto = n.model({"x": [1, 2]}, "y", [1, 2])
+    graph = from_onnx(proto)
+    wq = next(c for c in graph.constants if c.name == "wq")
+    assert str(wq.type.dtype) == "ufixed<3,1>" and wq.values.tolist() == [[0.25, 1.5], [1.0, 0.0]]
+    assert_matches_qonnx(proto, graph, frames(proto, 4))
+
+
 def test_a_fixed_precision_still_applies_between_the_quantizers():
     graph = from_onnx(qonnx_mlp(4, 4), precision="fixed<12,5>")
     assert str(graph.types["h"].dtype) == "fixed<12,5>" and str(graph.types["rq"].dtype) == "ufixed<4,2,RND_CONV,SAT>"
@@ -166,6 +177,47 @@ def test_trunc_v1_keeps_the_input_scale_as_qonnx_does():
     assert np.array_equal(reference.run(graph, {"x": TIES})["y"], qonnx_run(proto, {"x": TIES})["y"])
 
 
+def threshold_model(out_scale=1.0, out_bias=0.0, per_channel=True, seed=0):
+    """x[1,2,4,4] -> Quant -> Conv 3x3 (3 channels) -> MultiThreshold with 7 thresholds (per channel or one set)."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    w = n.quant(n.const("w", weights_like(rng, (3, 2, 3, 3))), "wq", 2.0 ** -3, 4)
+    c = n.op("Conv", [n.quant("x", "xq", 2.0 ** -2, 5), w], "c", pads=[1, 1, 1, 1])
+    limits = np.sort(rng.uniform(-3, 3, size=(3 if per_channel else 1, 7)), axis=1).astype(np.float32)
+    n.op("MultiThreshold", [c, n.const("t", limits)], "y", "qonnx.custom_op.general", out_dtype="UINT3",
+         out_scale=out_scale, out_bias=out_bias)
+    return n.model({"x": [1, 2, 4, 4]}, "y", [1, 3, 4, 4])
+
+
+def weights_like(rng, shape):
+    return (rng.standard_normal(shape) * 0.5).astype(np.float32)
+
+
+@pytest.mark.parametrize("out_scale, out_bias", [(1.0, 0.0), (0.5, -1.75), (2.0, -7.0)])
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "global"])
+def test_multithreshold_counts_thresholds_as_qonnx_does(out_scale, out_bias, per_channel):
+    proto = threshold_model(out_scale, out_bias, per_channel)
+    graph = from_onnx(proto)
+    assert_matches_qonnx(proto, graph, frames(proto, 6))
+    assert graph.nodes[-1].name == "y" and graph.types["y.below"].dtype == FixedType(1, 1, True, "TRN", "SAT")
+    floats = from_onnx(proto, precision="float32")
+    for frame in frames(proto, 2, seed=5):
+        want = qonnx_run(proto, frame)["y"]
+        assert np.array_equal(reference.run(floats, to_graph_layout(floats, frame))["y"], want)
+
+
+def test_multithreshold_on_a_2d_tensor_at_its_thresholds():
+    n = Net()
+    limits = np.array([[-0.3, 0.1, 0.77]], np.float32)
+    n.op("MultiThreshold", [n.quant("x", "xq", 2.0 ** -3, 6), n.const("t", limits)], "y",
+         "qonnx.custom_op.general", out_dtype="UINT2")
+    proto = n.model({"x": [1, 81]}, "y", [1, 81])
+    graph = from_onnx(proto)
+    want = qonnx_run(proto, {"x": TIES})["y"]
+    assert sorted(set(want.ravel().tolist())) == [0, 1, 2, 3]
+    assert np.array_equal(reference.run(graph, {"x": TIES})["y"], want)
+
+
 # --------------------------------------------------------------------------
 # What is refused, and the approximation flag
 # --------------------------------------------------------------------------
@@ -201,9 +253,13 @@ def test_other_unsupported_quantizers_name_the_node_and_what_is_expected():
         "node 'y' (Quant): attribute 'rounding_mode' is 'NEAREST', expected one of ROUND, HALF_EVEN, FLOOR, "
         "ROUND_TO_ZERO, DOWN, HALF_UP, HALF_DOWN, CEIL")
     n = Net()
-    n.op("MultiThreshold", ["x", n.const("t", np.zeros((4, 3), np.float32))], "y", "qonnx.custom_op.general",
+    n.op("MultiThreshold", ["x", n.const("t", np.zeros((3, 3), np.float32))], "y", "qonnx.custom_op.general",
          out_dtype="UINT2")
-    assert "node 'y' (MultiThreshold): unsupported op (domain 'qonnx.custom_op.general')" in refused(
+    assert refused(n.model({"x": [1, 4]}, "y", [1, 4])).endswith(
+        "node 'y' (MultiThreshold): input 'thresholds' must be finite, of shape [4, n] or [1, n], not [3, 3]")
+    n = Net()
+    n.op("Celu", ["x"], "y", "qonnx.custom_op.general")
+    assert "node 'y' (Celu): unsupported op (domain 'qonnx.custom_op.general')" in refused(
         n.model({"x": [1, 4]}, "y", [1, 4]))
 
 

@@ -35,6 +35,7 @@ from .quant import (
     range_type,
     require_zero,
     rounding,
+    scale_fracs,
     tensor_frac,
 )
 
@@ -219,6 +220,86 @@ def _same(a, b) -> bool:
     return np.array_equal(np.asarray(a), np.asarray(b))
 
 
-QONNX_CONVERTERS = {"Quant": _quant, "BipolarQuant": _quant, "Trunc": _trunc}
+_LAYOUT_CHANNEL = {2: 1, 3: 2, 4: 1}  # MultiThreshold's default data_layout per rank: NC, NWC, NCHW
+
+
+def _multithreshold(ctx: Context, node: NodeDef) -> None:
+    """count = #{i : x >= t[c, i]}, then out_scale * count + out_bias, exactly:
+
+        x [.., C] -> reshape [.., C, 1] -> add -t -> fixed<1,1,TRN,SAT>: -1 where x < t, else 0
+          -> sum over the n thresholds [.., C]: count - n -> scale by out_scale -> bias_add n * out_scale + out_bias
+
+    On a fixed-point x, x >= t exactly when x >= t rounded up to x's grid, so the thresholds are held on it.
+    """
+    consts = ctx.consts(node)
+    thresholds = np.asarray(const_input(node, consts, 1, "thresholds"), dtype=np.float64)
+    if consts[0] is not None:
+        raise Unsupported("MultiThreshold of a constant is not supported")
+    x = ctx.value(node.inputs[0])
+    layout_attr = node.attr("data_layout", "")
+    channel = layout_attr.index("C") if layout_attr and "C" in layout_attr else _LAYOUT_CHANNEL.get(x.rank)
+    if channel is None or channel >= x.rank:
+        raise Unsupported(f"the channel axis of a {x.rank}-dim input is unknown (set attribute 'data_layout')")
+    channels = x.shape[channel]
+    if thresholds.ndim != 2 or thresholds.shape[0] not in (1, channels) or not np.all(np.isfinite(thresholds)):
+        raise Unsupported(f"input 'thresholds' must be finite, of shape [{channels}, n] or [1, n], not "
+                          f"{list(thresholds.shape)}")
+    count = thresholds.shape[1]
+    scale = scale_fracs(node, np.array(float(node.attr("out_scale", 1.0))), ctx.precision.approximate_scales)
+    step = -int(scale)  # out_scale = 2^step
+    offset = math.ldexp(count, step) + float(node.attr("out_bias", 0.0))
+    offset_frac = _dyadic(offset, "out_bias")
+    t = node.outputs[0]
+    order = tuple(a for a in x.order if a != channel) + (channel,)
+    wide = order + (None,)
+    xin = ctx.in_order(x, order)
+    shape = list(ctx.builder.type_of(xin).shape)
+    column = ctx.node(t, "reshape", [xin], wide, part="x", newshape=shape + [1])
+    src = ctx.builder.type_of(xin).dtype
+    limits = np.broadcast_to(thresholds, (channels, count)).reshape([1] * (len(shape) - 1) + [channels, count])
+    sign = FixedType(1, 1, True, "TRN", "SAT")
+    if src.is_float:
+        diff = ctx.node(t, "add", [column.hls, ctx.weight(-limits, f"{t}.thresholds")], wide, part="diff")
+        below = ctx.node(t, "cast", [diff.hls], wide, part="below", dtype=sign)
+    else:
+        held = np.ceil(np.ldexp(limits, src.frac))  # x >= t  <=>  x >= t rounded up to x's grid
+        negated = ctx.weight(-np.ldexp(held, -src.frac), f"{t}.thresholds", constant_type(-held.astype(np.int64),
+                                                                                            src.frac))
+        below = ctx.node(t, "add", [column.hls, negated], wide, part="below", dtype=sign)
+    tally, _ = range_type(-count, 0, 0, "TRN")
+    current = ctx.node(t, "sum", [below.hls], order, part="count", dtype=FixedType(tally.width, tally.width),
+                       axes=[len(shape)], keepdims=False)
+    frac = max(-step, offset_frac)
+    lo, hi = math.ldexp(offset - math.ldexp(count, step), frac), math.ldexp(offset, frac)
+    out, _ = range_type(min(int(lo), 0), max(int(hi), 0), frac, "TRN")
+    out = FixedType(out.width, out.int_bits, out.signed)
+    finals = [("scale", step != 0), ("bias_add", offset != 0), ("cast", ctx.precision.is_float)]
+    wanted = [op for op, needed in finals if needed] or ["cast"]
+    for i, op in enumerate(wanted):
+        last = i == len(wanted) - 1
+        part = None if last else op
+        if op == "scale":
+            factor = ctx.weight(np.full(channels, math.ldexp(1.0, step)), f"{t}.out_scale", FixedType(2, 2 + step))
+            scaled, _ = range_type(-count, 0, -step, "TRN")
+            scaled = out if last else FixedType(scaled.width, scaled.int_bits, True)
+            current = ctx.node(t, "scale", [current.hls, factor], order, part=part, dtype=scaled)
+        elif op == "bias_add":
+            bias_type = constant_type(np.array([int(math.ldexp(offset, offset_frac))]), offset_frac)
+            bias = ctx.weight(np.full(channels, offset), f"{t}.out_bias", bias_type)
+            current = ctx.node(t, "bias_add", [current.hls, bias], order, part=part, dtype=out)
+        else:
+            current = ctx.node(t, "cast", [current.hls], order, part=part,
+                               dtype=FLOAT32 if ctx.precision.is_float else out)
+
+
+def _dyadic(value: float, what: str) -> int:
+    """The fewest fractional bits (at most 40) that hold ``value`` exactly."""
+    for frac in range(0, 41):
+        if math.ldexp(value, frac) == round(math.ldexp(value, frac)):
+            return frac
+    raise Unsupported(f"attribute '{what}' {value:g} needs more than 40 fractional bits")
+
+
+QONNX_CONVERTERS = {"Quant": _quant, "BipolarQuant": _quant, "Trunc": _trunc, "MultiThreshold": _multithreshold}
 QDQ_CONVERTERS = {"QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear}
 

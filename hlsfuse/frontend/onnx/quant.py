@@ -106,7 +106,7 @@ def constant_type(q: np.ndarray, frac) -> FixedType:
     raw = q * (np.int64(1) << (top - fracs)) if q.size else q
     lo, hi = (int(raw.min()), int(raw.max())) if q.size else (0, 0)
     dtype, _ = range_type(min(lo, 0), max(hi, 0), top, "TRN")
-    return FixedType(dtype.width, dtype.int_bits)
+    return FixedType(dtype.width, dtype.int_bits, dtype.signed)
 
 
 # --------------------------------------------------------------------------

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from quant_build import Net, qonnx_cnn, qonnx_mlp, qonnx_run  # noqa: E402
 from hlsfuse import HlsfuseError, reference  # noqa: E402
 from hlsfuse.cli import main  # noqa: E402
 from hlsfuse.frontend.onnx import ScaleApproximation, from_onnx, to_graph_layout  # noqa: E402
+from hlsfuse.frontend.onnx.quant import ROUNDING  # noqa: E402
 from hlsfuse.types import FixedType, parse_dtype  # noqa: E402
 
 
@@ -335,3 +338,33 @@ def test_rtlsim_of_the_quantized_mlp_matches_qonnx(tmp_path):
     out, graph, inputs = compiled(tmp_path, qonnx_mlp(4, 4), "verilog")
     result = rtlsim(out, inputs=inputs, frames=3, graph=graph)
     assert result.passed, result.report()
+
+
+# --------------------------------------------------------------------------
+# docs/onnx.md
+# --------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_the_worked_example_runs_as_shown_and_as_qonnx_runs_it(capsys):
+    section = (DOCS / "onnx.md").read_text().split("### Worked example")[1]
+    ((code, shown),) = re.findall(r"```python\n(.*?)```\n\nprints\n\n```\n(.*?)```", section, re.S)
+    space = {}
+    exec(compile(code, "docs/onnx.md", "exec"), space)
+    assert capsys.readouterr().out == shown
+    want = qonnx_run(space["model"], {"x": np.array([[0.6, 1.3, 0.9]], np.float32)})["y"]
+    assert want.tolist() == [[1.25, 1.0]]
+
+
+def test_the_rounding_table_is_the_importers():
+    text = (DOCS / "onnx.md").read_text()
+    table = text.split("| `rounding_mode` | means | Q |")[1].split("\n\n")[0]
+    documented = {}
+    for row in table.strip().splitlines()[1:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        names, modes = re.findall(r"`(\w+)`", cells[0]), re.findall(r"`(\w+)`", cells[2])
+        for name in names:
+            documented[name] = "CEIL" if name == "CEIL" else modes[0] if modes else None
+    assert {k: v for k, v in documented.items() if v} == ROUNDING
+    assert [k for k, v in documented.items() if not v] == ["UP"]

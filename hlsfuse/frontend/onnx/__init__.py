@@ -1,9 +1,10 @@
 """The ONNX frontend: ``from_onnx(model) -> Graph`` (docs/onnx.md).
 
     read_model (importer.py, the only user of the ``onnx`` package)
-        -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py over context.py, layout.py)
+        -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py, ops_quant.py over context.py, layout.py;
+           quant.py: QONNX and QDQ quantizers as exact fixed types)
         -> Graph, typed by a Precision (precision.py), by calibration (calibration.py) or by
-           range analysis (auto.py, precision "auto:W"), which calibration may narrow
+           range analysis (auto.py, precision "auto:W" or "exact"), which calibration may narrow
     float_model.py: the float model (onnxruntime, or the float32 import) a graph's error is measured against
 
 ONNX op names and attributes appear only in this package. The ``onnx`` package is an

@@ -90,6 +90,17 @@ def test_unsigned_weights_keep_an_unsigned_type():
     assert_matches_qonnx(proto, graph, frames(proto, 4))
 
 
+def test_a_quantized_weight_moved_by_a_transpose_keeps_its_type():
+    n = Net()
+    w = n.quant(n.const("w", np.array([[0.3, 1.4], [0.9, 0.0], [-0.4, 0.2]], np.float32)), "wq", 2.0 ** -7, 8)
+    n.op("MatMul", [n.quant("x", "xq", 2.0 ** -2, 6), n.op("Transpose", [w], "wt", perm=[1, 0])], "y")
+    proto = n.model({"x": [1, 2]}, "y", [1, 3])
+    graph = from_onnx(proto, precision="fixed<16,6>")  # not the weights' type: theirs wins where it holds them
+    (wt,) = graph.constants
+    assert str(wt.type.dtype) == "fixed<8,1>"  # 1.4 saturates to 127/128
+    assert wt.values.tolist() == [[0.296875, 0.9921875], [0.8984375, 0.0], [-0.3984375, 0.203125]]
+
+
 def test_a_fixed_precision_still_applies_between_the_quantizers():
     graph = from_onnx(qonnx_mlp(4, 4), precision="fixed<12,5>")
     assert str(graph.types["h"].dtype) == "fixed<12,5>" and str(graph.types["rq"].dtype) == "ufixed<4,2,RND_CONV,SAT>"

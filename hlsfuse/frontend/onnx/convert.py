@@ -138,6 +138,7 @@ def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.op in FOLDERS and all(a is not None for name, a in zip(node.inputs, args) if name):
         for out, value in zip(node.outputs, fold(node, args, ctx.opset)):
             ctx.define(out, np.asarray(value))
+        _keep_exact_type(ctx, node)
         return
     converter = CONVERTERS.get(node.op)
     if converter is None:
@@ -146,6 +147,16 @@ def _convert_node(ctx: Context, node: NodeDef) -> None:
             raise Unsupported(f"supported on constants only, but input '{computed}' is computed")
         raise Unsupported("unsupported op")
     converter(ctx, node)
+    _keep_exact_type(ctx, node)
+
+
+def _keep_exact_type(ctx: Context, node: NodeDef) -> None:
+    """A constant computed from a quantized one (a Transpose, Reshape, Identity of it) may still be held by
+    that quantizer's type: ``ctx.weight`` takes it where it holds the values exactly."""
+    source = ctx.exact_types.get(node.input(0))
+    for out in node.outputs:
+        if source is not None and ctx.const(out) is not None and out not in ctx.exact_types:
+            ctx.exact_types[out] = source
 
 
 def _stand_in(ctx: Context, tensor: str) -> bool:

@@ -48,6 +48,10 @@ _QDQ_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
                "int32": (-(1 << 31), (1 << 31) - 1)}  # int32: biases (DequantizeLinear of a constant)
 
 
+_OUTPUT_DTYPES = {2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16}
+"""QuantizeLinear's ``output_dtype`` (opset 21, without a zero point): ONNX element types -> numpy."""
+
+
 class ScaleApproximation(UserWarning):
     """A quantizer scale that is not a power of two, replaced by the nearest one (approximate_scales)."""
 
@@ -198,7 +202,8 @@ def qdq_of(node: NodeDef, consts, approximate: bool, rank: int) -> tuple[Quantiz
     """(quantizer on the integer range less the zero point, zero point, integer type) of a QuantizeLinear
     or DequantizeLinear node; per-axis scales are shaped to broadcast along ``axis`` of a ``rank``-dim input."""
     scale = const_input(node, consts, 1, "scale")
-    zero = np.asarray(consts[2]) if node.input(2) and consts[2] is not None else np.zeros((), np.uint8)
+    default = _OUTPUT_DTYPES.get(int(node.attr("output_dtype", 0) or 2), np.float32)  # no zero point: uint8
+    zero = np.asarray(consts[2]) if node.input(2) and consts[2] is not None else np.zeros((), default)
     if node.input(2) and consts[2] is None:
         raise Unsupported("input 'zero_point' must be a constant")
     kind = zero.dtype.name
@@ -250,16 +255,16 @@ def input_types(model: Model, approximate: bool) -> dict[str, FixedType]:
     an input gets the quantizer's type, so that the real input is rounded once, exactly as the quantizer
     rounds it (a clip to a narrower range may follow), and the quantizer costs nothing else."""
     found: dict[str, FixedType] = {}
-    names = {i.name for i in model.inputs}
-    for name in names:
-        readers = [n for n in model.nodes if name in n.inputs]
-        types = {_input_type(model, n, name, approximate) for n in readers}
+    for info in model.inputs:
+        readers = [n for n in model.nodes if info.name in n.inputs]
+        rank = len(info.shape or ())
+        types = {_input_type(model, n, info.name, rank, approximate) for n in readers}
         if len(types) == 1 and None not in types:
-            found[name] = types.pop()
+            found[info.name] = types.pop()
     return found
 
 
-def _input_type(model: Model, node: NodeDef, name: str, approximate: bool) -> FixedType | None:
+def _input_type(model: Model, node: NodeDef, name: str, rank: int, approximate: bool) -> FixedType | None:
     if node.inputs[0] != name or name in node.inputs[1:]:
         return None
     consts = [model.initializers.get(i) if i else None for i in node.inputs]
@@ -269,7 +274,7 @@ def _input_type(model: Model, node: NodeDef, name: str, approximate: bool) -> Fi
             if node.domain in QONNX_DOMAINS and node.op in ("Quant", "BipolarQuant"):
                 q = per_tensor(quant_of(node, consts, approximate))
             elif node.op == "QuantizeLinear" and not node.domain:
-                q = per_tensor(qdq_of(node, consts, approximate, 0)[0])
+                q = per_tensor(qdq_of(node, consts, approximate, rank)[0])
             else:
                 return None
     except Unsupported:

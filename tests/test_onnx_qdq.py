@@ -175,3 +175,18 @@ def test_rtlsim_of_the_qdq_cnn_matches_onnxruntime(tmp_path):
     out, graph, inputs = compiled(tmp_path, qdq_cnn(), "verilog")
     result = rtlsim(out, inputs=inputs, frames=3, graph=graph)
     assert result.passed, result.report()
+
+
+def test_a_constant_quantized_by_quantize_linear_folds_per_axis():
+    n = Net()
+    w = np.array([[-1.0, 9.0], [2.0, 0.1]], np.float32)
+    q = n.op("QuantizeLinear", [n.const("w", w), n.const("s", np.array([0.25, 0.0625], np.float32)),
+                                n.const("z", np.array([-128, 3], np.int8))], "q", axis=1)
+    wq = n.op("DequantizeLinear", [q, "s", "z"], "wq", axis=1)
+    n.op("MatMul", [n.qdq("x", "xq", 2.0 ** -3), wq], "y")
+    proto = n.model({"x": [1, 2]}, "y", [1, 2], qonnx=False)
+    graph = from_onnx(proto)
+    # column 0: zero point -128 leaves [0, 255] steps of 1/4; column 1: [-131, 124] steps of 1/16
+    (weights,) = [c.values.T.tolist() for c in graph.constants]
+    assert weights == [[0.0, 7.75], [2.0, 0.125]]
+    assert_matches_onnxruntime(proto, graph, frames(proto, 4))

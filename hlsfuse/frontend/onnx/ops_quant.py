@@ -183,9 +183,10 @@ def _quantize_linear(ctx: Context, node: NodeDef) -> None:
     rank = len(ctx.shape(node.inputs[0]))
     q, zero, kind = qdq_of(node, consts, ctx.precision.approximate_scales, rank)
     out = node.outputs[0]
-    if consts[0] is not None:
-        ints, _ = q.apply(consts[0])
-        ctx.define(out, (ints + zero).astype(kind))
+    if consts[0] is not None:  # the integers, clipped to the integer type (per-axis zero points included)
+        rounded = np.round(np.ldexp(np.asarray(consts[0], dtype=np.float64), np.asarray(q.frac, dtype=np.int64)))
+        info = np.iinfo(kind)
+        ctx.define(out, np.clip(rounded + zero, info.min, info.max).astype(kind))
         return
     readers = [n for n in ctx.model.nodes if out in n.inputs]
     if out in ctx.outputs or any(n.op != "DequantizeLinear" or n.inputs[0] != out for n in readers):

@@ -231,21 +231,21 @@ def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float,
                 types[node.name] = dtype
         op = get_op(node.op)
         if op.check is not None:
-            _check_types(node, op, replace(sig, out_dtype=dtype), seen, width)
+            _check_types(node, op, replace(sig, out_dtype=dtype), seen, "exact" if exact else f"auto:{width}")
         bound = op.bounds(inputs, replace(sig, out_dtype=dtype))
         seen[node.name] = bound.quantize(dtype)[0]
         dtype_of[node.name] = dtype
     return types
 
 
-def _check_types(node: Node, op, sig, seen: Mapping[str, Interval], width: int) -> None:
+def _check_types(node: Node, op, sig, seen: Mapping[str, Interval], label: str) -> None:
     """The op's check of its exact intermediates with the chosen types, failing with what auto chose."""
     try:
         op.check(sig)
     except HlsfuseError as exc:
         chosen = ", ".join(f"'{src}' {t} in [{seen[src].reals()[0]:.6g}, {seen[src].reals()[1]:.6g}]"
                            for src, t in zip(node.inputs, sig.dtypes))
-        raise HlsfuseError(f"auto:{width}: {node.where()}: {exc} (inputs {chosen}); give the inputs narrower "
+        raise HlsfuseError(f"{label}: {node.where()}: {exc} (inputs {chosen}); give the inputs narrower "
                            "ranges, or calibrate") from None
 
 

@@ -106,6 +106,14 @@ def test_a_fixed_precision_still_applies_between_the_quantizers():
     assert str(graph.types["h"].dtype) == "fixed<12,5>" and str(graph.types["rq"].dtype) == "ufixed<4,2,RND_CONV,SAT>"
 
 
+def test_exact_on_a_float_model_stops_where_64_bits_no_longer_hold_a_result():
+    from onnx_zoo import cnn
+
+    with pytest.raises(HlsfuseError, match=r"^exact: node '[^']+' \((dense|conv2d)\): the exact accumulation needs a "
+                       r"\d+-bit signed exact intermediate, more than the 64 bits"):
+        from_onnx(cnn(), precision="exact")
+
+
 def test_the_float32_import_runs_the_quantizers_too():
     proto = qonnx_cnn(4, 4)
     graph = from_onnx(proto, precision="float32")

@@ -58,6 +58,27 @@ def test_quantized_models_are_bit_exact_with_qonnx(build, w_bits, a_bits):
     assert_matches_qonnx(proto, graph, frames(proto, 6))
 
 
+def test_beyond_24_bits_hlsfuse_is_exact_where_qonnxs_float32_rounds():
+    rng = np.random.default_rng(4)
+    n = Net()
+    w = n.quant(n.const("w", rng.uniform(-1, 1, (64, 4)).astype(np.float32)), "wq", 2.0 ** -10, 12)
+    n.quant(n.op("MatMul", [n.quant("x", "xq", 2.0 ** -12, 16), w], "h"), "y", 2.0 ** -22, 40)
+    proto = n.model({"x": [1, 64]}, "y", [1, 4])
+    graph = from_onnx(proto)
+    assert graph.types["h"].dtype.width > 24
+    wq = np.clip(np.round(n.inits["w"] * 2.0 ** 10), -2048, 2047) / 2.0 ** 10
+    differs = 0
+    for frame in frames(proto, 8, scale=3.0):
+        xq = np.clip(np.round(frame["x"].astype(np.float64) * 2.0 ** 12), -32768, 32767) / 2.0 ** 12
+        exact = np.round((xq @ wq) * 2.0 ** 22) / 2.0 ** 22  # float64 holds these exactly
+        got = reference.run(graph, frame)["y"]
+        want = qonnx_run(proto, frame)["y"]
+        assert np.array_equal(got, exact)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        differs += not np.array_equal(got, want)
+    assert differs  # float32 rounds the 30-bit sums
+
+
 @pytest.mark.parametrize("mode", ["FLOOR", "CEIL", "HALF_UP"])
 def test_models_with_other_rounding_modes_are_bit_exact(mode):
     for build in (qonnx_mlp, qonnx_cnn):

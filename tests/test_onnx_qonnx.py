@@ -159,12 +159,13 @@ def one_quant(mode, signed, narrow, bits=3, identity=False, scale=2.0 ** -2):
     return n.model({"x": [1, 81]}, "y", [1, 81])
 
 
+@pytest.mark.parametrize("precision", [None, "float32"], ids=["exact", "float32"])
 @pytest.mark.parametrize("identity", [False, True], ids=["input", "computed"])
 @pytest.mark.parametrize("signed, narrow", [(1, 0), (1, 1), (0, 0), (0, 1)])
 @pytest.mark.parametrize("mode", ["ROUND", "FLOOR", "CEIL", "ROUND_TO_ZERO", "HALF_UP", "HALF_DOWN"])
-def test_one_quant_matches_qonnx_at_ties(mode, signed, narrow, identity):
+def test_one_quant_matches_qonnx_at_ties(mode, signed, narrow, identity, precision):
     proto = one_quant(mode, signed, narrow, identity=identity)
-    graph = from_onnx(proto)
+    graph = from_onnx(proto, precision=precision)
     # qonnx spells ROUND_TO_ZERO as DOWN (Brevitas's name is what hlsfuse reads)
     expected = one_quant("DOWN" if mode == "ROUND_TO_ZERO" else mode, signed, narrow, identity=identity)
     want = qonnx_run(expected, {"x": TIES})["y"]
@@ -205,8 +206,9 @@ def test_trunc_v2_drops_low_bits_as_qonnx_does(out_bits, signed, mode):
     n.op("Trunc", inputs, "y", "qonnx.custom_op.general", rounding_mode=mode, signed=signed)
     proto = n.model({"x": [1, 81]}, "y", [1, 81])
     proto.opset_import[1].version = 2  # Trunc_v2
-    graph = from_onnx(proto)
-    assert np.array_equal(reference.run(graph, {"x": TIES})["y"], qonnx_run(proto, {"x": TIES})["y"])
+    want = qonnx_run(proto, {"x": TIES})["y"]
+    for precision in (None, "float32"):
+        assert np.array_equal(reference.run(from_onnx(proto, precision=precision), {"x": TIES})["y"], want)
 
 
 def test_trunc_v1_keeps_the_input_scale_as_qonnx_does():
@@ -216,8 +218,9 @@ def test_trunc_v1_keeps_the_input_scale_as_qonnx_does():
               n.const("ob", np.float32(4))]
     n.op("Trunc", inputs, "y", "qonnx.custom_op.general", rounding_mode="FLOOR")
     proto = n.model({"x": [1, 81]}, "y", [1, 81])
-    graph = from_onnx(proto)
-    assert np.array_equal(reference.run(graph, {"x": TIES})["y"], qonnx_run(proto, {"x": TIES})["y"])
+    want = qonnx_run(proto, {"x": TIES})["y"]
+    for precision in (None, "float32"):
+        assert np.array_equal(reference.run(from_onnx(proto, precision=precision), {"x": TIES})["y"], want)
 
 
 def threshold_model(out_scale=1.0, out_bias=0.0, per_channel=True, seed=0):

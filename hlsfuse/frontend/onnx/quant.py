@@ -1,5 +1,6 @@
-"""Quantized ONNX: QONNX's ``Quant``, ``BipolarQuant`` and ``Trunc``, and QDQ's
-``QuantizeLinear -> DequantizeLinear`` pairs, mapped onto exact fixed-point types.
+"""Quantized ONNX: what QONNX's ``Quant``, ``BipolarQuant`` and ``Trunc`` and QDQ's
+``QuantizeLinear -> DequantizeLinear`` pairs mean as exact fixed-point types (ops_quant.py emits
+them, and MultiThreshold; docs/onnx.md has the tables).
 
 A quantizer with a power-of-two scale 2^-F rounds x / 2^-F to an integer with its rounding
 mode and clips it to [lo, hi]: that is exactly an assignment to a fixed type on the grid

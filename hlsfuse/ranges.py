@@ -35,7 +35,7 @@ from .ops.interval import Interval
 from .types import DType, FixedType, from_float
 
 __all__ = ["Range", "ranges", "bounds", "input_intervals", "int_bits_needed", "fitting_type", "auto_types",
-           "retyped", "INPUT_INT_BITS", "CALIBRATION_MARGIN"]
+           "exact_type", "retyped", "INPUT_INT_BITS", "CALIBRATION_MARGIN", "EXACT_CONSTANT_BITS"]
 
 INPUT_INT_BITS = 6
 """Integer bits auto gives a graph input without a given range (hls4ml's default fixed<16,6>)."""
@@ -174,7 +174,8 @@ def _moves(graph: Graph, node: Node) -> bool:
 
 def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float, float]] | None = None,
                free: Callable[[str], bool] | None = None, widths: Callable[[str], int | None] | None = None,
-               peaks: Mapping[str, float] | None = None, limit: int | None = None) -> dict[str, DType]:
+               peaks: Mapping[str, float] | None = None, limit: int | None = None,
+               exact: bool = False) -> dict[str, DType]:
     """Types for the tensors of ``graph`` that ``free(name)`` leaves to auto (default: all).
 
     Graph inputs: ``fixed<W,I,RND,SAT>`` holding the given range, else with INPUT_INT_BITS.
@@ -185,6 +186,9 @@ def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float,
     another width. Nodes that only move values take their input's type. ``limit``: the most
     integer bits an input or node gets; one whose bound needs more gets ``limit`` bits and
     saturates (``RND,SAT``): it can overflow, and ``overflow.risks`` names it.
+
+    ``exact`` (``--precision exact``): each node gets the type holding its exact result (``exact_type``),
+    and each constant the type holding its values exactly when that needs at most EXACT_CONSTANT_BITS.
     """
     free = free or (lambda name: True)
     given = dict(input_ranges or {})
@@ -207,8 +211,10 @@ def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float,
         if free(const.name):
             values = const.values
             span = Interval.of_reals(float(values.min()), float(values.max())) if values.size else Interval(0, 0, None)
-            dtype = fitting_type(span, width, quant="RND", overflow="SAT")
-            dtype = FixedType(width, dtype.int_bits + (0 if dtype.signed else 1), True, "RND", "SAT")  # signed
+            dtype = _exact_constant(values) if exact else None
+            if dtype is None:
+                dtype = fitting_type(span, width, quant="RND", overflow="SAT")
+                dtype = FixedType(width, dtype.int_bits + (0 if dtype.signed else 1), True, "RND", "SAT")  # signed
             types[const.name] = dtype
             raw = from_float(values, dtype)
         dtype_of[const.name] = dtype
@@ -223,25 +229,27 @@ def auto_types(graph: Graph, width: int, input_ranges: Mapping[str, tuple[float,
                 types[node.name] = dtype
             else:
                 peak = None if peaks is None else peaks.get(node.name)
-                dtype = _node_type(node, sig, inputs, (widths and widths(node.name)) or width, peak, limit)
+                node_width = (widths and widths(node.name)) or width
+                dtype = exact_type(node, sig, inputs, node_width) if exact else None
+                dtype = dtype or _node_type(node, sig, inputs, node_width, peak, limit)
                 types[node.name] = dtype
         op = get_op(node.op)
         if op.check is not None:
-            _check_types(node, op, replace(sig, out_dtype=dtype), seen, width)
-        exact = op.bounds(inputs, replace(sig, out_dtype=dtype))
-        seen[node.name] = exact.quantize(dtype)[0]
+            _check_types(node, op, replace(sig, out_dtype=dtype), seen, "exact" if exact else f"auto:{width}")
+        bound = op.bounds(inputs, replace(sig, out_dtype=dtype))
+        seen[node.name] = bound.quantize(dtype)[0]
         dtype_of[node.name] = dtype
     return types
 
 
-def _check_types(node: Node, op, sig, seen: Mapping[str, Interval], width: int) -> None:
+def _check_types(node: Node, op, sig, seen: Mapping[str, Interval], label: str) -> None:
     """The op's check of its exact intermediates with the chosen types, failing with what auto chose."""
     try:
         op.check(sig)
     except HlsfuseError as exc:
         chosen = ", ".join(f"'{src}' {t} in [{seen[src].reals()[0]:.6g}, {seen[src].reals()[1]:.6g}]"
                            for src, t in zip(node.inputs, sig.dtypes))
-        raise HlsfuseError(f"auto:{width}: {node.where()}: {exc} (inputs {chosen}); give the inputs narrower "
+        raise HlsfuseError(f"{label}: {node.where()}: {exc} (inputs {chosen}); give the inputs narrower "
                            "ranges, or calibrate") from None
 
 
@@ -268,6 +276,64 @@ def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float 
         if need < dtype.int_bits:
             dtype = FixedType(width, need, dtype.signed, "RND", "SAT")
     return dtype
+
+
+EXACT_CONSTANT_BITS = 32
+"""The widest type ``exact`` gives a constant to hold its values exactly (wider: auto's W-bit type)."""
+
+_TABLE_OPS = frozenset({"sigmoid", "tanh", "exp", "softmax"})
+_MEAN_OPS = frozenset({"mean", "global_avg_pool", "avg_pool2d"})
+
+
+def exact_type(node: Node, sig, inputs: list[Interval], width: int) -> FixedType | None:
+    """The type holding a node's exact result: its bound's grid and integer bits, ``TRN,WRAP`` (it
+    never rounds or overflows). Tables have no exact grid (None: a ``width``-bit type); a mean is exact
+    when its divisors are powers of two (its grid gains their bits) and rounds (``RND``) 16 bits further
+    down otherwise. A result wider than 64 bits is an error naming the node."""
+    if node.op in _TABLE_OPS or any(i.frac is None for i in inputs):
+        return None
+    bound = get_op(node.op).bounds(inputs, replace(sig, out_dtype=FixedType(64, 32)))
+    frac, quant = bound.frac, "TRN"
+    if node.op in _MEAN_OPS:
+        from .ops.nn import pool_counts
+        from .ops.reduce import count
+
+        counts = set(np.unique(pool_counts(sig)).tolist()) if node.op == "avg_pool2d" else {count(sig)}
+        extra = max(math.ceil(math.log2(n)) for n in counts)
+        if any(n & (n - 1) for n in counts):
+            extra, quant = extra + 16, "RND"
+        frac += extra
+    lo, hi = _fraction(bound.lo.min(), bound.frac), _fraction(bound.hi.max(), bound.frac)
+    bits = int_bits_needed(lo, hi)
+    signed = lo < 0
+    total = max(bits + frac, 1)
+    if total > 64 - (0 if signed else 1):
+        raise HlsfuseError(f"exact: {node.where()} needs a {total}-bit type to hold its exact result "
+                           f"[{float(lo):.6g}, {float(hi):.6g}] on a grid of 2^-{frac}; quantize its inputs more "
+                           "narrowly, or use --precision auto")
+    return FixedType(total, total - frac, signed, quant, "WRAP")
+
+
+def _exact_constant(values: np.ndarray) -> FixedType | None:
+    """The narrowest signed type holding every value exactly, if at most EXACT_CONSTANT_BITS wide."""
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return None
+    nonzero = values[values != 0]
+    if nonzero.size == 0:
+        return FixedType(1, 1)
+    frac = max(-int(np.frexp(v)[1]) + 53 - _trailing_zeros(v) for v in np.unique(nonzero))
+    lo, hi = Fraction(float(values.min())), Fraction(float(values.max()))
+    bits = int_bits_needed(min(lo, Fraction(-1, 1 << 64)), hi)  # signed: weights may meet negative values
+    total = bits + frac
+    if total > EXACT_CONSTANT_BITS:
+        return None
+    return FixedType(max(total, 1), max(total, 1) - frac)
+
+
+def _trailing_zeros(value: float) -> int:
+    """Trailing zero bits of the 53-bit significand of ``value``."""
+    mantissa = int(math.ldexp(abs(np.frexp(value)[0]), 53))
+    return (mantissa & -mantissa).bit_length() - 1
 
 
 def _peak_bits(magnitude: float, width: int) -> int:

@@ -291,6 +291,7 @@ def test_nodes_are_named_after_onnx_tensors():
 
 def test_docs_list_exactly_the_supported_ops():
     text = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text()
+    text = text.split("\n## Supported ops\n")[1].split("\n## ")[0]  # other sections have tables of their own
     table = re.findall(r"^\| `(\w+)` \|", text, re.M)
     computed, constant_only = supported_ops()
     assert table == computed

@@ -192,6 +192,9 @@ CASES = {
     "ReduceMax": lambda: model([node("ReduceMax", ["x"], ["y"], axes=[1], keepdims=0)], IMG),
     # ------------------------------------------------------- constants only
     "Constant": lambda: model([const("c", weights(RNG, 3, 1, 1)), node("Add", ["x", "c"], ["y"])], IMG),
+    "QuantizeLinear": lambda: model([node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                                     node("DequantizeLinear", ["q", "s", "z"], ["y"])], IMG,
+                                    {"s": np.float32(2.0 ** -4), "z": np.int8(0)}),
     "ConstantOfShape": lambda: model([node("Shape", ["x"], ["s"]), node("ConstantOfShape", ["s"], ["z"],
                                       value=onnx.numpy_helper.from_array(np.array([0.5], np.float32))),
                                       node("Add", ["x", "z"], ["y"])], IMG),

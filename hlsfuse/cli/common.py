@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +29,7 @@ __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg",
            "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg",
            "add_overflow_arg", "check_overflow", "say", "warn"]
 
-_ONNX_OPTIONS = ("precision", "precision_map", "calibrate")
+_ONNX_OPTIONS = ("precision", "precision_map", "calibrate", "approximate_scales")
 
 
 def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.json) or ONNX model (.onnx)") -> None:
@@ -36,14 +38,18 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
     default = onnx_frontend.DEFAULT_PRECISION
     group.add_argument("--precision", metavar="TYPE",
-                       help="float32, a fixed type, or auto[:W[,I]]: each tensor's integer bits from range analysis "
-                       f"(at most I), W bits in all (plain auto: 16); default {default}")
+                       help="float32, a fixed type, auto[:W[,I]]: each tensor's integer bits from range analysis "
+                       "(at most I), W bits in all (plain auto: 16), or exact: each node holds its exact result; "
+                       f"default {default} (exact for quantized models: QONNX Quant, QDQ)")
     group.add_argument("--precision-map", metavar="FILE", help="JSON precision map: default, weights, per-tensor types")
     group.add_argument(
         "--calibrate",
         metavar="SAMPLES.npz",
         help="choose integer bits from these inputs (ONNX layout); prints the error vs the float model on them",
     )
+    group.add_argument("--approximate-scales", action="store_true",
+                       help="quantizer scales that are not powers of two: the nearest power of two (each one "
+                       "reported on stderr with its error) instead of an error")
     group.add_argument(
         "--input-range",
         metavar="NAME=LO:HI",
@@ -105,23 +111,41 @@ def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
     for given in (options["precision_map"], options["calibrate"]):
         if given:
             check_readable(given)
-    default = options["precision"] or onnx_frontend.DEFAULT_PRECISION
+    model = path
     if options["precision_map"]:
         precision = onnx_frontend.load_precision_map(options["precision_map"], default=options["precision"])
-    else:
+    elif options["precision"]:
+        precision = onnx_frontend.precision_of(options["precision"])
+    else:  # read once here: a quantized model's default is exact
+        model = onnx_frontend.read_onnx(path)
+        quantized = onnx_frontend.is_quantized(model)
+        default = onnx_frontend.EXACT if quantized else onnx_frontend.DEFAULT_PRECISION
         precision = onnx_frontend.precision_of(default)
+        if args is not None:
+            args.default_precision = default  # for check_overflow's note
+    if options["approximate_scales"]:
+        precision = replace(precision, approximate_scales=True)
     ranges = input_ranges_arg(args) if args is not None else None
     if ranges and precision.auto is None and not _analyses_ranges(args):
         raise HlsfuseError("--input-range applies to --precision auto and to the range analysis (check --ranges, "
                            "convert, compile and run)")
     if precision.auto is None:
         ranges = None  # for the range analysis only
-    if not options["calibrate"]:
-        graph = onnx_frontend.from_onnx(path, precision=precision, input_ranges=ranges)
-    else:
-        result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
-        print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
-        graph = result.graph
+    with warnings.catch_warnings(record=True) as approximations:
+        warnings.simplefilter("always", onnx_frontend.ScaleApproximation)
+        if not options["calibrate"]:
+            graph = onnx_frontend.from_onnx(model, precision=precision, input_ranges=ranges)
+        else:
+            result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
+            print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
+            graph = result.graph
+    said = set()  # an import may convert the model more than once (auto, exact): each approximation once
+    for warning in approximations:
+        if not isinstance(warning.message, onnx_frontend.ScaleApproximation):
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+        elif str(warning.message) not in said:
+            said.add(str(warning.message))
+            print(f"hlsfuse: warning: {warning.message}", file=sys.stderr)
     return graph
 
 
@@ -170,12 +194,15 @@ def check_overflow(graph: Graph, args: argparse.Namespace) -> list[str]:
     declared types can overflow for the inputs' ranges, --input-range or their types'). With
     --overflow error, such nodes are an error instead, raised here, before anything is written."""
     lines = []
-    if Path(args.graph).suffix.lower() == ".onnx" and not (args.precision or args.precision_map):
-        precision = onnx_frontend.precision_of(onnx_frontend.DEFAULT_PRECISION)
+    default = getattr(args, "default_precision", None)  # set by _load_onnx when it chose the default
+    if default == onnx_frontend.EXACT:
+        lines.append(f"hlsfuse: precision {default} (the default for quantized models): the quantizers' types, and "
+                     "between them each node holds its exact result; --precision chooses others")
+    elif default is not None:
+        precision = onnx_frontend.precision_of(default)
         inputs = "the given input ranges" if args.input_range else "inputs anywhere in their types' ranges"
-        lines.append(f"hlsfuse: precision {onnx_frontend.DEFAULT_PRECISION} (the default): {precision.auto}-bit types "
-                     f"with the integer bits range analysis finds for {inputs}, at most {precision.auto_limit}; "
-                     "--precision chooses others")
+        lines.append(f"hlsfuse: precision {default} (the default): {precision.auto}-bit types with the integer bits "
+                     f"range analysis finds for {inputs}, at most {precision.auto_limit}; --precision chooses others")
     if any(not graph.types[node.name].dtype.is_float for node in graph.nodes):
         given = input_ranges_arg(args)
         found = overflow.risks(graph, given)

@@ -1,9 +1,10 @@
 """The ONNX frontend: ``from_onnx(model) -> Graph`` (docs/onnx.md).
 
     read_model (importer.py, the only user of the ``onnx`` package)
-        -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py over context.py, layout.py)
+        -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py, ops_quant.py over context.py, layout.py;
+           quant.py: QONNX and QDQ quantizers as exact fixed types)
         -> Graph, typed by a Precision (precision.py), by calibration (calibration.py) or by
-           range analysis (auto.py, precision "auto:W"), which calibration may narrow
+           range analysis (auto.py, precision "auto:W" or "exact"), which calibration may narrow
     float_model.py: the float model (onnxruntime, or the float32 import) a graph's error is measured against
 
 ONNX op names and attributes appear only in this package. The ``onnx`` package is an
@@ -13,6 +14,7 @@ optional extra; it is imported when a model is read, not when hlsfuse is.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from ...errors import HlsfuseError
 from ...ir import Graph
@@ -25,7 +27,8 @@ from .float_model import compare as _compare
 from .float_model import float_model as _float_model
 from .layout import to_graph_layout, to_onnx_layout
 from .model import Model
-from .precision import DEFAULT_PRECISION, Precision, load_precision_map, precision_of
+from .precision import DEFAULT_PRECISION, EXACT, Precision, load_precision_map, precision_of
+from .quant import ScaleApproximation, is_quantized
 
 __all__ = [
     "from_onnx",
@@ -42,6 +45,9 @@ __all__ = [
     "FloatModel",
     "float_model",
     "compare_float",
+    "ScaleApproximation",
+    "is_quantized",
+    "EXACT",
 ]
 
 
@@ -52,7 +58,7 @@ def read_onnx(model):
     return read_model(model)
 
 
-def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges=None) -> Graph:
+def from_onnx(model, precision=None, calibration=None, input_ranges=None, approximate_scales=False) -> Graph:
     """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a verified ``Graph``.
 
     ``precision``: ``"float32"``, a fixed type such as ``"fixed<16,6>"`` (for activations and
@@ -60,13 +66,19 @@ def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges
     ``"auto"``, ``"auto:W"`` or ``"auto:W,I"``: types from range analysis (auto.py), with
     ``input_ranges`` ``{input: (lo, hi)}`` bounding the inputs; the default, ``"auto:16,6"``,
     gives 16-bit types the integer bits that cannot overflow, up to 6 (``overflow.risks`` names
-    the nodes at that limit). ``calibration``: sample inputs (an .npz path or a dict of arrays,
-    ONNX layout) from which each tensor's integer bits are chosen; use ``calibrate`` to also get
-    the expected error.
+    the nodes at that limit). ``"exact"``: every node holds its exact result; the default for
+    quantized models (QONNX ``Quant`` nodes, QDQ pairs: quant.py), whose quantizers give their
+    tensors' types. ``calibration``: sample inputs (an .npz path or a dict of arrays, ONNX layout)
+    from which each tensor's integer bits are chosen; use ``calibrate`` to also get the expected
+    error. ``approximate_scales``: quantizer scales that are not powers of two become the nearest
+    power of two, each with a ``ScaleApproximation`` warning, instead of an error.
     """
+    if precision is None:
+        model = _decoded(model) if calibration is None else model
+        precision = EXACT if calibration is None and is_quantized(model) else DEFAULT_PRECISION
     if calibration is not None:
-        return calibrate(model, calibration, precision, input_ranges).graph
-    chosen = precision_of(precision)
+        return calibrate(model, calibration, precision, input_ranges, approximate_scales).graph
+    chosen = _with_scales(precision_of(precision), approximate_scales)
     if chosen.auto is not None:
         return auto_graph(_decoded(model), chosen, input_ranges)
     if input_ranges:
@@ -74,10 +86,15 @@ def from_onnx(model, precision=DEFAULT_PRECISION, calibration=None, input_ranges
     return convert(_decoded(model), chosen)
 
 
-def calibrate(model, samples, precision=DEFAULT_PRECISION, input_ranges=None) -> Calibration:
+def calibrate(model, samples, precision=DEFAULT_PRECISION, input_ranges=None, approximate_scales=False) -> Calibration:
     """Import ``model`` with types calibrated on ``samples``; see ``Calibration.report``. With
     precision auto, integer bits narrow from auto's to what the samples need (auto.py)."""
-    return _calibrate(_decoded(model), samples, precision_of(precision), input_ranges, source=model)
+    chosen = _with_scales(precision_of(precision), approximate_scales)
+    return _calibrate(_decoded(model), samples, chosen, input_ranges, source=model)
+
+
+def _with_scales(precision: Precision, approximate_scales: bool) -> Precision:
+    return replace(precision, approximate_scales=True) if approximate_scales else precision
 
 
 def float_model(model) -> FloatModel:

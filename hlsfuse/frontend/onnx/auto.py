@@ -16,6 +16,9 @@ from their given range (``input_ranges``), else ``fixed<W,6,RND,SAT>`` (hls4ml's
 integer bits). Explicit per-tensor types of a precision map win; ``"auto:W"`` entries set
 another width for the nodes they name. Moving ops keep their input's type, as always.
 
+``exact`` is auto where every node gets the type that holds its exact result (``ranges.exact_type``):
+the default for quantized models (QONNX, QDQ: quant.py), whose quantizers give the types that matter.
+
 With calibration samples, each activation's integer bits narrow to what the samples need
 plus one bit of margin (``ranges.CALIBRATION_MARGIN``), never more than auto's, and the
 type saturates (``RND,SAT``) as values beyond the samples' can occur.
@@ -32,12 +35,9 @@ from ...ir import Graph
 from ...types import DType, FixedType
 from .convert import convert
 from .model import Model
-from .precision import MOVING_OPS, Precision
+from .precision import AUTO_WIDTH, MOVING_OPS, Precision
 
 __all__ = ["AUTO_WIDTH", "parse_auto", "auto_types", "auto_graph"]
-
-AUTO_WIDTH = 16
-"""Total bits of ``--precision auto`` without a width."""
 
 _MARKER_MODES = ("RND_MIN_INF", "SAT_SYM")
 """The modes of the marker type: a combination no precision map spells, so a tensor of the probe
@@ -83,7 +83,7 @@ def auto_types(model: Model, precision: Precision, input_ranges: Mapping[str, tu
     free |= {n.name for n in probe.nodes if n.op in MOVING_OPS and probe.types[n.inputs[0]].dtype ==
              probe.types[n.name].dtype}
     return ranges.auto_types(probe, width, input_ranges, free.__contains__, precision.auto_width, peaks,
-                             precision.auto_limit)
+                             precision.auto_limit, exact=precision.exact)
 
 
 def auto_graph(model: Model, precision: Precision, input_ranges=None, peaks=None) -> Graph:

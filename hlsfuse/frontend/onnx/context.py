@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...types import DType, from_float, to_float
 from ..builder import GraphBuilder
 from . import layout
 from .layout import Order
@@ -71,6 +72,10 @@ class Context:
         self._layouts: dict[tuple[str, Order, Order], str] = {}  # (hls, from, to) -> converted hls
         self._flat: dict[str, str] = {}  # hls name -> its flattening for a Deferred
         self._weights: dict[str, np.ndarray] = {}
+        # types a quantizer gives constants (by ONNX name, or the hint of a helper constant), held
+        # exactly; and the quantizers of computed tensors awaiting their DequantizeLinear (quant.py)
+        self.exact_types: dict[str, DType] = {}
+        self.pending: dict[str, object] = {}
 
     # ---------------------------------------------------------------- names
 
@@ -179,8 +184,9 @@ class Context:
 
     # -------------------------------------------------------------- writing
 
-    def weight(self, data: np.ndarray, hint: str) -> str:
-        """A constant tensor (real values), named after ``hint`` and typed by the precision.
+    def weight(self, data: np.ndarray, hint: str, dtype: DType | None = None) -> str:
+        """A constant tensor (real values), named after ``hint`` and typed by ``dtype``, else by the
+        quantizer that made it (``exact_types``), else by the precision.
 
         The same data under the same hint is added once; other data gets ``hint.1``, ...
         """
@@ -196,16 +202,27 @@ class Context:
             name, n = f"{hint}.{n}", n + 1
         self._used.add(name)
         self._weights[name] = data
-        return self.builder.constant(name, data, dtype=self.precision.weight(name))
+        return self.builder.constant(name, data, dtype=dtype or self._weight_type(data, hint, name))
 
-    def node(self, tensor: str, op: str, inputs, order: Order, part: str | None = None, **attrs) -> Value:
+    def _weight_type(self, data: np.ndarray, hint: str, name: str) -> DType:
+        """A quantizer's type when it holds ``data`` exactly (a float32 graph keeps float32), else the
+        precision's."""
+        exact = self.exact_types.get(hint)
+        held = exact is not None and not self.precision.is_float
+        if held and np.array_equal(to_float(from_float(data, exact), exact), data):
+            return exact
+        return self.precision.weight(name)
+
+    def node(self, tensor: str, op: str, inputs, order: Order, part: str | None = None, dtype: DType | None = None,
+             **attrs) -> Value:
         """Add an hlsfuse node for ONNX tensor ``tensor``, whose result is held in ``order``.
 
         Without ``part`` it is the node computing ``tensor`` (recorded as its value); with
-        ``part`` it is a helper node ``<tensor>.<part>`` of that conversion.
+        ``part`` it is a helper node ``<tensor>.<part>`` of that conversion. ``dtype`` (a
+        quantizer's type) wins over the precision.
         """
         name = self.final_name(tensor, order) if part is None else self._claim(self.fresh(f"{tensor}.{part}"))
-        dtype = self.precision.node(name, tensor, op)
+        dtype = dtype or self.precision.node(name, tensor, op)
         hls = self.builder.op(op, *inputs, name=name, dtype=dtype, **attrs)
         value = Value(hls, self.onnx_shape(hls, order), order)
         if part is None:
@@ -233,8 +250,9 @@ class Context:
     def define(self, tensor: str, entry: Value | Deferred | np.ndarray) -> None:
         self.values[tensor] = entry
 
-    def graph_input(self, name: str, shape: tuple[int, ...], order: Order) -> Value:
-        hls = self.builder.input(self._claim(name), layout.hls_shape(shape, order), dtype=self.precision.input(name))
+    def graph_input(self, name: str, shape: tuple[int, ...], order: Order, dtype: DType | None = None) -> Value:
+        dtype = dtype or self.precision.input(name)
+        hls = self.builder.input(self._claim(name), layout.hls_shape(shape, order), dtype=dtype)
         value = Value(hls, tuple(shape), order)
         self.values[name] = value
         return value

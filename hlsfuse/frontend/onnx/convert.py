@@ -23,18 +23,21 @@ from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
 from .ops_nn import NN_CONVERTERS
+from .ops_quant import QDQ_CONVERTERS, QONNX_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
+from .quant import QONNX_DOMAINS, input_types
 
 __all__ = ["convert", "CONVERTERS", "supported_ops"]
 
-CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS}
 
 _FLOAT_ELEMS = ("float32", "float16", "float64")
 
 # ops whose input 0 is a channel-first tensor with spatial axes, and ops that pass
 # such a tensor through unchanged (a 3-D graph input reaching the former is held N1LC)
 _SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"}
-_PASS_THROUGH = {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout", "Abs", "Neg", "Exp"}
+_PASS_THROUGH = {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout", "Abs", "Neg", "Exp",
+                 "Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"}
 
 
 def supported_ops() -> tuple[list[str], list[str]]:
@@ -53,9 +56,10 @@ def convert(model: Model, precision) -> Graph:
     lost: set[str] = set()  # outputs of failed nodes that have no stand-in
 
     spatial = _feeds_spatial(model)
+    quantized = {} if precision.is_float else input_types(model, precision.approximate_scales)
     for info in model.inputs:
         try:
-            _graph_input(ctx, info, info.name in spatial)
+            _graph_input(ctx, info, info.name in spatial, quantized.get(info.name))
         except HlsfuseError as exc:
             problems.append(str(exc))
             if info.name not in ctx.values:
@@ -68,7 +72,8 @@ def convert(model: Model, precision) -> Graph:
         try:
             _convert_node(ctx, node)
         except HlsfuseError as exc:
-            unknown_op |= node.op not in CONVERTERS or bool(node.domain)
+            qonnx = node.domain in QONNX_DOMAINS and node.op in QONNX_CONVERTERS
+            unknown_op |= not qonnx and (node.op not in CONVERTERS or bool(node.domain))
             problems.append(f"{node.where()}: {exc}")
             for out in node.outputs:
                 if out and not _stand_in(ctx, out):
@@ -98,7 +103,7 @@ def _feeds_spatial(model: Model) -> set[str]:
     return wants
 
 
-def _graph_input(ctx: Context, info, feeds_spatial: bool) -> None:
+def _graph_input(ctx: Context, info, feeds_spatial: bool, dtype=None) -> None:
     where = f"input '{info.name}'"
     if info.elem not in _FLOAT_ELEMS:
         raise Unsupported(f"{where} has element type {info.elem}; only float inputs are supported")
@@ -117,11 +122,14 @@ def _graph_input(ctx: Context, info, feeds_spatial: bool) -> None:
         order = layout.channel_last(len(shape), unit_height=True)
     else:
         order = layout.plain(len(shape))
-    ctx.graph_input(info.name, shape, order)
+    ctx.graph_input(info.name, shape, order, dtype)
 
 
 def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.domain:
+        if node.domain in QONNX_DOMAINS and node.op in QONNX_CONVERTERS:
+            QONNX_CONVERTERS[node.op](ctx, node)
+            return
         raise Unsupported(f"unsupported op (domain '{node.domain}')")
     if node.op == "Shape":
         ctx.define(node.outputs[0], shape_slice(node, ctx.shape(node.inputs[0])))
@@ -130,6 +138,7 @@ def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.op in FOLDERS and all(a is not None for name, a in zip(node.inputs, args) if name):
         for out, value in zip(node.outputs, fold(node, args, ctx.opset)):
             ctx.define(out, np.asarray(value))
+        _keep_exact_type(ctx, node)
         return
     converter = CONVERTERS.get(node.op)
     if converter is None:
@@ -138,6 +147,16 @@ def _convert_node(ctx: Context, node: NodeDef) -> None:
             raise Unsupported(f"supported on constants only, but input '{computed}' is computed")
         raise Unsupported("unsupported op")
     converter(ctx, node)
+    _keep_exact_type(ctx, node)
+
+
+def _keep_exact_type(ctx: Context, node: NodeDef) -> None:
+    """A constant computed from a quantized one (a Transpose, Reshape, Identity of it) may still be held by
+    that quantizer's type: ``ctx.weight`` takes it where it holds the values exactly."""
+    source = ctx.exact_types.get(node.input(0))
+    for out in node.outputs:
+        if source is not None and ctx.const(out) is not None and out not in ctx.exact_types:
+            ctx.exact_types[out] = source
 
 
 def _stand_in(ctx: Context, tensor: str) -> bool:

@@ -41,9 +41,17 @@ from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32, DType, FixedType, parse_dtype
 
-__all__ = ["DEFAULT_PRECISION", "Precision", "MOVING_OPS", "load_precision_map", "precision_of", "int_bits_for"]
+__all__ = ["DEFAULT_PRECISION", "EXACT", "AUTO_WIDTH", "Precision", "MOVING_OPS", "load_precision_map", "precision_of",
+           "int_bits_for"]
 
 DEFAULT_PRECISION = "auto:16,6"
+
+EXACT = "exact"
+"""The precision spelling of auto with exact nodes: every node gets the type that holds its exact result
+(the default for models with quantizers, quant.py)."""
+
+AUTO_WIDTH = 16
+"""Total bits of ``--precision auto`` without a width (and of what ``exact`` cannot hold exactly)."""
 
 MOVING_OPS = frozenset({"reshape", "flatten", "transpose", "squeeze", "expand_dims", "slice", "pad"})
 """hlsfuse ops that only move values: they keep their input's type unless overridden."""
@@ -60,6 +68,8 @@ class Precision:
     auto: int | None = None  # the width of --precision auto:W (None: not auto)
     auto_limit: int | None = None  # the most integer bits of auto:W,I (None: as many as the bounds need)
     auto_widths: tuple[tuple[str, int], ...] = ()  # per-node widths (name or glob) under auto
+    exact: bool = False  # precision "exact": auto, but each node holds its exact result (quant.py, ranges.py)
+    approximate_scales: bool = False  # quantizer scales that are not powers of two: the nearest one (quant.py)
 
     def __post_init__(self):
         object.__setattr__(self, "calibrated", MappingProxyType(dict(self.calibrated)))
@@ -132,7 +142,8 @@ def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Pre
     tensors = spec.get("tensors", {})
     if not isinstance(tensors, Mapping):
         raise HlsfuseError("precision map: 'tensors' must be an object of name-or-glob: type")
-    auto, limit = _auto_spec(base, "default")
+    exact = _is_exact(base)
+    auto, limit = (AUTO_WIDTH, None) if exact else _auto_spec(base, "default")
     widths = []
     for name, value in tensors.items():
         if _is_auto(value):
@@ -150,11 +161,16 @@ def precision_from_map(spec: Mapping, default: str | DType | None = None) -> Pre
         auto=auto,
         auto_limit=limit,
         auto_widths=tuple(widths),
+        exact=exact,
     )
 
 
 def _is_auto(value) -> bool:
     return isinstance(value, str) and value.strip().startswith("auto")
+
+
+def _is_exact(value) -> bool:
+    return isinstance(value, str) and value.strip() == EXACT
 
 
 def _auto_spec(value, where: str) -> tuple[int | None, int | None]:
@@ -191,6 +207,8 @@ def precision_of(spec) -> Precision:
         return spec
     if isinstance(spec, Mapping):
         return precision_from_map(spec)
+    if _is_exact(spec):
+        return Precision(default=FixedType(AUTO_WIDTH, 6), auto=AUTO_WIDTH, exact=True)
     auto, limit = _auto_spec(spec, "default")
     if auto is not None:
         return Precision(default=FixedType(auto, 6), auto=auto, auto_limit=limit)

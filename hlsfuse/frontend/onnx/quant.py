@@ -1,0 +1,285 @@
+"""Quantized ONNX: what QONNX's ``Quant``, ``BipolarQuant`` and ``Trunc`` and QDQ's
+``QuantizeLinear -> DequantizeLinear`` pairs mean as exact fixed-point types (ops_quant.py emits
+them, and MultiThreshold; docs/onnx.md has the tables).
+
+A quantizer with a power-of-two scale 2^-F rounds x / 2^-F to an integer with its rounding
+mode and clips it to [lo, hi]: that is exactly an assignment to a fixed type on the grid
+2^-F whose raw range is [lo, hi], with the matching ap_fixed modes (docs/onnx.md has the
+table):
+
+    Quant(b bits, signed)            fixed<b, b-F, Q, SAT>        narrow: SAT_SYM
+    Quant(b bits, unsigned)          ufixed<b, b-F, Q, SAT>       narrow: and a clip to 2^b - 2
+    QuantizeLinear/DequantizeLinear  the type of [qmin - zp, qmax - zp], RND_CONV, SAT (+ clip)
+    ROUND -> RND_CONV   FLOOR -> TRN   ROUND_TO_ZERO -> TRN_ZERO   CEIL -> -(floor(-x)): two negs
+
+On a constant (a weight) the quantizer is evaluated here with numpy and the constant gets the
+narrowest type on the grid that holds the quantized values, so per-channel scales fold exactly
+(the finest grid and the widest range of the channels). On a computed tensor it becomes a
+``cast`` (or the graph input's own type, when the input feeds only this quantizer); one
+hlsfuse tensor has one type, so per-channel scales on activations are refused. Scales that are
+not powers of two are refused unless ``Precision.approximate_scales``, which takes the nearest
+power of two and warns (``ScaleApproximation``) with the relative error.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...types import FixedType
+from .model import Model, NodeDef, Unsupported
+
+__all__ = ["QONNX_DOMAINS", "QONNX_OPS", "QDQ_OPS", "CEIL", "ROUNDING", "ScaleApproximation", "Quantizer",
+           "range_type", "constant_type", "quant_of", "qdq_of", "per_tensor", "tensor_frac", "is_quantized",
+           "input_types"]
+
+QONNX_DOMAINS = ("qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas")
+
+CEIL = "CEIL"
+ROUNDING = {"ROUND": "RND_CONV", "HALF_EVEN": "RND_CONV", "FLOOR": "TRN", "ROUND_TO_ZERO": "TRN_ZERO",
+            "DOWN": "TRN_ZERO", "HALF_UP": "RND_INF", "HALF_DOWN": "RND_ZERO", "CEIL": CEIL}
+"""QONNX rounding modes -> ap_fixed quantization modes (CEIL has none: it is floor of the negation, negated)."""
+
+QONNX_OPS = frozenset({"Quant", "BipolarQuant", "Trunc", "MultiThreshold"})
+QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
+
+_QDQ_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535),
+               "int32": (-(1 << 31), (1 << 31) - 1)}  # int32: biases (DequantizeLinear of a constant)
+
+
+_OUTPUT_DTYPES = {2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16}
+"""QuantizeLinear's ``output_dtype`` (opset 21, without a zero point): ONNX element types -> numpy."""
+
+
+class ScaleApproximation(UserWarning):
+    """A quantizer scale that is not a power of two, replaced by the nearest one (approximate_scales)."""
+
+
+@dataclass(frozen=True)
+class Quantizer:
+    """round(x * 2^frac) with ``mode``, clipped to [lo, hi], times 2^-frac; ``frac`` is an int, or an
+    array broadcasting against a constant (per-channel scales); ``bipolar``: +-2^-frac by sign."""
+
+    frac: object
+    lo: int
+    hi: int
+    mode: str
+    bipolar: bool = False
+
+    def apply(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(integers q, exact real values q * 2^-frac) of constant ``x``."""
+        v = np.ldexp(np.asarray(x, dtype=np.float64), np.asarray(self.frac, dtype=np.int64))
+        if self.bipolar:
+            q = np.where(v >= 0, 1.0, -1.0)
+        else:
+            q = np.clip(_ROUND[self.mode](v), self.lo, self.hi)
+        q = q.astype(np.int64)
+        return q, np.ldexp(q.astype(np.float64), -np.asarray(self.frac, dtype=np.int64))
+
+
+_ROUND = {
+    "RND_CONV": np.round,
+    "TRN": np.floor,
+    "TRN_ZERO": np.trunc,
+    "RND_INF": lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5),
+    "RND_ZERO": lambda v: np.sign(v) * np.ceil(np.abs(v) - 0.5),
+    CEIL: np.ceil,
+}
+
+
+def range_type(lo: int, hi: int, frac: int, quant: str) -> tuple[FixedType, bool]:
+    """The narrowest type on the grid 2^-frac whose raw range holds [lo, hi], saturating, and whether
+    a clip to [lo, hi] must follow (the range is not the type's, nor its symmetric one)."""
+    if lo >= 0:
+        width = max(hi.bit_length(), 1)
+        return FixedType(width, width - frac, False, quant, "SAT"), lo != 0 or hi != (1 << width) - 1
+    width = max((-lo - 1).bit_length(), hi.bit_length()) + 1
+    top = (1 << (width - 1)) - 1
+    if lo == -top - 1 and hi == top:
+        return FixedType(width, width - frac, True, quant, "SAT"), False
+    if lo == -top and hi == top:
+        return FixedType(width, width - frac, True, quant, "SAT_SYM"), False
+    return FixedType(width, width - frac, True, quant, "SAT"), True
+
+
+def constant_type(q: np.ndarray, frac) -> FixedType:
+    """The narrowest type holding the values q * 2^-frac exactly (``frac`` per element or one)."""
+    fracs = np.broadcast_to(np.asarray(frac, dtype=np.int64), q.shape)
+    top = int(fracs.max()) if q.size else 0
+    raw = q * (np.int64(1) << (top - fracs)) if q.size else q
+    lo, hi = (int(raw.min()), int(raw.max())) if q.size else (0, 0)
+    dtype, _ = range_type(min(lo, 0), max(hi, 0), top, "TRN")
+    return FixedType(dtype.width, dtype.int_bits, dtype.signed)
+
+
+# --------------------------------------------------------------------------
+# Reading a quantizer's parameters
+# --------------------------------------------------------------------------
+
+
+def const_input(node: NodeDef, consts, index: int, what: str) -> np.ndarray:
+    if not node.input(index):
+        raise Unsupported(f"input '{what}' is required")
+    if consts[index] is None:
+        raise Unsupported(f"input '{what}' must be a constant")
+    return np.asarray(consts[index])
+
+
+def scale_fracs(node: NodeDef, scale: np.ndarray, approximate: bool) -> np.ndarray:
+    """-log2 of each scale (integers), or the nearest ones with a warning when ``approximate``."""
+    s = np.asarray(scale, dtype=np.float64)
+    if s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise Unsupported(f"scale {show(s)} must be positive and finite")
+    exp = np.log2(s)
+    near = np.round(exp)
+    if np.array_equal(np.ldexp(1.0, near.astype(np.int64)), s):
+        return (-near).astype(np.int64)
+    if not approximate:
+        raise Unsupported(f"scale {show(s)} is not a power of two (hlsfuse maps power-of-two scales exactly; "
+                          "approximate_scales=True, --approximate-scales on the command line, takes the nearest one)")
+    error = float(np.max(np.abs(np.ldexp(1.0, near.astype(np.int64)) - s) / s))
+    warnings.warn(ScaleApproximation(f"{node.where()}: scale {show(s)} approximated by the nearest power of two "
+                                     f"{show(np.ldexp(1.0, near.astype(np.int64)))} (relative error up to "
+                                     f"{error:.3g})"), stacklevel=2)
+    return (-near).astype(np.int64)
+
+
+def show(values: np.ndarray) -> str:
+    flat = np.ravel(values)
+    if flat.size == 1 or np.all(flat == flat[0]):
+        return f"{float(flat[0]):g}"
+    return "[" + ", ".join(f"{float(v):g}" for v in flat[:4]) + (", ...]" if flat.size > 4 else "]")
+
+
+def flag(node: NodeDef, name: str, default: int) -> int:
+    value = node.attr(name, default)
+    if value not in (0, 1):
+        raise Unsupported(f"attribute '{name}' must be 0 or 1, not {value}")
+    return int(value)
+
+
+def rounding(node: NodeDef, default: str) -> str:
+    name = str(node.attr("rounding_mode", default)).upper()
+    if name not in ROUNDING:
+        raise Unsupported(f"attribute 'rounding_mode' is '{name}', expected one of {', '.join(ROUNDING)}")
+    return ROUNDING[name]
+
+
+def bit_range(bits: int, signed: int, narrow: int) -> tuple[int, int]:
+    if signed:
+        return -(1 << (bits - 1)) + narrow, (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1 - narrow
+
+
+def bit_width(node: NodeDef, value: np.ndarray, what: str) -> int:
+    if value.size != 1 or float(value.flat[0]) != int(value.flat[0]) or not 1 <= int(value.flat[0]) <= 62:
+        raise Unsupported(f"input '{what}' must be one integer from 1 to 62, not {show(value)}")
+    return int(value.flat[0])
+
+
+def require_zero(node: NodeDef, consts, index: int) -> None:
+    zero = const_input(node, consts, index, "zeropt")
+    if np.any(zero != 0):
+        raise Unsupported(f"zero point {show(zero)} must be 0 (hlsfuse maps symmetric quantizers; a zero point "
+                          "shifts the grid)")
+
+
+def quant_of(node: NodeDef, consts, approximate: bool) -> Quantizer:
+    """The quantizer of a QONNX Quant or BipolarQuant node (its input 0 aside)."""
+    frac = scale_fracs(node, const_input(node, consts, 1, "scale"), approximate)
+    if node.op == "BipolarQuant":
+        return Quantizer(frac, -1, 1, "TRN", bipolar=True)
+    require_zero(node, consts, 2)
+    bits = bit_width(node, const_input(node, consts, 3, "bitwidth"), "bitwidth")
+    signed, narrow = flag(node, "signed", 1), flag(node, "narrow", 0)
+    if bits == 1 and signed:  # as qonnx executes it: a 1-bit signed Quant is bipolar
+        return Quantizer(frac, -1, 1, "TRN", bipolar=True)
+    return Quantizer(frac, *bit_range(bits, signed, narrow), rounding(node, "ROUND"))
+
+
+def qdq_of(node: NodeDef, consts, approximate: bool, rank: int) -> tuple[Quantizer, np.ndarray, str]:
+    """(quantizer on the integer range less the zero point, zero point, integer type) of a QuantizeLinear
+    or DequantizeLinear node; per-axis scales are shaped to broadcast along ``axis`` of a ``rank``-dim input."""
+    scale = const_input(node, consts, 1, "scale")
+    default = _OUTPUT_DTYPES.get(int(node.attr("output_dtype", 0) or 2), np.float32)  # no zero point: uint8
+    zero = np.asarray(consts[2]) if node.input(2) and consts[2] is not None else np.zeros((), default)
+    if node.input(2) and consts[2] is None:
+        raise Unsupported("input 'zero_point' must be a constant")
+    kind = zero.dtype.name
+    if kind not in _QDQ_RANGES:
+        raise Unsupported(f"zero point type {kind} is not supported (expected {', '.join(_QDQ_RANGES)})")
+    if node.attr("block_size", 0):
+        raise Unsupported("blocked quantization (attribute 'block_size') is not supported")
+    if scale.ndim == 1 and scale.size > 1:
+        axis = int(node.attr("axis", 1)) % max(rank, 1)
+        shape = [1] * rank
+        shape[axis] = scale.size
+        scale, zero = scale.reshape(shape), (zero.reshape(shape) if zero.ndim == 1 else zero)
+    frac = scale_fracs(node, scale, approximate)
+    qmin, qmax = _QDQ_RANGES[kind]
+    zero = zero.astype(np.int64)
+    if zero.size == 1:
+        return Quantizer(frac, qmin - int(zero.flat[0]), qmax - int(zero.flat[0]), "RND_CONV"), zero, kind
+    return Quantizer(frac, qmin - int(zero.max()), qmax - int(zero.min()), "RND_CONV"), zero, kind
+
+
+def per_tensor(q: Quantizer, what: str = "scale") -> Quantizer:
+    """``q`` with one ``frac`` for the whole tensor (a computed tensor has one type)."""
+    frac = np.ravel(q.frac)
+    if frac.size and np.any(frac != frac[0]):
+        raise Unsupported(f"per-channel {what}s on a computed tensor are not supported (an hlsfuse tensor has one "
+                          "type; quantize activations per tensor)")
+    return Quantizer(int(frac[0]), q.lo, q.hi, q.mode, q.bipolar)
+
+
+def tensor_frac(node: NodeDef, consts, index: int, what: str, approximate: bool) -> int:
+    """-log2 of a per-tensor scale given as input ``index``."""
+    return int(per_tensor(Quantizer(scale_fracs(node, const_input(node, consts, index, what), approximate), 0, 0,
+                                    "TRN"), what).frac)
+
+
+# --------------------------------------------------------------------------
+# Whole-model facts
+# --------------------------------------------------------------------------
+
+
+def is_quantized(model: Model) -> bool:
+    """Whether ``model`` has QONNX or QDQ quantizers (it is then imported with precision ``exact``)."""
+    return any((not n.domain and n.op in QDQ_OPS) or (n.domain in QONNX_DOMAINS and n.op in QONNX_OPS)
+               for n in model.nodes)
+
+
+def input_types(model: Model, approximate: bool) -> dict[str, FixedType]:
+    """Graph inputs read only by one kind of per-tensor quantizer that rounds with an ap_fixed mode: such
+    an input gets the quantizer's type, so that the real input is rounded once, exactly as the quantizer
+    rounds it (a clip to a narrower range may follow), and the quantizer costs nothing else."""
+    found: dict[str, FixedType] = {}
+    for info in model.inputs:
+        readers = [n for n in model.nodes if info.name in n.inputs]
+        rank = len(info.shape or ())
+        types = {_input_type(model, n, info.name, rank, approximate) for n in readers}
+        if len(types) == 1 and None not in types:
+            found[info.name] = types.pop()
+    return found
+
+
+def _input_type(model: Model, node: NodeDef, name: str, rank: int, approximate: bool) -> FixedType | None:
+    if node.inputs[0] != name or name in node.inputs[1:]:
+        return None
+    consts = [model.initializers.get(i) if i else None for i in node.inputs]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ScaleApproximation)  # the node warns when it is converted
+            if node.domain in QONNX_DOMAINS and node.op in ("Quant", "BipolarQuant"):
+                q = per_tensor(quant_of(node, consts, approximate))
+            elif node.op == "QuantizeLinear" and not node.domain:
+                q = per_tensor(qdq_of(node, consts, approximate, rank)[0])
+            else:
+                return None
+    except Unsupported:
+        return None
+    if q.bipolar or q.mode == CEIL:
+        return None
+    return range_type(q.lo, q.hi, q.frac, q.mode)[0]

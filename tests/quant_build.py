@@ -1,0 +1,232 @@
+"""Quantized models written with onnx.helper for the QONNX and QDQ tests: QONNX ``Quant`` nodes
+(domain qonnx.custom_op.general) run by the ``qonnx`` package, QDQ pairs run by onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+QONNX = "qonnx.custom_op.general"
+FLOAT = TensorProto.FLOAT
+
+
+class Net:
+    """Nodes and initializers of a model being written; ``quant`` and ``qdq`` add quantizers."""
+
+    def __init__(self):
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: dict[str, np.ndarray] = {}
+
+    def const(self, name: str, value) -> str:
+        array = np.asarray(value)
+        self.inits[name] = array.astype(np.float32) if array.dtype.kind == "f" else array
+        return name
+
+    def op(self, op: str, inputs, output: str, domain: str = "", **attrs) -> str:
+        self.nodes.append(helper.make_node(op, list(inputs), [output], name=output, domain=domain, **attrs))
+        return output
+
+    def quant(self, x: str, out: str, scale, bits: int, signed=1, narrow=0, mode="ROUND", zero=0.0) -> str:
+        """A QONNX Quant of ``x`` (a tensor or an initializer) with ``scale`` (per tensor or per channel)."""
+        inputs = [x, self.const(f"{out}_scale", np.asarray(scale, np.float32)),
+                  self.const(f"{out}_zero", np.float32(zero)), self.const(f"{out}_bits", np.float32(bits))]
+        return self.op("Quant", inputs, out, QONNX, signed=signed, narrow=narrow, rounding_mode=mode)
+
+    def bipolar(self, x: str, out: str, scale) -> str:
+        return self.op("BipolarQuant", [x, self.const(f"{out}_scale", np.asarray(scale, np.float32))], out, QONNX)
+
+    def qdq(self, x: str, out: str, scale, zero=None, kind=np.int8, axis=None) -> str:
+        """QuantizeLinear -> DequantizeLinear of ``x`` (a constant ``x`` is stored as the integers)."""
+        attrs = {} if axis is None else {"axis": axis}
+        s = np.asarray(scale, np.float64)
+        z = np.asarray(0 if zero is None else zero, np.int64)
+        z = np.full(s.shape, z) if s.ndim == 1 else z  # per axis: one zero point per scale
+        scale_name = self.const(f"{out}_scale", s.astype(np.float32))
+        zero_name = self.const(f"{out}_zero", z.astype(kind))
+        if x in self.inits:  # a weight: its integers, as quantize_static stores them
+            real = self.inits.pop(x)
+            if s.ndim == 1:
+                shape = [1] * real.ndim
+                shape[axis if axis is not None else 1] = s.size
+                s, z = s.reshape(shape), z.reshape(shape)
+            info = np.iinfo(kind)
+            source = self.const(f"{out}_int", np.clip(np.round(real / s) + z, info.min, info.max).astype(kind))
+        else:
+            source = self.op("QuantizeLinear", [x, scale_name, zero_name], f"{out}_q", **attrs)
+        return self.op("DequantizeLinear", [source, scale_name, zero_name], out, **attrs)
+
+    def model(self, inputs: dict, output: str, shape, opset: int = 13, qonnx: bool = True) -> onnx.ModelProto:
+        graph = helper.make_graph(
+            self.nodes, "qmodel",
+            [helper.make_tensor_value_info(k, FLOAT, list(s)) for k, s in inputs.items()],
+            [helper.make_tensor_value_info(output, FLOAT, list(shape))],
+            [numpy_helper.from_array(v, k) for k, v in self.inits.items()],
+        )
+        opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(QONNX, 1)] if qonnx else [])
+        proto = helper.make_model(graph, opset_imports=opsets, producer_name="tests")
+        proto.ir_version = 8
+        return proto
+
+
+def weights(rng, shape, scale):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def qonnx_mlp(w_bits=4, a_bits=4, seed=0, mode="ROUND", per_channel=True) -> onnx.ModelProto:
+    """x[1,16] -> Quant(a) -> MatMul(Quant(w) per column) -> Relu -> Quant(a, unsigned) -> MatMul -> Quant."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.quant("x", "xq", 2.0 ** -3, a_bits, mode=mode)
+    s1 = 2.0 ** -rng.integers(2, 5, size=(1, 12)) if per_channel else 2.0 ** -3
+    w1 = n.quant(n.const("w1", weights(rng, (16, 12), 0.3)), "w1q", s1, w_bits, narrow=1)
+    h = n.op("MatMul", [x, w1], "h")
+    b1 = n.quant(n.const("b1", weights(rng, (12,), 0.5)), "b1q", 2.0 ** -8, 16)
+    h = n.op("Add", [h, b1], "hb")
+    r = n.op("Relu", [h], "r")
+    rq = n.quant(r, "rq", 2.0 ** -2, a_bits, signed=0, mode=mode)
+    s2 = 2.0 ** -rng.integers(2, 5, size=(1, 5)) if per_channel else 2.0 ** -3
+    w2 = n.quant(n.const("w2", weights(rng, (12, 5), 0.3)), "w2q", s2, w_bits)
+    y = n.op("MatMul", [rq, w2], "y")
+    n.quant(y, "yq", 2.0 ** -4, 8)
+    return n.model({"x": [1, 16]}, "yq", [1, 5])
+
+
+def qonnx_cnn(w_bits=4, a_bits=4, seed=0, mode="ROUND") -> onnx.ModelProto:
+    """x[1,2,6,6] -> Quant -> Conv 3x3 (per-channel Quant weights) -> Relu -> Quant(unsigned) -> MaxPool
+    -> Conv 3x3 -> GlobalAveragePool (4 positions) -> Flatten -> Gemm -> Quant."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.quant("x", "xq", 2.0 ** -3, a_bits, mode=mode)
+    s1 = 2.0 ** -rng.integers(2, 5, size=(4, 1, 1, 1))
+    w1 = n.quant(n.const("w1", weights(rng, (4, 2, 3, 3), 0.4)), "w1q", s1, w_bits)
+    c = n.op("Conv", [x, w1], "c1", pads=[1, 1, 1, 1])
+    r = n.op("Relu", [c], "r1")
+    rq = n.quant(r, "r1q", 2.0 ** -2, a_bits, signed=0, mode=mode)
+    p = n.op("MaxPool", [rq], "p1", kernel_shape=[2, 2], strides=[2, 2])
+    w2 = n.quant(n.const("w2", weights(rng, (6, 4, 2, 2), 0.4)), "w2q", 2.0 ** -3, w_bits, narrow=1)
+    c2 = n.op("Conv", [p, w2], "c2")
+    c2q = n.quant(c2, "c2q", 2.0 ** -2, a_bits + 2, mode=mode)
+    g = n.op("GlobalAveragePool", [c2q], "g")
+    f = n.op("Flatten", [g], "f")
+    w3 = n.quant(n.const("w3", weights(rng, (3, 6), 0.4)), "w3q", 2.0 ** -rng.integers(2, 5, size=(3, 1)), w_bits)
+    y = n.op("Gemm", [f, w3], "y", transB=1)
+    n.quant(y, "yq", 2.0 ** -5, 8)
+    return n.model({"x": [1, 2, 6, 6]}, "yq", [1, 3])
+
+
+def qonnx_run(proto: onnx.ModelProto, inputs: dict) -> dict:
+    """qonnx's own execution of a QONNX model (float32, numpy for the custom ops)."""
+    from qonnx.core.modelwrapper import ModelWrapper
+    from qonnx.core.onnx_exec import execute_onnx
+    from qonnx.transformation.infer_shapes import InferShapes
+
+    wrapper = ModelWrapper(proto).transform(InferShapes())
+    out = wrapper.graph.output[0].name
+    return {out: execute_onnx(wrapper, dict(inputs))[out]}
+
+
+def ort_run(proto: onnx.ModelProto, inputs: dict) -> dict:
+    """onnxruntime on the QDQ float graph as written (graph optimizations off: no fused integer kernels)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, dict(inputs))))
+
+
+# --------------------------------------------------------------------------
+# QDQ models
+# --------------------------------------------------------------------------
+
+
+def qdq_mlp(seed=0, kind=np.int8, zero=0) -> onnx.ModelProto:
+    """x[1,16] -> QDQ(int8 or uint8 with ``zero``) -> MatMul(per-axis int8 weights) -> Add(int32 bias) -> Relu
+    -> QDQ(uint8) -> MatMul(per-tensor weights) -> QDQ(int8)."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.qdq("x", "xq", 2.0 ** -4, zero, kind)
+    w1 = n.qdq(n.const("w1", weights(rng, (16, 12), 0.3)), "w1q", 2.0 ** -rng.integers(5, 8, size=12), axis=1)
+    b1 = n.qdq(n.const("b1", weights(rng, (12,), 0.5)), "b1q", 2.0 ** -10, kind=np.int32)
+    h = n.op("Relu", [n.op("Add", [n.op("MatMul", [x, w1], "h"), b1], "hb")], "r")
+    rq = n.qdq(h, "rq", 2.0 ** -5, kind=np.uint8)
+    w2 = n.qdq(n.const("w2", weights(rng, (12, 5), 0.3)), "w2q", 2.0 ** -6)
+    n.qdq(n.op("MatMul", [rq, w2], "y"), "yq", 2.0 ** -5)
+    return n.model({"x": [1, 16]}, "yq", [1, 5], qonnx=False)
+
+
+def qdq_cnn(seed=0) -> onnx.ModelProto:
+    """x[1,2,6,6] -> QDQ(uint8, zero point 128) -> Conv 3x3 (per-axis int8, int32 bias) -> Relu -> QDQ(uint8)
+    -> MaxPool -> Conv 2x2 -> QDQ(int8) -> GlobalAveragePool -> Flatten -> Gemm -> QDQ(int8)."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.qdq("x", "xq", 2.0 ** -5, 128, np.uint8)
+    w1 = n.qdq(n.const("w1", weights(rng, (4, 2, 3, 3), 0.4)), "w1q", 2.0 ** -rng.integers(4, 7, size=4), axis=0)
+    b1 = n.qdq(n.const("b1", weights(rng, (4,), 0.3)), "b1q", 2.0 ** -12, kind=np.int32)
+    r = n.op("Relu", [n.op("Conv", [x, w1, b1], "c1", pads=[1, 1, 1, 1])], "r1")
+    p = n.op("MaxPool", [n.qdq(r, "r1q", 2.0 ** -5, kind=np.uint8)], "p1", kernel_shape=[2, 2], strides=[2, 2])
+    w2 = n.qdq(n.const("w2", weights(rng, (6, 4, 2, 2), 0.4)), "w2q", 2.0 ** -6)
+    c2 = n.qdq(n.op("Conv", [p, w2], "c2"), "c2q", 2.0 ** -4)
+    f = n.op("Flatten", [n.op("GlobalAveragePool", [c2], "g")], "f")
+    w3 = n.qdq(n.const("w3", weights(rng, (3, 6), 0.4)), "w3q", 2.0 ** -6)
+    n.qdq(n.op("Gemm", [f, w3], "y", transB=1), "yq", 2.0 ** -4)
+    return n.model({"x": [1, 2, 6, 6]}, "yq", [1, 3], qonnx=False)
+
+
+def static_quantized(proto: onnx.ModelProto, folder, samples: list[dict], per_channel=True) -> onnx.ModelProto:
+    """``proto`` pre-processed and quantized by onnxruntime (QDQ, uint8 activations, int8 weights, MinMax)."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.frames = iter(samples)
+
+        def get_next(self):
+            return next(self.frames, None)
+
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    src, ready, dst = folder / "float.onnx", folder / "ready.onnx", folder / "qdq.onnx"
+    onnx.save(proto, src)
+    quant_pre_process(str(src), str(ready))  # as onnxruntime advises: batch norms folded into the convolutions
+    quantize_static(str(ready), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return onnx.load(dst)
+
+
+def pow2_scales(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A QDQ model with every scale rounded to the nearest power of two (a bias's: its layer's input scale times its
+    weight scale, which fused integer kernels assume); the integer weights are quantized again from their real
+    values, as if quantize_static had chosen those scales."""
+    proto = onnx.ModelProto.FromString(proto.SerializeToString())
+    inits = {t.name: t for t in proto.graph.initializer}
+    arrays = {name: numpy_helper.to_array(t) for name, t in inits.items()}
+    snapped = {}
+    for node in proto.graph.node:
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            s = arrays[node.input[1]].astype(np.float64)
+            snapped[node.input[1]] = (s, np.ldexp(1.0, np.round(np.log2(s)).astype(np.int64)))
+    made = {n.output[0]: n for n in proto.graph.node if n.op_type == "DequantizeLinear"}
+    for node in proto.graph.node:  # a bias's scale stays the product of its layer's input and weight scales
+        if node.op_type in ("Conv", "Gemm") and len(node.input) > 2 and all(i in made for i in node.input[:3]):
+            x, w, b = (made[i].input[1] for i in node.input[:3])
+            snapped[b] = (snapped[b][0], snapped[x][1] * snapped[w][1])
+    for node in proto.graph.node:
+        if node.op_type == "DequantizeLinear" and node.input[0] in arrays:
+            ints = arrays[node.input[0]]
+            zero = arrays[node.input[2]].astype(np.int64) if len(node.input) > 2 and node.input[2] else 0
+            old, new = snapped[node.input[1]]
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            if old.ndim == 1 and old.size > 1:
+                shape = [1] * ints.ndim
+                shape[axis] = old.size
+                old, new = old.reshape(shape), new.reshape(shape)
+                zero = np.reshape(zero, shape) if np.ndim(zero) else zero
+            info = np.iinfo(ints.dtype)
+            again = np.clip(np.round((ints.astype(np.int64) - zero) * old / new) + zero, info.min, info.max)
+            inits[node.input[0]].CopyFrom(numpy_helper.from_array(again.astype(ints.dtype), node.input[0]))
+    for name, (_, new) in snapped.items():
+        inits[name].CopyFrom(numpy_helper.from_array(new.astype(np.float32), name))
+    return proto

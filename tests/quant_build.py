@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -230,3 +233,29 @@ def pow2_scales(proto: onnx.ModelProto) -> onnx.ModelProto:
     for name, (_, new) in snapped.items():
         inits[name].CopyFrom(numpy_helper.from_array(new.astype(np.float32), name))
     return proto
+
+
+def frames(proto: onnx.ModelProto, count: int, scale=2.0, seed=0) -> list[dict]:
+    """``count`` seeded frames of normal values times ``scale`` for the model's one input (ONNX layout)."""
+    shape = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim]
+    rng = np.random.default_rng(seed)
+    return [{proto.graph.input[0].name: (rng.standard_normal(shape) * scale).astype(np.float32)}
+            for _ in range(count)]
+
+
+def compiled(tmp_path, proto: onnx.ModelProto, target: str, matches):
+    """``proto`` compiled by the command line into tmp_path/out (``--target``), its graph, and 3 frames in the
+    graph's layout, on which ``matches(proto, graph, onnx_frames)`` has checked the reference against the model's
+    own runtime (the simulators are then compared with the reference)."""
+    from hlsfuse.cli import main
+    from hlsfuse.frontend.onnx import from_onnx, to_graph_layout
+
+    path = tmp_path / "model.onnx"
+    onnx.save(proto, path)
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["compile", str(path), "-o", str(out), "--target", target]) == 0
+    graph = from_onnx(proto)
+    inputs = frames(proto, 3, seed=11)
+    matches(proto, graph, inputs)
+    return out, graph, [to_graph_layout(graph, f) for f in inputs]

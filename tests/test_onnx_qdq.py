@@ -5,9 +5,6 @@ simulation against the reference on the same frames."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import numpy as np
 import pytest
 
@@ -16,18 +13,10 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx_build import feeds  # noqa: E402
 from onnx_zoo import cnn, mlp  # noqa: E402
-from quant_build import Net, ort_run, pow2_scales, qdq_cnn, qdq_mlp, static_quantized  # noqa: E402
+from quant_build import Net, compiled, frames, ort_run, pow2_scales, qdq_cnn, qdq_mlp, static_quantized  # noqa: E402
 
 from hlsfuse import HlsfuseError, reference  # noqa: E402
-from hlsfuse.cli import main  # noqa: E402
 from hlsfuse.frontend.onnx import ScaleApproximation, from_onnx, to_graph_layout  # noqa: E402
-
-
-def frames(proto, count, scale=2.0, seed=0):
-    shape = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim]
-    rng = np.random.default_rng(seed)
-    return [{proto.graph.input[0].name: (rng.standard_normal(shape) * scale).astype(np.float32)}
-            for _ in range(count)]
 
 
 def assert_matches_onnxruntime(proto, graph, inputs, optimized=False):
@@ -147,23 +136,11 @@ def test_a_pair_must_agree_and_activations_are_quantized_per_tensor():
 # --------------------------------------------------------------------------
 
 
-def compiled(tmp_path, proto, target):
-    path = tmp_path / "model.onnx"
-    onnx.save(proto, path)
-    out = tmp_path / "out"
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["compile", str(path), "-o", str(out), "--target", target]) == 0
-    graph = from_onnx(proto)
-    inputs = frames(proto, 3, seed=11)
-    assert_matches_onnxruntime(proto, graph, inputs)  # onnxruntime == reference here; the simulators == reference
-    return out, graph, [to_graph_layout(graph, f) for f in inputs]
-
-
 @pytest.mark.gxx
 def test_csim_of_the_qdq_mlp_matches_onnxruntime(tmp_path):
     from hlsfuse.sim import csim
 
-    out, graph, inputs = compiled(tmp_path, qdq_mlp(kind=np.uint8, zero=100), "hls")
+    out, graph, inputs = compiled(tmp_path, qdq_mlp(kind=np.uint8, zero=100), "hls", assert_matches_onnxruntime)
     result = csim(out, inputs=inputs, graph=graph)
     assert result.passed and result.frames == 3, result.report()
 
@@ -172,7 +149,7 @@ def test_csim_of_the_qdq_mlp_matches_onnxruntime(tmp_path):
 def test_rtlsim_of_the_qdq_cnn_matches_onnxruntime(tmp_path):
     from hlsfuse.sim.rtlsim import rtlsim
 
-    out, graph, inputs = compiled(tmp_path, qdq_cnn(), "verilog")
+    out, graph, inputs = compiled(tmp_path, qdq_cnn(), "verilog", assert_matches_onnxruntime)
     result = rtlsim(out, inputs=inputs, frames=3, graph=graph)
     assert result.passed, result.report()
 

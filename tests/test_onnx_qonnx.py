@@ -5,8 +5,6 @@ simulation against the reference on the same frames."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import warnings
 from pathlib import Path
@@ -17,19 +15,13 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("qonnx")
 
-from quant_build import Net, qonnx_cnn, qonnx_mlp, qonnx_run  # noqa: E402
+from quant_build import Net, compiled, frames, qonnx_cnn, qonnx_mlp, qonnx_run  # noqa: E402
 
 from hlsfuse import HlsfuseError, reference  # noqa: E402
 from hlsfuse.cli import main  # noqa: E402
 from hlsfuse.frontend.onnx import ScaleApproximation, from_onnx, to_graph_layout  # noqa: E402
 from hlsfuse.frontend.onnx.quant import ROUNDING  # noqa: E402
 from hlsfuse.types import FixedType, parse_dtype  # noqa: E402
-
-
-def frames(proto, count, scale=2.0, seed=0):
-    shape = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim]
-    rng = np.random.default_rng(seed)
-    return [{"x": (rng.standard_normal(shape) * scale).astype(np.float32)} for _ in range(count)]
 
 
 def assert_matches_qonnx(proto, graph, inputs):
@@ -331,7 +323,9 @@ def test_the_command_line_refuses_or_approximates(tmp_path, capsys):
     assert main(["convert", str(path), "-o", str(tmp_path / "q.json"), "--approximate-scales"]) == 0
     err = capsys.readouterr().err
     assert err == ("hlsfuse: warning: node 'y' (Quant): scale 0.3 approximated by the nearest power of two 0.25 "
-                   "(relative error up to 0.167)\n")
+                   "(relative error up to 0.167)\n"
+                   "hlsfuse: precision exact (the default for quantized models): the quantizers' types, and between "
+                   "them each node holds its exact result; --precision chooses others\n")
     assert main(["check", str(tmp_path / "q.json"), "--approximate-scales"]) == 2
     assert capsys.readouterr().err == (f"hlsfuse: error: --approximate-scales applies to ONNX models (.onnx), not to "
                                        f"{tmp_path / 'q.json'}\n")
@@ -353,23 +347,11 @@ def test_types_from_the_command_line_are_the_quantizers(tmp_path, capsys):
 # --------------------------------------------------------------------------
 
 
-def compiled(tmp_path, proto, target):
-    path = tmp_path / "model.onnx"
-    onnx.save(proto, path)
-    out = tmp_path / "out"
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["compile", str(path), "-o", str(out), "--target", target]) == 0
-    graph = from_onnx(proto)
-    inputs = frames(proto, 3, seed=11)
-    assert_matches_qonnx(proto, graph, inputs)  # qonnx == reference on these frames; the simulators == reference
-    return out, graph, [to_graph_layout(graph, f) for f in inputs]
-
-
 @pytest.mark.gxx
 def test_csim_of_the_quantized_cnn_matches_qonnx(tmp_path):
     from hlsfuse.sim import csim
 
-    out, graph, inputs = compiled(tmp_path, qonnx_cnn(4, 4), "hls")
+    out, graph, inputs = compiled(tmp_path, qonnx_cnn(4, 4), "hls", assert_matches_qonnx)
     result = csim(out, inputs=inputs, graph=graph)
     assert result.passed and result.frames == 3, result.report()
 
@@ -378,7 +360,7 @@ def test_csim_of_the_quantized_cnn_matches_qonnx(tmp_path):
 def test_rtlsim_of_the_quantized_mlp_matches_qonnx(tmp_path):
     from hlsfuse.sim.rtlsim import rtlsim
 
-    out, graph, inputs = compiled(tmp_path, qonnx_mlp(4, 4), "verilog")
+    out, graph, inputs = compiled(tmp_path, qonnx_mlp(4, 4), "verilog", assert_matches_qonnx)
     result = rtlsim(out, inputs=inputs, frames=3, graph=graph)
     assert result.passed, result.report()
 

@@ -12,7 +12,8 @@ happen, ``events`` computes each node at risk a second time into a 64-bit satura
 the same fractional bits and rounding: the same rounded values, but nothing of the range cut
 off, so every value outside the declared range is one event. Nodes the analysis proves safe
 cannot overflow, so they are not computed again. A table op's (sigmoid, exp, ...) result is its
-table entry, which saturates when the table is built, as the analysis takes it too.
+table entry, which saturates when the table is built, as the analysis takes it too; a cast into a
+saturating type clips on purpose (a quantizer); neither is reported.
 """
 
 from __future__ import annotations
@@ -38,10 +39,18 @@ NAMED = 3
 
 def risks(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None) -> list[Range]:
     """The nodes whose declared type can overflow, the largest excess over the type's range first
-    (graph order among equals). Inputs take ``input_ranges`` where given, else their types' range."""
-    found = [r for r in ranges(graph, input_ranges).values() if not r.fits and r.op != "input"]
+    (graph order among equals). Inputs take ``input_ranges`` where given, else their types' range.
+    A ``cast`` into a saturating type is not one of them: it clips on purpose (a quantizer of a
+    quantized model, or a cast written for that)."""
+    found = [r for r in ranges(graph, input_ranges).values()
+             if not r.fits and r.op != "input" and not _clips(r.op, r.dtype)]
     order = {node.name: k for k, node in enumerate(graph.nodes)}
     return sorted(found, key=lambda r: (-_excess(r), order[r.name]))
+
+
+def _clips(op: str, dtype) -> bool:
+    """A cast into a saturating type: it clips on purpose."""
+    return op == "cast" and dtype.overflow != "WRAP"
 
 
 def _excess(r: Range) -> float:
@@ -88,7 +97,7 @@ def events(graph: Graph, values: Mapping[str, np.ndarray], candidates: Iterable[
     for node in graph.nodes:
         sig = graph.sigs[node.name]
         dtype = sig.out_dtype
-        if node.name not in names or dtype.is_float or node.op in TABLE_OPS:
+        if node.name not in names or dtype.is_float or node.op in TABLE_OPS or _clips(node.op, dtype):
             continue  # a table op's result is its entry, saturated when the table is built (lut.py)
         wide = _wide(dtype)
         exact = np.asarray(get_op(node.op).compute([values[src] for src in node.inputs], replace(sig, out_dtype=wide)))

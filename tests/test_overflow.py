@@ -190,3 +190,15 @@ def test_the_docs_example_is_real_output(tmp_path, monkeypatch, capsys):
         captured = capsys.readouterr()
         printed = captured.out.splitlines() + captured.err.splitlines()
         assert sorted(printed) == sorted(shown), argv  # stdout and stderr interleave on a terminal
+
+
+def test_a_saturating_cast_clips_on_purpose_and_is_not_reported():
+    b = GraphBuilder("g", dtype="fixed<8,4>")
+    x = b.input("x", [4])
+    clipped = b.op("cast", x, name="clipped", dtype="fixed<4,2,RND,SAT>")  # a quantizer: saturates by design
+    b.output(clipped, b.op("cast", x, name="wrapped", dtype="fixed<4,2>"))  # wraps: reported
+    graph = b.build()
+    assert not ranges(graph)["clipped"].fits  # check --ranges still marks it
+    assert [r.name for r in risks(graph)] == ["wrapped"]
+    values = reference.run_raw(graph, {"x": from_float(np.array([7.0, 1.0, -7.0, 0.0]), graph.types["x"].dtype)})
+    assert [e.name for e in events(graph, values)] == ["wrapped"]

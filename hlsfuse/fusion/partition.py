@@ -176,24 +176,29 @@ class _State:
 
     def attempt(self, src: int, sink: int, inner_max: int, sink_max: int) -> None:
         """Fuse ``src`` and everything between it and ``sink`` into ``sink``'s group, if allowed."""
-        bad = self.check_path(src, sink, inner_max, sink_max)
+        members, bad = self.walk(src, sink, inner_max, sink_max)
         if bad >= 0:
             self.why[src] = Why("path", bad, self.pattern[self.find(bad)], sink_max if bad == sink else inner_max)
             return
-        size = self.count[self.find(sink)] + self.count_upto_sink(src, sink)
+        count = self.count
+        # TVM's CountNodesUptoSink_: the counts of the nodes' own records, src included, sink not
+        size = count[self.find(sink)] + sum([count[v] for v in members])
         if size > self.max_fuse_depth:
             self.why[src] = Why("depth", sink, size)
             return
-        self.commit(src, sink)
+        for v in members:
+            self.merge(v, sink)
 
-    def _next_stamp(self) -> int:
-        self.stamp += 1
-        return self.stamp
+    def walk(self, src: int, sink: int, inner_max: int, sink_max: int) -> tuple[list[int], int]:
+        """The nodes on the paths src -> sink (src included, sink not), depth first, and the first
+        node on them (src excluded, sink included) whose group kind fails, or -1.
 
-    def check_path(self, src: int, sink: int, inner_max: int, sink_max: int) -> int:
-        """The first node on a path src -> sink (src excluded) whose group kind fails, or -1."""
+        One walk does what TVM's CheckPath, CountNodesUptoSink and Commit each walk for: the three
+        visit the same nodes in the same order."""
         find, parent, pattern, succ, mark = self.find, self.parent, self.pattern, self.succ, self.mark
-        stamp = self._next_stamp()
+        self.stamp += 1
+        stamp = self.stamp
+        members = [src]
         stack = list(succ[src])
         while stack:
             v = stack.pop()
@@ -204,39 +209,13 @@ class _State:
             kind = pattern[root if parent[root] == root else find(v)]  # find(v), without the call for most nodes
             if v == sink:
                 if kind > sink_max:
-                    return v
+                    return members, v
                 continue
             if kind > inner_max:
-                return v
+                return members, v
+            members.append(v)
             stack.extend(succ[v])
-        return -1
-
-    def count_upto_sink(self, src: int, sink: int) -> int:
-        """TVM's CountNodesUptoSink_: the counts of the nodes' own records, src included, sink not."""
-        count, succ, mark = self.count, self.succ, self.mark
-        stamp = self._next_stamp()
-        total = 0
-        stack = [src]
-        while stack:
-            v = stack.pop()
-            if v == sink or mark[v] == stamp:
-                continue
-            mark[v] = stamp
-            total += count[v]
-            stack.extend(succ[v])
-        return total
-
-    def commit(self, src: int, sink: int) -> None:
-        succ, mark = self.succ, self.mark
-        stamp = self._next_stamp()
-        stack = [src]
-        while stack:
-            v = stack.pop()
-            if v == sink or mark[v] == stamp:
-                continue
-            mark[v] = stamp
-            self.merge(v, sink)
-            stack.extend(succ[v])
+        return members, -1
 
     def merge(self, child: int, parent: int) -> None:
         """TVM's MergeFromTo: the child's group joins the parent's; an anchor brings its pattern."""

@@ -98,22 +98,24 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
     repeats a few signatures many times, so they are worked out once per distinct signature. Nodes of
     one signature share one ``Sig`` object (``ir._infer_all``), which also fixes their op and kind.
     """
-    nodes, in_pos = graph.nodes, graph.input_positions
+    nodes = graph.nodes
     order = post_dfs_order(graph)
-    rank = [0] * len(nodes) + [-1]  # rank[-1] is -1: an extern input keeps its -1
-    for i, k in enumerate(order):
-        rank[k] = i
-    post_index = rank.__getitem__
+    if order == list(range(len(nodes))):
+        inputs = graph.input_positions  # the graph's order is the post-DFS order (most graphs are built so)
+    else:
+        rank = [0] * len(nodes) + [-1]  # rank[-1] is -1: an extern input keeps its -1
+        for i, k in enumerate(order):
+            rank[k] = i
+        inputs = tuple([tuple(map(rank.__getitem__, graph.input_positions[k])) for k in order])
     sigs, kinds = graph.sigs, graph.patterns
     consumers: list[list[int]] = [[] for _ in order]
     edge_kinds: list[list[int]] = [[] for _ in order]
-    inputs: list[tuple[int, ...]] = []
     patterns: list[int] = []
     barriers: dict[str, str] = {}
     # id of the signature -> (barrier reason, pattern, kind of each input edge); the graph holds the
     # signatures, so their ids stay unique while this runs
     known: dict[int, tuple[str | None, int, tuple[int, ...]]] = {}
-    for i, k in enumerate(order):
+    for i, (k, srcs) in enumerate(zip(order, inputs)):  # srcs: -1 for a graph input or constant (extern)
         node = nodes[k]
         name = node.name
         sig = sigs[name]
@@ -124,8 +126,6 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
         if reason is not None:
             barriers[name] = reason
         patterns.append(pattern)
-        srcs = tuple(map(post_index, in_pos[k]))  # -1: a graph input or constant (extern)
-        inputs.append(srcs)
         for j, edge in zip(srcs, kinds_in):
             if j < 0:
                 continue
@@ -142,7 +142,7 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
     return ForwardGraph(
         names=tuple(names),
         position=tuple(order),
-        inputs=tuple(inputs),
+        inputs=inputs,
         patterns=tuple(patterns),
         consumers=tuple(map(tuple, consumers)),
         edge_kinds=tuple(map(tuple, edge_kinds)),

@@ -136,7 +136,7 @@ class _State:
 
     def run(self, candidates: list[int], phase: int) -> None:
         """One pass of TVM's RunFuse over the nodes that have a post-dominator and are not opaque."""
-        find, pattern, why = self.find, self.pattern, self.why
+        find, parent, pattern, why = self.find, self.parent, self.pattern, self.why
         dom_of, dom_kind_of = self.tree.parent, self.tree.pattern
         for i in candidates:
             dom = dom_of[i]
@@ -151,7 +151,9 @@ class _State:
                 elif pattern[dom] == TUPLE and pattern[dom_root] <= INJECTIVE:
                     self.attempt(i, dom, INJECTIVE, INJECTIVE)
                 continue
-            if find(i) == find(dom):
+            # find(i) == find(dom), without the calls when both are roots or a root's children (most)
+            root, dom_root = parent[i], parent[dom]
+            if (root if parent[root] == root else find(i)) == (dom_root if parent[dom_root] == dom_root else find(dom)):
                 continue
             if pattern[dom] == TUPLE:
                 why[i] = Why("tuple", dom)
@@ -180,14 +182,13 @@ class _State:
         if bad >= 0:
             self.why[src] = Why("path", bad, self.pattern[self.find(bad)], sink_max if bad == sink else inner_max)
             return
-        count = self.count
+        root, count = self.find(sink), self.count
         # TVM's CountNodesUptoSink_: the counts of the nodes' own records, src included, sink not
-        size = count[self.find(sink)] + sum([count[v] for v in members])
+        size = count[root] + sum(map(count.__getitem__, members))
         if size > self.max_fuse_depth:
             self.why[src] = Why("depth", sink, size)
             return
-        for v in members:
-            self.merge(v, sink)
+        self.commit(members, root)
 
     def walk(self, src: int, sink: int, inner_max: int, sink_max: int) -> tuple[list[int], int]:
         """The nodes on the paths src -> sink (src included, sink not), depth first, and the first
@@ -217,15 +218,20 @@ class _State:
             stack.extend(succ[v])
         return members, -1
 
-    def merge(self, child: int, parent: int) -> None:
-        """TVM's MergeFromTo: the child's group joins the parent's; an anchor brings its pattern."""
-        child, parent = self.find(child), self.find(parent)
-        if child == parent:
-            return
-        self.count[parent] += self.count[child]
-        self.parent[child] = parent
-        if self.anchor[child] >= 0:
-            if self.anchor[parent] >= 0 or min(self.pattern[child], self.pattern[parent]) > BROADCAST:
-                raise AssertionError("fusion would put two anchors in one group")
-            self.anchor[parent] = self.anchor[child]
-            self.pattern[parent] = max(self.pattern[child], self.pattern[parent])
+    def commit(self, members: list[int], root: int) -> None:
+        """TVM's Commit: the group of each member joins the group of root ``root`` (MergeFromTo); an
+        anchor brings its pattern."""
+        find, parent, count, anchor, pattern = self.find, self.parent, self.count, self.anchor, self.pattern
+        for v in members:
+            child = parent[v]
+            if parent[child] != child:  # find(v), without the call for most nodes
+                child = find(v)
+            if child == root:
+                continue
+            count[root] += count[child]
+            parent[child] = root
+            if anchor[child] >= 0:
+                if anchor[root] >= 0 or min(pattern[child], pattern[root]) > BROADCAST:
+                    raise AssertionError("fusion would put two anchors in one group")
+                anchor[root] = anchor[child]
+                pattern[root] = max(pattern[child], pattern[root])

@@ -107,7 +107,7 @@ def json_text(plan: FusionPlan, graph: Graph) -> str:
     fields = []
     for key, value in to_json(plan, graph).items():
         if key == "groups" and value:
-            text = json.dumps(value)
+            text = json.dumps(value, check_circular=False)  # a tree of fresh lists and dicts
             text = "[\n    " + text[1:-1].replace('}, {"id": ', '},\n    {"id": ') + "\n  ]"
         else:
             text = json.dumps(value, indent=2).replace("\n", "\n  ")  # strings hold no raw newline

@@ -100,7 +100,7 @@ class Constant:
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))  # already canonical (not subclasses: a Pattern is an int)
 _set = object.__setattr__
-_NO_ATTRS: dict[str, Any] = {}  # shared by the nodes without attributes, each behind its own read-only view
+_NO_ATTRS: Mapping[str, Any] = MappingProxyType({})  # shared by the nodes without attributes
 
 
 def _frozen(value: Any) -> Any:
@@ -110,7 +110,7 @@ def _frozen(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if (kind is list or kind is tuple) and {*map(type, value)} <= _SCALARS:  # most lists: flat, of scalars
+    if (kind is list or kind is tuple) and _SCALARS.issuperset(map(type, value)):  # most lists: flat, of scalars
         return tuple(value)
     if isinstance(value, (np.ndarray, np.generic)):
         value = value.tolist()
@@ -149,7 +149,7 @@ class Node:
             "name": name,
             "op": op,
             "inputs": tuple(inputs),
-            "attrs": MappingProxyType({k: _frozen(v) for k, v in attrs.items()} if attrs else _NO_ATTRS),
+            "attrs": MappingProxyType({k: _frozen(v) for k, v in attrs.items()}) if attrs else _NO_ATTRS,
             "dtype": dtype,
             "pattern": pattern,
             "edge_patterns": None if edge_patterns is None else tuple(edge_patterns),

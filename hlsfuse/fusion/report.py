@@ -19,6 +19,7 @@ from .plan import FusionPlan, Group, stats
 __all__ = ["table", "to_json", "json_text", "to_dot"]
 
 _HEADER = ("id", "ops", "pattern", "anchor", "inputs", "outputs", "why it ends")
+_NAME = {kind: kind.name for kind in Pattern}  # without the enum's lookup of .name, once per group
 
 
 def _shorten(items: list[str], keep: int) -> str:
@@ -83,7 +84,7 @@ def _document(plan: FusionPlan, graph: Graph) -> dict:
             {
                 "id": g.id,
                 "nodes": list(g.nodes),
-                "pattern": g.pattern.name,
+                "pattern": _NAME[g.pattern],
                 "anchor": g.anchor,
                 "inputs": list(g.inputs),
                 "constants": list(g.constants),

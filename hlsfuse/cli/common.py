@@ -17,10 +17,10 @@ import numpy as np
 
 from ..errors import HlsfuseError
 from ..fileio import check_readable
-from ..frontend import onnx as onnx_frontend
 from ..graph_json import THRESHOLD, load_graph
 from ..ir import Graph, check_size
 from ..reference import quantize_inputs
+from ..types import DEFAULT_PRECISION
 
 __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",
            "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg"]
@@ -32,7 +32,7 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     """The GRAPH positional argument and the options of importing it from ONNX."""
     parser.add_argument("graph", metavar="GRAPH", help=help)
     group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
-    default = onnx_frontend.DEFAULT_PRECISION
+    default = DEFAULT_PRECISION
     group.add_argument("--precision", metavar="TYPE",
                        help=f"float32, a fixed type (default {default}), or auto[:W]: each tensor's integer bits from "
                        "range analysis, W bits in all (default 16)")
@@ -99,11 +99,13 @@ def weights_file_arg(args: argparse.Namespace) -> bool | None:
 
 
 def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
+    from ..frontend import onnx as onnx_frontend  # here: the commands on JSON graphs start without the frontend
+
     options = {k: getattr(args, k, None) for k in _ONNX_OPTIONS}
     for given in (options["precision_map"], options["calibrate"]):
         if given:
             check_readable(given)
-    default = options["precision"] or onnx_frontend.DEFAULT_PRECISION
+    default = options["precision"] or DEFAULT_PRECISION
     if options["precision_map"]:
         precision = onnx_frontend.load_precision_map(options["precision_map"], default=options["precision"])
     else:
@@ -144,6 +146,8 @@ def load_graph_arg(path: str, args: argparse.Namespace | None = None) -> Graph:
 def graph_layout_inputs(path: str, graph: Graph, arrays: dict) -> dict:
     """Input arrays in the graph's layout: an ONNX model's inputs are given in ONNX layout (NCHW)."""
     if Path(path).suffix.lower() == ".onnx":
+        from ..frontend import onnx as onnx_frontend
+
         return onnx_frontend.to_graph_layout(graph, arrays)
     return arrays
 

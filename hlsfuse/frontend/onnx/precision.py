@@ -38,11 +38,9 @@ import numpy as np
 
 from ...errors import HlsfuseError
 from ...ir import Graph
-from ...types import FLOAT32, DType, FixedType, parse_dtype
+from ...types import DEFAULT_PRECISION, FLOAT32, DType, FixedType, parse_dtype
 
 __all__ = ["DEFAULT_PRECISION", "Precision", "MOVING_OPS", "load_precision_map", "precision_of", "int_bits_for"]
-
-DEFAULT_PRECISION = "fixed<16,6>"
 
 MOVING_OPS = frozenset({"reshape", "flatten", "transpose", "squeeze", "expand_dims", "slice", "pad"})
 """hlsfuse ops that only move values: they keep their input's type unless overridden."""

@@ -231,7 +231,8 @@ class _State:
             count[root] += count[child]
             parent[child] = root
             if anchor[child] >= 0:
-                if anchor[root] >= 0 or min(pattern[child], pattern[root]) > BROADCAST:
+                if anchor[root] >= 0 or (pattern[child] > BROADCAST and pattern[root] > BROADCAST):
                     raise AssertionError("fusion would put two anchors in one group")
                 anchor[root] = anchor[child]
-                pattern[root] = max(pattern[child], pattern[root])
+                if pattern[child] > pattern[root]:
+                    pattern[root] = pattern[child]

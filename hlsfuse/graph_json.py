@@ -44,7 +44,6 @@ _GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
 _INPUT_FIELDS = ("name", "shape", "dtype")
 _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
-_PLAIN_NODE_FIELDS = frozenset(_NODE_FIELDS[:4])
 _NODE_REQUIRED = ("name", "op", "inputs")
 _STR = frozenset((str,))
 _NO_ATTRS: dict[str, Any] = {}
@@ -228,13 +227,19 @@ def init_values(init: Mapping[str, Any], shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _plain_node(entry: Any) -> Node | None:
-    """The node of a well-formed entry without optional fields (most nodes), checked in a few set
+    """The node of a well-formed entry without optional fields (most nodes), checked in a few
     operations, or ``None``: then ``_node`` reads the entry field by field, naming what is wrong."""
-    if type(entry) is not dict or not entry.keys() <= _PLAIN_NODE_FIELDS:
+    if type(entry) is not dict:
         return None
-    name, op, inputs, attrs = entry.get("name"), entry.get("op"), entry.get("inputs"), entry.get("attrs", _NO_ATTRS)
+    try:
+        name, op, inputs = entry["name"], entry["op"], entry["inputs"]
+    except KeyError:
+        return None
+    attrs = entry.get("attrs", _NO_ATTRS)
+    if len(entry) != (3 if attrs is _NO_ATTRS else 4):  # a field besides name, op, inputs and attrs
+        return None
     plain = type(name) is str and name and type(op) is str and type(attrs) is dict and type(inputs) is list
-    return Node(name, op, inputs, attrs) if plain and {*map(type, inputs)} <= _STR and "" not in inputs else None
+    return Node(name, op, inputs, attrs) if plain and _STR.issuperset(map(type, inputs)) and "" not in inputs else None
 
 
 def _node(entry: Any, where: str) -> Node:

@@ -5,7 +5,8 @@ its outputs. Constructing one runs ``verify``: it sorts the nodes
 topologically (the order in a file is free), resolves each node's attributes,
 shape, output type and pattern kind from the op registry, and rejects anything
 wrong with a one-line message naming the node and field. Every later stage can
-therefore trust ``graph.types``, ``graph.sigs`` and ``graph.patterns``.
+therefore trust ``graph.types``, ``graph.sigs`` and ``graph.patterns``, and
+``graph.input_positions``: the edges as integers, for the passes that walk them.
 
 Values of constants are stored as the reference interpreter holds them: raw
 int64 integers for fixed-point and integer types, float32 for float32.
@@ -99,7 +100,7 @@ class Constant:
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))  # already canonical (not subclasses: a Pattern is an int)
 _set = object.__setattr__
-_NO_ATTRS: dict[str, Any] = {}  # shared by the nodes without attributes, each behind its own read-only view
+_NO_ATTRS: Mapping[str, Any] = MappingProxyType({})  # shared by the nodes without attributes
 
 
 def _frozen(value: Any) -> Any:
@@ -109,7 +110,7 @@ def _frozen(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if (kind is list or kind is tuple) and {*map(type, value)} <= _SCALARS:  # most lists: flat, of scalars
+    if (kind is list or kind is tuple) and _SCALARS.issuperset(map(type, value)):  # most lists: flat, of scalars
         return tuple(value)
     if isinstance(value, (np.ndarray, np.generic)):
         value = value.tolist()
@@ -148,7 +149,7 @@ class Node:
             "name": name,
             "op": op,
             "inputs": tuple(inputs),
-            "attrs": MappingProxyType({k: _frozen(v) for k, v in attrs.items()} if attrs else _NO_ATTRS),
+            "attrs": MappingProxyType({k: _frozen(v) for k, v in attrs.items()}) if attrs else _NO_ATTRS,
             "dtype": dtype,
             "pattern": pattern,
             "edge_patterns": None if edge_patterns is None else tuple(edge_patterns),
@@ -190,16 +191,19 @@ class Graph:
     types: Mapping[str, TensorType] = field(init=False, repr=False)
     sigs: Mapping[str, Sig] = field(init=False, repr=False)
     patterns: Mapping[str, Pattern] = field(init=False, repr=False)
+    input_positions: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
+    """Per node, the position in ``nodes`` of each of its inputs (-1 for a graph input or constant)."""
 
     def __post_init__(self):
         for name in ("inputs", "constants", "nodes", "outputs"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         with collector.paused():  # verifying creates no reference cycles
-            nodes, types, sigs, patterns = verify(self)
+            nodes, types, sigs, patterns, input_positions = _verify(self)
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "types", MappingProxyType(types))
         object.__setattr__(self, "sigs", MappingProxyType(sigs))
         object.__setattr__(self, "patterns", MappingProxyType(patterns))
+        object.__setattr__(self, "input_positions", input_positions)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Graph):
@@ -250,6 +254,13 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
     duplicate names, unknown ops, inputs that name nothing, cycles, wrong arity, bad
     attributes, shape mismatches, unsupported dtypes and outputs that name nothing.
     """
+    return _verify(graph)[:4]
+
+
+def _verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[str, Sig], dict[str, Pattern],
+                                   tuple[tuple[int, ...], ...]]:
+    """``verify``, and the positions of each node's inputs (``Graph.input_positions``), which it finds
+    on the way."""
     types: dict[str, TensorType] = {}
     kinds: dict[str, str] = {}
 
@@ -275,22 +286,31 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
         else:
             declare(node.name, "node")
 
-    # every input names something; and whether every node comes after the nodes it reads (most files,
-    # every saved graph), so that the walk of _topological_order, which would keep their order, is not needed
-    in_order, done = True, set()
-    for node in graph.nodes:
+    # every input names something, and its position; a node that reads a node not yet seen (a later
+    # one, or itself) means the file is not in topological order (most are: every saved graph is),
+    # and only then does _topological_order sort the nodes
+    position = dict.fromkeys(types, -1)  # graph inputs and constants, then each node once seen
+    input_positions: list[tuple[int, ...]] = []
+    in_order = True
+    for k, node in enumerate(graph.nodes):
         if node.op not in OPS:
             raise HlsfuseError(f"node '{node.name}': unknown op {node.op!r}{_suggest(node.op)}")
-        for src in node.inputs:
-            kind = kinds.get(src)
-            if kind is None:
-                raise HlsfuseError(f"{node.where()}: input {node.inputs.index(src)} '{src}' names nothing "
-                                   "(no input, constant or node of that name)")
-            if kind == "node" and src not in done:  # a later node, or itself
-                in_order = False
-        done.add(node.name)
+        try:
+            input_positions.append(tuple(map(position.__getitem__, node.inputs)))
+        except KeyError:
+            for i, src in enumerate(node.inputs):
+                if src not in kinds:
+                    raise HlsfuseError(f"{node.where()}: input {i} '{src}' names nothing "
+                                       "(no input, constant or node of that name)") from None
+            in_order = False
+        position[node.name] = k
 
-    order = list(graph.nodes) if in_order else _topological_order(graph.nodes)
+    if in_order:
+        order = list(graph.nodes)
+    else:
+        order = _topological_order(graph.nodes)
+        position.update((node.name, k) for k, node in enumerate(order))
+        input_positions = [tuple(map(position.__getitem__, node.inputs)) for node in order]
     sigs: dict[str, Sig] = {}
     patterns: dict[str, Pattern] = {}
     _infer_all(order, types, sigs, patterns)
@@ -306,7 +326,7 @@ def verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict[
         if out in seen_outputs:
             raise HlsfuseError(f"output '{out}' is listed twice")
         seen_outputs.add(out)
-    return tuple(order), types, sigs, patterns
+    return tuple(order), types, sigs, patterns, tuple(input_positions)
 
 
 def _suggest(op: object) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "FixedType",
     "FloatType",
     "FLOAT32",
+    "DEFAULT_PRECISION",
     "DType",
     "Fmt",
     "parse_dtype",
@@ -50,6 +51,10 @@ QUANT_MODES = ("TRN", "TRN_ZERO", "RND", "RND_ZERO", "RND_MIN_INF", "RND_INF", "
 OVERFLOW_MODES = ("WRAP", "SAT", "SAT_ZERO", "SAT_SYM")
 MAX_WIDTH = 64
 _INT_WIDTHS = (8, 16, 32)
+DEFAULT_PRECISION = "auto:16,6"
+"""The precision of an imported model's tensors when none is given (the ONNX frontend's default for
+models without quantizers: 16-bit types, integer bits from range analysis, at most 6); here, so that
+the command line names it without importing the frontend."""
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ import numpy as np
 from .. import overflow
 from ..errors import HlsfuseError
 from ..fileio import check_readable
-from ..frontend import onnx as onnx_frontend
 from ..graph_json import THRESHOLD, load_graph
 from ..ir import Graph, check_size
 from ..reference import quantize_inputs
+from ..types import DEFAULT_PRECISION
 
 __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",
            "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg",
@@ -36,7 +36,7 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     """The GRAPH positional argument and the options of importing it from ONNX."""
     parser.add_argument("graph", metavar="GRAPH", help=help)
     group = parser.add_argument_group("ONNX models (GRAPH.onnx)")
-    default = onnx_frontend.DEFAULT_PRECISION
+    default = DEFAULT_PRECISION
     group.add_argument("--precision", metavar="TYPE",
                        help="float32, a fixed type, auto[:W[,I]]: each tensor's integer bits from range analysis "
                        "(at most I), W bits in all (plain auto: 16), or exact: each node holds its exact result; "
@@ -107,6 +107,8 @@ def weights_file_arg(args: argparse.Namespace) -> bool | None:
 
 
 def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
+    from ..frontend import onnx as onnx_frontend  # here: the commands on JSON graphs start without the frontend
+
     options = {k: getattr(args, k, None) for k in _ONNX_OPTIONS}
     for given in (options["precision_map"], options["calibrate"]):
         if given:
@@ -195,6 +197,8 @@ def check_overflow(graph: Graph, args: argparse.Namespace) -> list[str]:
     --overflow error, such nodes are an error instead, raised here, before anything is written."""
     lines = []
     default = getattr(args, "default_precision", None)  # set by _load_onnx when it chose the default
+    if default is not None:
+        from ..frontend import onnx as onnx_frontend  # loaded already: an ONNX model was read
     if default == onnx_frontend.EXACT:
         lines.append(f"hlsfuse: precision {default} (the default for quantized models): the quantizers' types, and "
                      "between them each node holds its exact result; --precision chooses others")
@@ -223,6 +227,8 @@ def say(lines: list[str]) -> None:
 def graph_layout_inputs(path: str, graph: Graph, arrays: dict) -> dict:
     """Input arrays in the graph's layout: an ONNX model's inputs are given in ONNX layout (NCHW)."""
     if Path(path).suffix.lower() == ".onnx":
+        from ..frontend import onnx as onnx_frontend
+
         return onnx_frontend.to_graph_layout(graph, arrays)
     return arrays
 

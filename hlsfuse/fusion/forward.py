@@ -61,26 +61,17 @@ class ForwardGraph:
         return len(self.names)
 
 
-def _positions(graph: Graph) -> tuple[dict[str, int], list[tuple[int, ...]]]:
-    """Each node's position in ``graph.nodes``, and per node the positions of its inputs
-    (-1 for graph inputs and constants)."""
-    position = {node.name: k for k, node in enumerate(graph.nodes)}
-    lookup = dict.fromkeys(graph.types, -1)  # every tensor: graph inputs and constants stay -1
-    lookup.update(position)
-    get = lookup.__getitem__
-    return position, [tuple(map(get, node.inputs)) for node in graph.nodes]
-
-
-def post_dfs_order(graph: Graph, positions: tuple[dict[str, int], list[tuple[int, ...]]] | None = None) -> list[int]:
+def post_dfs_order(graph: Graph) -> list[int]:
     """Positions in ``graph.nodes`` of the op nodes depth first from the outputs (inputs left to
     right), then of the rest in graph order.
 
-    Iterative, on integers: a 50,000-op chain needs no deep recursion. A node is expanded when
-    it is first popped, which is when the recursive walk would first reach it; ``~k`` on the
-    stack marks node ``k`` as expanded (all its inputs done).
+    Iterative, on integers (``graph.input_positions``): a 50,000-op chain needs no deep recursion.
+    A node is expanded when it is first popped, which is when the recursive walk would first reach
+    it; ``~k`` on the stack marks node ``k`` as expanded (all its inputs done).
     """
-    position, in_pos = positions if positions is not None else _positions(graph)
-    nodes = graph.nodes
+    nodes, in_pos = graph.nodes, graph.input_positions
+    wanted = set(graph.outputs)
+    position = {node.name: k for k, node in enumerate(nodes) if node.name in wanted}
     seen = bytearray(len(nodes))
     order: list[int] = []
     for root in [*(position[name] for name in graph.outputs), *range(len(nodes))]:
@@ -108,22 +99,23 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
     one signature share one ``Sig`` object (``ir._infer_all``), which also fixes their op and kind.
     """
     nodes = graph.nodes
-    position, in_pos = _positions(graph)
-    order = post_dfs_order(graph, (position, in_pos))
-    rank = [0] * len(nodes) + [-1]  # rank[-1] is -1: an extern input keeps its -1
-    for i, k in enumerate(order):
-        rank[k] = i
-    post_index = rank.__getitem__
+    order = post_dfs_order(graph)
+    if order == list(range(len(nodes))):
+        inputs = graph.input_positions  # the graph's order is the post-DFS order (most graphs are built so)
+    else:
+        rank = [0] * len(nodes) + [-1]  # rank[-1] is -1: an extern input keeps its -1
+        for i, k in enumerate(order):
+            rank[k] = i
+        inputs = tuple([tuple(map(rank.__getitem__, graph.input_positions[k])) for k in order])
     sigs, kinds = graph.sigs, graph.patterns
     consumers: list[list[int]] = [[] for _ in order]
     edge_kinds: list[list[int]] = [[] for _ in order]
-    inputs: list[tuple[int, ...]] = []
     patterns: list[int] = []
     barriers: dict[str, str] = {}
     # id of the signature -> (barrier reason, pattern, kind of each input edge); the graph holds the
     # signatures, so their ids stay unique while this runs
     known: dict[int, tuple[str | None, int, tuple[int, ...]]] = {}
-    for i, k in enumerate(order):
+    for i, (k, srcs) in enumerate(zip(order, inputs)):  # srcs: -1 for a graph input or constant (extern)
         node = nodes[k]
         name = node.name
         sig = sigs[name]
@@ -134,8 +126,6 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
         if reason is not None:
             barriers[name] = reason
         patterns.append(pattern)
-        srcs = tuple(map(post_index, in_pos[k]))  # -1: a graph input or constant (extern)
-        inputs.append(srcs)
         for j, edge in zip(srcs, kinds_in):
             if j < 0:
                 continue
@@ -152,7 +142,7 @@ def build(graph: Graph, barrier: Barrier) -> ForwardGraph:
     return ForwardGraph(
         names=tuple(names),
         position=tuple(order),
-        inputs=tuple(inputs),
+        inputs=inputs,
         patterns=tuple(patterns),
         consumers=tuple(map(tuple, consumers)),
         edge_kinds=tuple(map(tuple, edge_kinds)),

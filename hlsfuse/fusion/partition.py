@@ -136,7 +136,7 @@ class _State:
 
     def run(self, candidates: list[int], phase: int) -> None:
         """One pass of TVM's RunFuse over the nodes that have a post-dominator and are not opaque."""
-        find, pattern, why = self.find, self.pattern, self.why
+        find, parent, pattern, why = self.find, self.parent, self.pattern, self.why
         dom_of, dom_kind_of = self.tree.parent, self.tree.pattern
         for i in candidates:
             dom = dom_of[i]
@@ -151,7 +151,9 @@ class _State:
                 elif pattern[dom] == TUPLE and pattern[dom_root] <= INJECTIVE:
                     self.attempt(i, dom, INJECTIVE, INJECTIVE)
                 continue
-            if find(i) == find(dom):
+            # find(i) == find(dom), without the calls when both are roots or a root's children (most)
+            root, dom_root = parent[i], parent[dom]
+            if (root if parent[root] == root else find(i)) == (dom_root if parent[dom_root] == dom_root else find(dom)):
                 continue
             if pattern[dom] == TUPLE:
                 why[i] = Why("tuple", dom)
@@ -176,24 +178,28 @@ class _State:
 
     def attempt(self, src: int, sink: int, inner_max: int, sink_max: int) -> None:
         """Fuse ``src`` and everything between it and ``sink`` into ``sink``'s group, if allowed."""
-        bad = self.check_path(src, sink, inner_max, sink_max)
+        members, bad = self.walk(src, sink, inner_max, sink_max)
         if bad >= 0:
             self.why[src] = Why("path", bad, self.pattern[self.find(bad)], sink_max if bad == sink else inner_max)
             return
-        size = self.count[self.find(sink)] + self.count_upto_sink(src, sink)
+        root, count = self.find(sink), self.count
+        # TVM's CountNodesUptoSink_: the counts of the nodes' own records, src included, sink not
+        size = count[root] + sum(map(count.__getitem__, members))
         if size > self.max_fuse_depth:
             self.why[src] = Why("depth", sink, size)
             return
-        self.commit(src, sink)
+        self.commit(members, root)
 
-    def _next_stamp(self) -> int:
-        self.stamp += 1
-        return self.stamp
+    def walk(self, src: int, sink: int, inner_max: int, sink_max: int) -> tuple[list[int], int]:
+        """The nodes on the paths src -> sink (src included, sink not), depth first, and the first
+        node on them (src excluded, sink included) whose group kind fails, or -1.
 
-    def check_path(self, src: int, sink: int, inner_max: int, sink_max: int) -> int:
-        """The first node on a path src -> sink (src excluded) whose group kind fails, or -1."""
+        One walk does what TVM's CheckPath, CountNodesUptoSink and Commit each walk for: the three
+        visit the same nodes in the same order."""
         find, parent, pattern, succ, mark = self.find, self.parent, self.pattern, self.succ, self.mark
-        stamp = self._next_stamp()
+        self.stamp += 1
+        stamp = self.stamp
+        members = [src]
         stack = list(succ[src])
         while stack:
             v = stack.pop()
@@ -204,49 +210,29 @@ class _State:
             kind = pattern[root if parent[root] == root else find(v)]  # find(v), without the call for most nodes
             if v == sink:
                 if kind > sink_max:
-                    return v
+                    return members, v
                 continue
             if kind > inner_max:
-                return v
+                return members, v
+            members.append(v)
             stack.extend(succ[v])
-        return -1
+        return members, -1
 
-    def count_upto_sink(self, src: int, sink: int) -> int:
-        """TVM's CountNodesUptoSink_: the counts of the nodes' own records, src included, sink not."""
-        count, succ, mark = self.count, self.succ, self.mark
-        stamp = self._next_stamp()
-        total = 0
-        stack = [src]
-        while stack:
-            v = stack.pop()
-            if v == sink or mark[v] == stamp:
+    def commit(self, members: list[int], root: int) -> None:
+        """TVM's Commit: the group of each member joins the group of root ``root`` (MergeFromTo); an
+        anchor brings its pattern."""
+        find, parent, count, anchor, pattern = self.find, self.parent, self.count, self.anchor, self.pattern
+        for v in members:
+            child = parent[v]
+            if parent[child] != child:  # find(v), without the call for most nodes
+                child = find(v)
+            if child == root:
                 continue
-            mark[v] = stamp
-            total += count[v]
-            stack.extend(succ[v])
-        return total
-
-    def commit(self, src: int, sink: int) -> None:
-        succ, mark = self.succ, self.mark
-        stamp = self._next_stamp()
-        stack = [src]
-        while stack:
-            v = stack.pop()
-            if v == sink or mark[v] == stamp:
-                continue
-            mark[v] = stamp
-            self.merge(v, sink)
-            stack.extend(succ[v])
-
-    def merge(self, child: int, parent: int) -> None:
-        """TVM's MergeFromTo: the child's group joins the parent's; an anchor brings its pattern."""
-        child, parent = self.find(child), self.find(parent)
-        if child == parent:
-            return
-        self.count[parent] += self.count[child]
-        self.parent[child] = parent
-        if self.anchor[child] >= 0:
-            if self.anchor[parent] >= 0 or min(self.pattern[child], self.pattern[parent]) > BROADCAST:
-                raise AssertionError("fusion would put two anchors in one group")
-            self.anchor[parent] = self.anchor[child]
-            self.pattern[parent] = max(self.pattern[child], self.pattern[parent])
+            count[root] += count[child]
+            parent[child] = root
+            if anchor[child] >= 0:
+                if anchor[root] >= 0 or (pattern[child] > BROADCAST and pattern[root] > BROADCAST):
+                    raise AssertionError("fusion would put two anchors in one group")
+                anchor[root] = anchor[child]
+                if pattern[child] > pattern[root]:
+                    pattern[root] = pattern[child]

@@ -17,6 +17,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 
 from ..errors import HlsfuseError
@@ -279,28 +281,29 @@ def stats(plan: FusionPlan, graph: Graph) -> dict[str, int]:
     # each tensor's bytes (weights count none); nodes of one signature share one type object, so
     # each object is sized once
     types = graph.types
-    sizes = {id(t): t.size * math.ceil(t.dtype.bits / 8) for t in {id(t): t for t in types.values()}.values()}
-    nbytes = {name: sizes[id(t)] for name, t in types.items()}
+    type_ids = list(map(id, types.values()))
+    distinct = dict(zip(type_ids, types.values()))
+    sizes = {k: t.size * math.ceil(t.dtype.bits / 8) for k, t in distinct.items()}
+    nbytes = dict(zip(types, map(sizes.__getitem__, type_ids)))
     nbytes.update(dict.fromkeys(graph.constant_map, 0))
-    unfused = 0
-    for node in graph.nodes:
-        inputs = node.inputs
-        unfused += nbytes[node.name] + sum(map(nbytes.__getitem__, inputs if len(inputs) < 2 else set(inputs)))
-    fused = written = 0
-    read: set[str] = set()
     size_of = nbytes.__getitem__
-    for group in plan.groups:
-        written += len(group.outputs)
-        fused += sum(map(size_of, group.outputs)) + sum(map(size_of, group.inputs))
-        read.update(group.inputs)
+    # unfused: every op writes its result once and reads each of its inputs once
+    results = map(attrgetter("name"), graph.nodes)
+    reads = chain.from_iterable(map(set, map(attrgetter("inputs"), graph.nodes)))
+    unfused = sum(map(size_of, results)) + sum(map(size_of, reads))
+    # fused: every group writes each of its outputs once and reads each of its inputs once
+    written = list(chain.from_iterable(map(attrgetter("outputs"), plan.groups)))
+    read = list(chain.from_iterable(map(attrgetter("inputs"), plan.groups)))
+    fused = sum(map(size_of, written)) + sum(map(size_of, read))
+    crossing = set(read)
     lengths = [len(g.nodes) for g in plan.groups]
     return {
         "ops": len(graph.nodes),
         "groups": len(plan.groups),
         "fused_groups": sum(1 for n in lengths if n > 1),
         "largest_group": max(lengths, default=0),
-        "tensors_on_chip": len(graph.nodes) - written,
-        "tensors_crossing": len(read) - sum(1 for i in graph.inputs if i.name in read),
+        "tensors_on_chip": len(graph.nodes) - len(written),
+        "tensors_crossing": len(crossing) - sum(1 for i in graph.inputs if i.name in crossing),
         "memory_bytes_unfused": unfused,
         "memory_bytes_fused": fused,
         "memory_bytes_saved": unfused - fused,

@@ -57,11 +57,12 @@ def build(fg: ForwardGraph) -> PostDomTree:
             continue  # unused: no post-dominator, pattern stays ELEMWISE as in TVM
         kinds = edge_kinds[i]
         lca, kind = users[0], kinds[0]
-        for k in range(1, len(users)):
-            if lca >= 0:
-                lca, kind = _lca(lca, users[k], kind, parent, depth, pattern)
-            if kinds[k] > kind:
-                kind = kinds[k]
+        if len(users) > 1:  # most nodes have one consumer, their post-dominator
+            for k in range(1, len(users)):
+                if lca >= 0:
+                    lca, kind = _lca(lca, users[k], kind, parent, depth, pattern)
+                if kinds[k] > kind:
+                    kind = kinds[k]
         parent[i] = lca
         depth[i] = depth[lca] + 1 if lca >= 0 else 1
         pattern[i] = kind

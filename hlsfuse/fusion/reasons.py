@@ -14,20 +14,22 @@ from .postdom import PostDomTree
 
 __all__ = ["explain"]
 
+_NAME = {value: kind.name for value, kind in KIND.items()}  # int -> pattern name, without the enum's lookup
+
 
 def explain(
     why: Why, i: int, fg: ForwardGraph, tree: PostDomTree, graph: Graph, own_kind: int, max_fuse_depth: int
 ) -> str:
     """The text for node ``i``'s ``why``; ``own_kind`` is the pattern the node fused as."""
-
-    def who(j: int) -> str:
-        return f"'{fg.names[j]}' ({graph.nodes[fg.position[j]].op})"
-
-    def blocked(j: int) -> str:
-        reason = fg.barriers[fg.names[j]]
-        return f"{who(j)} is opaque" if reason == "opaque op" else f"{who(j)} stands alone: {reason}"
-
     code = why.code
+    if code == "dom_kind":  # the most common ending: first
+        barrier = _barrier_on_paths(fg, i, why.at) if fg.barriers else -1
+        if barrier >= 0:
+            return _blocked(barrier, fg, graph)
+        kind = _NAME[why.value]
+        if own_kind == OUT_EWISE:
+            return f"path to post-dominator {_who(why.at, fg, graph)} is {kind}, not ELEMWISE"
+        return f"path to post-dominator {_who(why.at, fg, graph)} is {kind}; only injective or reduction paths take it"
     if code == "opaque":
         reason = fg.barriers.get(fg.names[i], "opaque op")
         return "opaque op: never fuses" if reason == "opaque op" else f"stage of its own: {reason}"
@@ -42,26 +44,29 @@ def explain(
     if code == "opt0":
         return "opt_level 0: no fusion"
     if code == "tuple":
-        return f"post-dominator {who(why.at)} is a tuple"
-    if code == "dom_kind":
-        barrier = _barrier_on_paths(fg, i, why.at) if fg.barriers else -1
-        if barrier >= 0:
-            return blocked(barrier)
-        kind = KIND[why.value].name
-        if own_kind == OUT_EWISE:
-            return f"path to post-dominator {who(why.at)} is {kind}, not ELEMWISE"
-        return f"path to post-dominator {who(why.at)} is {kind}; only injective or reduction paths take it"
+        return f"post-dominator {_who(why.at, fg, graph)} is a tuple"
     if code == "path":
         if fg.names[why.at] in fg.barriers:
-            return blocked(why.at)
-        kind, limit = KIND[why.value].name, KIND[why.limit].name
+            return _blocked(why.at, fg, graph)
+        kind, limit = _NAME[why.value], _NAME[why.limit]
         dom = tree.parent[i]
         if why.at == dom:
-            return f"post-dominator {who(dom)} is in a group of kind {kind}, above {limit}"
-        return f"{who(why.at)} between it and post-dominator {who(dom)} is in a group of kind {kind}, above {limit}"
+            return f"post-dominator {_who(dom, fg, graph)} is in a group of kind {kind}, above {limit}"
+        return (f"{_who(why.at, fg, graph)} between it and post-dominator {_who(dom, fg, graph)} is in a group of "
+                f"kind {kind}, above {limit}")
     if code == "depth":
-        return f"fusing into {who(why.at)} would make {why.value} ops, over max depth {max_fuse_depth}"
+        return f"fusing into {_who(why.at, fg, graph)} would make {why.value} ops, over max depth {max_fuse_depth}"
     raise AssertionError(f"unknown fusion reason code {code!r}")
+
+
+def _who(j: int, fg: ForwardGraph, graph: Graph) -> str:
+    return f"'{fg.names[j]}' ({graph.nodes[fg.position[j]].op})"
+
+
+def _blocked(j: int, fg: ForwardGraph, graph: Graph) -> str:
+    reason = fg.barriers[fg.names[j]]
+    who = _who(j, fg, graph)
+    return f"{who} is opaque" if reason == "opaque op" else f"{who} stands alone: {reason}"
 
 
 def _barrier_on_paths(fg: ForwardGraph, src: int, sink: int) -> int:

@@ -19,6 +19,7 @@ from .plan import FusionPlan, Group, stats
 __all__ = ["table", "to_json", "json_text", "to_dot"]
 
 _HEADER = ("id", "ops", "pattern", "anchor", "inputs", "outputs", "why it ends")
+_NAME = {kind: kind.name for kind in Pattern}  # without the enum's lookup of .name, once per group
 
 
 def _shorten(items: list[str], keep: int) -> str:
@@ -83,7 +84,7 @@ def _document(plan: FusionPlan, graph: Graph) -> dict:
             {
                 "id": g.id,
                 "nodes": list(g.nodes),
-                "pattern": g.pattern.name,
+                "pattern": _NAME[g.pattern],
                 "anchor": g.anchor,
                 "inputs": list(g.inputs),
                 "constants": list(g.constants),
@@ -107,7 +108,7 @@ def json_text(plan: FusionPlan, graph: Graph) -> str:
     fields = []
     for key, value in to_json(plan, graph).items():
         if key == "groups" and value:
-            text = json.dumps(value)
+            text = json.dumps(value, check_circular=False)  # a tree of fresh lists and dicts
             text = "[\n    " + text[1:-1].replace('}, {"id": ', '},\n    {"id": ') + "\n  ]"
         else:
             text = json.dumps(value, indent=2).replace("\n", "\n  ")  # strings hold no raw newline

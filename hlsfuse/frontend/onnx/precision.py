@@ -39,12 +39,10 @@ import numpy as np
 
 from ...errors import HlsfuseError
 from ...ir import Graph
-from ...types import FLOAT32, DType, FixedType, parse_dtype
+from ...types import DEFAULT_PRECISION, FLOAT32, DType, FixedType, parse_dtype
 
 __all__ = ["DEFAULT_PRECISION", "EXACT", "AUTO_WIDTH", "Precision", "MOVING_OPS", "load_precision_map", "precision_of",
            "int_bits_for"]
-
-DEFAULT_PRECISION = "auto:16,6"
 
 EXACT = "exact"
 """The precision spelling of auto with exact nodes: every node gets the type that holds its exact result
@@ -61,7 +59,7 @@ _MAP_KEYS = ("default", "weights", "tensors")
 
 @dataclass(frozen=True)
 class Precision:
-    default: DType = field(default_factory=lambda: parse_dtype(DEFAULT_PRECISION))
+    default: DType = field(default_factory=lambda: FixedType(16, 6))  # hls4ml's; auto and exact set their own
     weights: DType | None = None
     tensors: tuple[tuple[str, DType], ...] = ()
     calibrated: Mapping[str, DType] = field(default_factory=dict)
@@ -202,7 +200,7 @@ def load_precision_map(path: str | Path, default: str | DType | None = None) -> 
 def precision_of(spec) -> Precision:
     """``Precision`` from a dtype spelling, a precision-map dict, a ``Precision`` or None (default)."""
     if spec is None:
-        return Precision()
+        spec = DEFAULT_PRECISION
     if isinstance(spec, Precision):
         return spec
     if isinstance(spec, Mapping):

@@ -197,12 +197,12 @@ def check_overflow(graph: Graph, args: argparse.Namespace) -> list[str]:
     --overflow error, such nodes are an error instead, raised here, before anything is written."""
     lines = []
     default = getattr(args, "default_precision", None)  # set by _load_onnx when it chose the default
-    if default is not None:
-        from ..frontend import onnx as onnx_frontend  # loaded already: an ONNX model was read
-    if default == onnx_frontend.EXACT:
+    if default == "exact":  # onnx_frontend.EXACT, without importing the frontend for a JSON graph
         lines.append(f"hlsfuse: precision {default} (the default for quantized models): the quantizers' types, and "
                      "between them each node holds its exact result; --precision chooses others")
     elif default is not None:
+        from ..frontend import onnx as onnx_frontend  # loaded already: an ONNX model was read
+
         precision = onnx_frontend.precision_of(default)
         inputs = "the given input ranges" if args.input_range else "inputs anywhere in their types' ranges"
         lines.append(f"hlsfuse: precision {default} (the default): {precision.auto}-bit types with the integer bits "

@@ -37,6 +37,7 @@ __all__ = [
     "FloatType",
     "FLOAT32",
     "DEFAULT_PRECISION",
+    "EXACT",
     "DType",
     "Fmt",
     "parse_dtype",
@@ -55,6 +56,10 @@ DEFAULT_PRECISION = "auto:16,6"
 """The precision of an imported model's tensors when none is given (the ONNX frontend's default for
 models without quantizers: 16-bit types, integer bits from range analysis, at most 6); here, so that
 the command line names it without importing the frontend."""
+
+EXACT = "exact"
+"""The precision spelling of auto with exact nodes: every node gets the type that holds its exact result
+(the ONNX frontend's default for models with quantizers, quant.py); here beside DEFAULT_PRECISION."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..fileio import check_readable
 from ..graph_json import THRESHOLD, load_graph
 from ..ir import Graph, check_size
 from ..reference import quantize_inputs
-from ..types import DEFAULT_PRECISION
+from ..types import DEFAULT_PRECISION, EXACT
 
 __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",
            "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg",
@@ -197,7 +197,7 @@ def check_overflow(graph: Graph, args: argparse.Namespace) -> list[str]:
     --overflow error, such nodes are an error instead, raised here, before anything is written."""
     lines = []
     default = getattr(args, "default_precision", None)  # set by _load_onnx when it chose the default
-    if default == "exact":  # onnx_frontend.EXACT, without importing the frontend for a JSON graph
+    if default == EXACT:
         lines.append(f"hlsfuse: precision {default} (the default for quantized models): the quantizers' types, and "
                      "between them each node holds its exact result; --precision chooses others")
     elif default is not None:

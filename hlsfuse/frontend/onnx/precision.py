@@ -39,14 +39,10 @@ import numpy as np
 
 from ...errors import HlsfuseError
 from ...ir import Graph
-from ...types import DEFAULT_PRECISION, FLOAT32, DType, FixedType, parse_dtype
+from ...types import DEFAULT_PRECISION, EXACT, FLOAT32, DType, FixedType, parse_dtype
 
 __all__ = ["DEFAULT_PRECISION", "EXACT", "AUTO_WIDTH", "Precision", "MOVING_OPS", "load_precision_map", "precision_of",
            "int_bits_for"]
-
-EXACT = "exact"
-"""The precision spelling of auto with exact nodes: every node gets the type that holds its exact result
-(the default for models with quantizers, quant.py)."""
 
 AUTO_WIDTH = 16
 """Total bits of ``--precision auto`` without a width (and of what ``exact`` cannot hold exactly)."""

@@ -313,7 +313,13 @@ def _verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict
         input_positions = [tuple(map(position.__getitem__, node.inputs)) for node in order]
     sigs: dict[str, Sig] = {}
     patterns: dict[str, Pattern] = {}
-    _infer_all(order, types, sigs, patterns)
+    for t in _infer_all(order, types, sigs, patterns):
+        if _differs_in_vitis(t.dtype):
+            name = next(n for n, u in types.items() if u.dtype == t.dtype)
+            where = graph.node(name).where() if kinds[name] == "node" else f"{kinds[name]} '{name}'"
+            raise HlsfuseError(f"{where}: type {t.dtype} holds only 0 (SAT_SYM clips a 1-bit signed value to [0, 0]), "
+                               "but AMD's ap_fixed, which Vitis HLS uses, gives -1 for a negative value; use SAT, or "
+                               "a width of 2 or more")
 
     if not graph.outputs:
         raise HlsfuseError(f"graph '{graph.name}' has no outputs")
@@ -383,9 +389,16 @@ def _topological_order(nodes: tuple[Node, ...]) -> list[Node]:
     return order
 
 
+def _differs_in_vitis(dtype: DType) -> bool:
+    """A type whose arithmetic AMD's ap_fixed gets wrong (docs/hls.md, "Which headers are tested"): a 1-bit signed
+    SAT_SYM type. The other defects found are in operations that generated code avoids."""
+    return not dtype.is_float and dtype.width == 1 and dtype.signed and dtype.overflow == "SAT_SYM"
+
+
 def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, Sig],
-               patterns: dict[str, Pattern]) -> None:
-    """Infer the nodes in (topological) ``order``, adding their types, sigs and patterns.
+               patterns: dict[str, Pattern]) -> Iterable[TensorType]:
+    """Infer the nodes in (topological) ``order``, adding their types, sigs and patterns; returns the distinct
+    tensor types of the graph.
 
     A network repeats a few kinds of node many times (conv2d, add, relu on the same types), and the
     op's rules read only a node's signature: its op, input types, attributes and declared fields.
@@ -417,6 +430,7 @@ def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, 
             if key is not None:
                 inferred[key] = known
         sigs[node.name], patterns[node.name], types[node.name], type_no[node.name] = known
+    return numbers.keys()
 
 
 _EXACT = frozenset((str, int, bool, type(None)))  # equal values of one of these types are the same value

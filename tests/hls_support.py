@@ -8,8 +8,10 @@ it fails it, since CI must run every test.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -23,9 +25,11 @@ from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import lower
 from hlsfuse.outdir import Files, write_tree
 from hlsfuse.resources import hw_dir
+from hlsfuse.sim import csim
+from hlsfuse.sim.csim import CsimResult
 
 __all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "in_ci", "amd_cache", "amd_headers", "amd_include_flags",
-           "write_project"]
+           "write_project", "csim_both"]
 
 INCLUDE = hw_dir() / "hls" / "include"  # hlsfuse's work-alike ap_int.h, ap_fixed.h, hls_stream.h, ap_axi_sdata.h
 KERNELS_ROOT = hw_dir() / "hls"  # holds hlsfuse/kernels.h, included as <hlsfuse/kernels.h>
@@ -44,11 +48,20 @@ def amd_cache() -> Path:
 
 
 def amd_headers(cache: Path) -> Path:
-    """AMD's ap_types headers from the hls4ml wheel (downloaded once into ``cache``)."""
+    """AMD's ap_types headers from the hls4ml wheel (downloaded once into ``cache``; concurrent test workers wait
+    for the one that downloads them)."""
     target = cache / "hls4ml-1.3.0-ap_types"
     if (target / "ap_fixed.h").is_file():
         return target
     cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / "hls4ml.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / "ap_fixed.h").is_file():
+            _download_amd_headers(cache, target)
+    return target
+
+
+def _download_amd_headers(cache: Path, target: Path) -> None:
     download = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                 "--retries", "1", "--timeout", "30", HLS4ML, "-d", str(cache)]
     done = subprocess.run(download, capture_output=True, text=True, timeout=300)
@@ -59,6 +72,7 @@ def amd_headers(cache: Path) -> Path:
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
     staging = cache / "staging"
+    shutil.rmtree(staging, ignore_errors=True)  # what a killed run left
     with zipfile.ZipFile(wheels[0]) as wheel:
         members = [m for m in wheel.namelist() if m.startswith(AMD_DIR_IN_WHEEL) and not m.endswith("/")]
         for member in members:
@@ -67,7 +81,6 @@ def amd_headers(cache: Path) -> Path:
             out.write_bytes(wheel.read(member))
     assert (staging / "ap_fixed.h").is_file() and (staging / "hls_stream.h").is_file(), "unexpected hls4ml wheel layout"
     staging.replace(target)
-    return target
 
 
 def amd_include_flags(headers: Path) -> list[str]:
@@ -88,3 +101,17 @@ def write_project(graph, out: Path, plan=None, options: HlsOptions | None = None
     with contextlib.suppress(HlsfuseError):  # 64-bit constants: csim then runs on the project's own data/
         files["graph.json"] = json.dumps(graph_to_dict(graph))
     return write_tree(out, files, force=True, checksums=True)
+
+
+def csim_both(out, *args, **kwargs) -> CsimResult:
+    """``hlsfuse.sim.csim`` of a design built twice: against hlsfuse's work-alike headers and against AMD's own
+    (what Vitis HLS uses). The two runs must agree on everything they compare with the reference: the verdict,
+    the elements compared, the mismatches and the error, so that a design that is right under only one header set
+    fails here whatever the caller then checks. Returns the work-alike run."""
+    ours = csim(out, *args, **kwargs)
+    amd = csim(out, *args, hls_include=str(amd_headers(amd_cache())), **kwargs)
+    facts = ("passed", "frames", "compared", "failures", "mismatches", "error")
+    if any(getattr(ours, f) != getattr(amd, f) for f in facts):
+        raise AssertionError(f"{out}: AMD's headers and the work-alikes disagree\n"
+                             f"with AMD's headers: {amd.report()}\nwith the work-alikes: {ours.report()}")
+    return ours

@@ -6,8 +6,8 @@ buffer's push/snapshot with the harness's own padding/emit/real-tap geometry and
 hls::stream (or an hlsf::rom_reader) with the same raw inputs; fixed-point outputs must be identical,
 float32 ones close. The own and opaque stages get their buffers and iteration counts from the case, as a
 generated stage function would declare them.
-All cases are compiled into one program (g++ -Wall -Wextra -Werror against the work-alike headers); a
-subset is compiled once more against AMD's headers (hls4ml's copy) and must print the same values.
+All cases are compiled into one program (g++ -Wall -Wextra -Werror against the work-alike headers), and once
+more against AMD's headers (hls4ml's copy), which must give the same values.
 A last g++ run checks that misuse of the blocks (wrong buffer, weight or iteration counts, ranks) stops at
 compile time with a clear message.
 """
@@ -24,6 +24,7 @@ import pytest
 from hls_support import INCLUDE, KERNELS_ROOT, STRICT, amd_cache, amd_headers, amd_include_flags
 
 from hlsfuse import GraphBuilder
+from hlsfuse.backends.hls.toolchain import AMD_FLAGS, CXX_STANDARD
 from hlsfuse.lut import make_table
 from hlsfuse.ops.nn import pool_counts
 from hlsfuse.ops.opaque import softmax_tables
@@ -507,13 +508,6 @@ def make_cases() -> list[Case]:
 
 CASES = make_cases()
 # One case of every kernel and block for the build against AMD's headers (it compiles slowly).
-AMD_CASES = ("conv_stride_pad_dilation", "conv_depthwise", "conv_whole_image_64bit_acc", "maxpool_3x3_s2_pad",
-             "avgpool_exclude_pad", "avgpool_exclude_pad_counts", "avgpool_include_pad", "dense_rank3_saturating",
-             "matmul_batched_b_saturating", "softmax_small_tables", "softmax_float", "argmax_middle_axis_keepdims",
-             "topk_values", "topk_indices_all", "slice_reversed_outer", "slice_steps", "slice_reversed_middle_from_rom",
-             "pad_4d_saturating_value", "concat_last_axis_mixed_types", "transpose_rank6", "transpose_inner_blocks",
-             "quotient0_RND_CONV_SAT_SYM", "quotient4_RND_INF_SAT", "quotient5_RND_ZERO_WRAP",
-             "quotient6_TRN_ZERO_SAT_ZERO", "lut_fixed9_4_6")
 
 
 # --------------------------------------------------------------------------
@@ -591,13 +585,11 @@ def test_kernel_matches_reference(ours, n):
 
 
 def test_amd_headers_give_the_same_results(tmp_path):
+    """Every case, built against AMD's headers (with csim's flags for them, at -O1), matches the reference too."""
     headers = amd_headers(amd_cache())
-    by_name = {c.name: c for c in CASES}
-    cases = [by_name[name] for name in AMD_CASES]
-    # -O1 and no -Werror: AMD's headers are slow to compile and not warning-free; NDEBUG as in
-    # test_hls_headers.py (an assert of AMD's reads a bit outside the source in some assignments)
-    _, results = build_and_run(tmp_path, cases, amd_include_flags(headers), ["-std=c++14", "-O1", "-w", "-DNDEBUG"])
-    for n, case in enumerate(cases):
+    flags = [CXX_STANDARD, "-O1", *(f for f in AMD_FLAGS if f not in (CXX_STANDARD, "-O2"))]
+    _, results = build_and_run(tmp_path, CASES, amd_include_flags(headers), flags)
+    for n, case in enumerate(CASES):
         check(case, results[n])
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from hls_support import csim_both
 
 from hlsfuse import GraphBuilder
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.ir import Graph
 from hlsfuse.lower import Folding
-from hlsfuse.sim import csim
 
 F = "fixed<12,4>"
 
@@ -95,8 +95,8 @@ def test_reads_of_one_table_by_two_nodes_count_together():
     cpp = design(shared_table(), {"sg": 4, "ad": 4, "sg2": 4}).files["hls/shared.cpp"]
     body = function(cpp, "sigmoid")
     assert declares(body, "lut_sigmoid_0", 4, 64)  # 2 nodes x 4 lanes = 8 reads
-    assert "v_sg = lut_sigmoid_0_copies[l / 2][" in body  # reads 0..3: copies 0, 1
-    assert "v_sg2 = lut_sigmoid_0_copies[(l + 4) / 2][" in body  # reads 4..7: copies 2, 3
+    assert "v_sg = hlsf::element<t_sg>(lut_sigmoid_0_copies[l / 2][" in body  # reads 0..3: copies 0, 1
+    assert "v_sg2 = hlsf::element<t_sg2>(lut_sigmoid_0_copies[(l + 4) / 2][" in body  # reads 4..7: copies 2, 3
     assert "v_sg = lut_sigmoid_0[" not in body
 
 
@@ -105,9 +105,9 @@ def test_two_lanes_read_the_global_table():
         d = design(graph, lanes)
         cpp = d.files[f"hls/{graph.name}.cpp"]
         assert "_copies" not in cpp and "HLSFUSE_LUT" not in cpp
-        assert "HLSFUSE_LUT" not in d.files["hls/luts.h"] and "hlsfuse_replicate" not in d.files["hls/luts.h"]
+        assert "HLSFUSE_LUT" not in d.files["hls/luts.h"]
     cpp = design(shared_table(), {"sg": 1, "ad": 1, "sg2": 1}).files["hls/shared.cpp"]  # two reads: two ports
-    assert "v_sg2 = lut_sigmoid_0[hlsf::lut_index" in cpp and "_copies" not in cpp
+    assert "v_sg2 = hlsf::element<t_sg2>(lut_sigmoid_0[hlsf::lut_index" in cpp and "_copies" not in cpp
 
 
 def test_a_softmax_of_four_lanes_reads_copies_of_its_exp_table():
@@ -134,7 +134,7 @@ def test_copied_tables_are_bit_exact_in_csim(tmp_path):
     d = design(graph, {"sg": 8, "th": 4, "ad": 8, "sg2": 8, "sm": 4, "tot": 4})
     cpp = d.files["hls/replicas.cpp"]
     assert cpp.count("#pragma HLS ARRAY_PARTITION variable=lut_") == 4  # sigmoid, tanh, softmax exp, the sum's
-    result = csim(d.write(tmp_path / "out"), graph=graph)
+    result = csim_both(d.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()
 
 

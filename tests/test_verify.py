@@ -147,6 +147,18 @@ def test_unsupported_dtypes():
     )
 
 
+def test_a_type_amds_ap_fixed_computes_differently_is_refused():
+    """fixed<1,I,Q,SAT_SYM> holds only 0, which AMD's ap_fixed gets wrong (docs/hls.md); wherever it is declared."""
+    sym = parse_dtype("fixed<1,1,RND,SAT_SYM>")
+    tail = ("type fixed<1,1,RND,SAT_SYM> holds only 0 (SAT_SYM clips a 1-bit signed value to [0, 0]), but AMD's "
+            "ap_fixed, which Vitis HLS uses, gives -1 for a negative value; use SAT, or a width of 2 or more")
+    assert rejected([N("n", "relu", ["x"], dtype=sym)], ["n"]) == f"node 'n' (relu): {tail}"
+    assert rejected([N("n", "relu", ["x"], dtype=Q)], ["n"], inputs=[inp("x", dtype=sym)]) == f"input 'x': {tail}"
+    assert rejected([N("n", "add", ["x", "c"])], ["n"], constants=[const("c", (1, 4), sym)]) == f"constant 'c': {tail}"
+    for fine in ("fixed<1,1,RND,SAT>", "ufixed<1,1,RND,SAT_SYM>", "fixed<2,1,RND,SAT_SYM>"):
+        graph([N("n", "relu", ["x"], dtype=parse_dtype(fine))], ["n"])
+
+
 def test_outputs_that_name_nothing():
     nodes = [N("n", "relu", ["x"])]
     assert rejected(nodes, ["zz"]) == "output 'zz' names nothing (no node of that name)"

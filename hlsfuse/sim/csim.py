@@ -11,6 +11,7 @@ the headers, the flags and the compiler, so repeated runs of the same design do 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -26,7 +27,7 @@ import numpy as np
 
 from .. import reference
 from ..backends.hls.data import data_files, random_frames
-from ..backends.hls.toolchain import cxxflags
+from ..backends.hls.toolchain import POISON_FLAG, cxxflags
 from ..errors import HlsfuseError
 from ..graph_json import load_graph
 from ..ir import Graph
@@ -163,6 +164,16 @@ def _compiler_version() -> str:
     return done.stdout
 
 
+@functools.cache
+def _accepts_poison() -> bool:
+    """g++ accepts POISON_FLAG (g++ 12 and newer)."""
+    cmd = ["g++", POISON_FLAG, "-fsyntax-only", "-x", "c++", os.devnull]
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=60).returncode == 0
+    except FileNotFoundError:
+        raise HlsfuseError("g++ is not installed; C simulation needs it (apt-get install g++)") from None
+
+
 def _build_key(hls: Path, sources: Sequence[str], flags: Sequence[str], hls_include: str | None) -> str:
     digest = hashlib.sha256()
     digest.update(_compiler_version().encode())
@@ -185,7 +196,7 @@ def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bo
     if hls_include and not (Path(hls_include) / "ap_fixed.h").is_file():
         raise HlsfuseError(f"--hls-include {hls_include}: no ap_fixed.h there")
     sources = (f"{top}.cpp", f"tb_{top}.cpp")
-    flags = cxxflags(hls_include)
+    flags = cxxflags(hls_include, poison=bool(hls_include) and _accepts_poison())
     folder = cache.root("csim") / _build_key(hls, sources, flags, hls_include)
     binary = folder / f"csim_{top}"
     if cache.intact(binary):

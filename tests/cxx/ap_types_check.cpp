@@ -2,7 +2,8 @@
 // uses, for exhaustive small cases. tests/test_hls_headers.py generates values.inc (value tables) and
 // cases.inc (the numbered case list), builds this program against hlsfuse's work-alike headers and
 // against AMD's (hls4ml's copy), checks every value against hlsfuse.types, and requires both builds to
-// print the same values (but for "Z", printed with hlsfuse's headers only, and AMD's known defects).
+// print the same values (but for "Z", the poison of default construction, printed with hlsfuse's headers only,
+// and AMD's known defects).
 //
 // Output: one line per case, "<tag> <id> <values in hex>"; raw values are the W-bit patterns read
 // through range(), doubles and floats their IEEE bit patterns. Only AMD's documented API is used here.
@@ -11,6 +12,7 @@
 #include <ap_fixed.h>
 #include <ap_int.h>
 #include <hls_stream.h>
+#include <hlsfuse/numeric.h>  // hlsf::lanes, the token a channel of several lanes carries
 
 #include <cstdio>
 #include <cstring>
@@ -60,11 +62,21 @@ void put_type(const ap_int_base<W, S>&) {
   put(S);
 }
 
+// The sign: is_neg() of an ap_fixed (generated code calls it), a < 0 of an ap_int (which has no is_neg()).
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O, int N>
+bool is_negative(const ap_fixed_base<W, I, S, Q, O, N>& x) {
+  return x.is_neg();
+}
+template <int W, bool S>
+bool is_negative(const ap_int_base<W, S>& x) {
+  return x < 0;
+}
+
 unsigned cmp_mask(bool lt, bool le, bool gt, bool ge, bool eq, bool ne) {
   return lt | (le << 1) | (gt << 2) | (ge << 3) | (eq << 4) | (ne << 5);
 }
 
-#include "values.inc"  // kDoubles, kFloats, kInts, kLongs, kUnsigneds, kSmallInts
+#include "values.inc"  // kDoubles, kFloats, kInts, kLongs, kUnsigneds, kSmallInts, kPatterns
 
 // Every raw value of Src assigned to Dst.
 template <class Src, class Dst>
@@ -246,17 +258,32 @@ void check_bit_writes(int id) {
 }
 
 #ifdef HLSFUSE_AP_FIXED_H
-// Only with hlsfuse's headers: default construction gives 0 (AMD leaves the value undefined).
+// Only with hlsfuse's headers: default construction poisons a value (AMD leaves it undefined): never 0, and
+// another value at each construction. Eight of each type (an ap_uint of 100 bits: its words or'ed), and a
+// packet's fields.
 void check_defaults() {
-  const ap_fixed<8, 3> f;
-  const ap_uint<5> u;
-  const hls::axis<ap_fixed<12, 4>, 0, 0, 0> p;
-  const ap_axiu<16, 0, 0, 0> q;
   begin("Z", 0);
-  put(bits(f));
-  put(bits(u));
-  put(bits(p.data) | bits(p.keep) | bits(p.strb) | bits(p.last));
-  put(bits(q.data) | bits(q.keep) | bits(q.strb) | bits(q.last));
+  for (int k = 0; k < 8; ++k) {
+    const ap_fixed<8, 3> f;
+    const ap_ufixed<1, 1> b;
+    const ap_int<1> i;
+    const ap_uint<5> u;
+    const ap_int<64> l;
+    const ap_uint<100> wide;
+    put(bits(f));
+    put(bits(b));
+    put(bits(i));
+    put(bits(u));
+    put(bits(l));
+    put(wide.range(63, 0).to_uint64() | wide.range(99, 64).to_uint64());
+  }
+  end();
+  const hls::axis<ap_fixed<12, 4>, 0, 0, 0> p;
+  begin("Z", 1);
+  put(bits(p.data));
+  put(bits(p.keep));
+  put(bits(p.strb));
+  put(bits(p.last));
   end();
 }
 #else
@@ -312,6 +339,220 @@ void check_axis() {
   put(bits(got.last));
   q.data = -5;
   put(bits(q.data));
+  end();
+}
+
+// --------------------------------------------------------------------------------------------------------
+// Random operands at any width (widths 1 to 64, every mode): random.inc lists the cases and their values.
+// Operand k of a case is pattern k of kPatterns read as the operand's type (its low W bits); the second operand
+// of a pair is pattern (5 k + 1) mod N. Nothing here is checked against a model: the two header sets must agree.
+// --------------------------------------------------------------------------------------------------------
+
+const int kPairStep = 5;
+
+// Src assigned to Dst: copy-initialization (a converting constructor) and assignment over another value.
+template <class Src, class Dst>
+void random_assign(int id) {
+  begin("QA", id);
+  for (unsigned long long p : kPatterns) {
+    const Src s = from_bits<Src>(p);
+    const Dst d = s;
+    Dst e = from_bits<Dst>(~p);
+    e = s;
+    put(bits(d));
+    put(bits(e));
+  }
+  end();
+}
+
+// Dst constructed from the case's doubles and floats, and from C integers of every kind.
+template <class Dst, int ND, int NF>
+void random_reals(int id, const double (&doubles)[ND], const float (&floats)[NF]) {
+  begin("QD", id);
+  for (double v : doubles) put(bits(Dst(v)));
+  end();
+  begin("QF", id);
+  for (float v : floats) put(bits(Dst(v)));
+  end();
+  begin("QI", id);
+  for (unsigned long long p : kPatterns) {
+    put(bits(Dst(static_cast<long long>(p))));
+    put(bits(Dst(static_cast<long>(p))));  // weights.h spells a 64-bit raw integer as a hexadecimal: a long
+    put(bits(Dst(static_cast<unsigned long long>(p))));
+    put(bits(Dst(static_cast<int>(p))));
+    put(bits(Dst(static_cast<unsigned>(p))));
+    put(bits(Dst(static_cast<short>(p))));
+    put(bits(Dst(static_cast<signed char>(p))));
+    put(bits(Dst((p & 1) != 0)));
+  }
+  end();
+}
+
+// +, -, * and every comparison at full precision, and the result types.
+template <class A, class B>
+void random_arith(int id) {
+  const int n = sizeof(kPatterns) / sizeof(kPatterns[0]);
+  const A a0 = from_bits<A>(0);
+  const B b0 = from_bits<B>(0);
+  begin("QT", id);
+  put_type(a0 + b0);
+  put_type(a0 - b0);
+  put_type(a0 * b0);
+  end();
+  begin("QR", id);
+  for (int k = 0; k < n; ++k) {
+    const A a = from_bits<A>(kPatterns[k]);
+    const B b = from_bits<B>(kPatterns[(kPairStep * k + 1) % n]);
+    put(bits(a + b));
+    put(bits(a - b));
+    put(bits(a * b));
+    put(cmp_mask(a < b, a <= b, a > b, a >= b, a == b, a != b));
+  }
+  end();
+}
+
+// The same with a C int on either side, the ints of kInts.
+template <class A>
+void random_arith_int(int id) {
+  begin("QC", id);
+  for (unsigned long long p : kPatterns) {
+    const A a = from_bits<A>(p);
+    for (int v : kInts) {
+      put(bits(a + v));
+      put(bits(v - a));
+      put(bits(a * v));
+      put(cmp_mask(a < v, a <= v, v < a, v <= a, a == v, v != a));
+    }
+  }
+  end();
+}
+
+// acc += a * b, acc -= b, acc *= b: full precision, assigned with the accumulator's modes.
+template <class Acc, class A, class B>
+void random_compound(int id) {
+  const int n = sizeof(kPatterns) / sizeof(kPatterns[0]);
+  begin("QM", id);
+  for (int k = 0; k < n; ++k) {
+    const A a = from_bits<A>(kPatterns[k]);
+    const B b = from_bits<B>(kPatterns[(kPairStep * k + 1) % n]);
+    Acc acc = a;
+    acc += a * b;
+    put(bits(acc));
+    acc -= b;
+    put(bits(acc));
+    acc *= b;
+    put(bits(acc));
+    acc += b;
+    put(bits(acc));
+  }
+  end();
+}
+
+// Unary minus, shifts by the case's counts (negative, past the width), conversions, sign, bit and range reads
+// and writes at the case's positions (on signed and negative values too), comparisons with doubles and ints.
+template <class A, int NS, int NR>
+void random_unary(int id, const int (&shifts)[NS], const int (&ranges)[NR][2]) {
+  begin("QU", id);
+  for (unsigned long long p : kPatterns) {
+    const A a = from_bits<A>(p);
+    put(bits(-a));
+    for (int n : shifts) {
+      put(bits(a << n));
+      put(bits(a >> n));
+      A s = a;
+      s <<= n;
+      put(bits(s));
+      s = a;
+      s >>= n;
+      put(bits(s));
+    }
+    put(static_cast<unsigned>(a.to_int()));
+    put(a.to_uint());
+    put(static_cast<unsigned long long>(a.to_int64()));
+    put(a.to_uint64());
+    put(double_bits(a.to_double()));
+    put(float_bits(a.to_float()));
+    put(is_negative(a));
+    put(a.length());
+    for (const int (&r)[2] : ranges) {
+      put(a.range(r[0], r[1]).to_uint64());
+      put(a.range(r[0], r[1]).length());
+      put(a[r[1]]);
+      A w = a;
+      w.range(r[0], r[1]) = ~p;
+      put(bits(w));
+      w.range(r[0], r[1]) = a.range(r[0] - r[1], 0);
+      put(bits(w));
+      w[r[0]] = ((p >> 7) & 1) != 0;
+      put(bits(w));
+    }
+    put(cmp_mask(a < 0.75, a <= -0.5, a > -1.25, a >= 1.0, a == 0.5, a != 0.0));
+    put(cmp_mask(0.75 < a, -0.5 <= a, a > 1, 0 >= a, a == 0, -1 != a));
+  }
+  end();
+}
+
+// ap_int/ap_uint only: &, |, ^, ~, shifts by an ap_int count, increments, conversion to a C integer.
+template <class A, class B>
+void random_int_ops(int id) {
+  const int n = sizeof(kPatterns) / sizeof(kPatterns[0]);
+  begin("QL", id);
+  for (int k = 0; k < n; ++k) {
+    const A a = from_bits<A>(kPatterns[k]);
+    const B b = from_bits<B>(kPatterns[(kPairStep * k + 1) % n] % 80);  // counts past the width too
+    put(bits(a & b));
+    put(bits(a | b));
+    put(bits(a ^ b));
+    put(bits(~a));
+    put(bits(a << b));
+    put(bits(a >> b));
+    A c = a;
+    c++;
+    ++c;
+    put(bits(c));
+    c--;
+    --c;
+    --c;
+    put(bits(c));
+    put(static_cast<unsigned long long>(static_cast<long long>(a)));
+  }
+  end();
+}
+
+// hls::stream of the types generated code streams: elements, tokens of lanes (a struct of an array) and
+// AXI4-Stream packets, written, counted and read back in order.
+template <class T, int L>
+void random_streams(int id) {
+  hls::stream<T> scalars("scalars");
+  hls::stream<hlsf::lanes<T, L> > tokens("tokens");
+  hls::stream<hls::axis<T, 0, 0, 0> > packets("packets");
+  for (unsigned long long p : kPatterns) {
+    scalars.write(from_bits<T>(p));
+    hlsf::lanes<T, L> t;
+    for (int l = 0; l < L; ++l) t.v[l] = from_bits<T>(p >> l);
+    tokens.write(t);
+    hls::axis<T, 0, 0, 0> packet;
+    packet.data = from_bits<T>(~p);
+    packet.keep = -1;
+    packet.strb = -1;
+    packet.last = p & 1;
+    packets.write(packet);
+  }
+  begin("QS", id);
+  put(scalars.size());
+  put(tokens.size());
+  put(packets.size());
+  while (!scalars.empty()) {
+    put(bits(scalars.read()));
+    const hlsf::lanes<T, L> t = tokens.read();
+    for (int l = 0; l < L; ++l) put(bits(t.v[l]));
+    const hls::axis<T, 0, 0, 0> packet = packets.read();
+    put(bits(packet.data));
+    put(bits(packet.keep));
+    put(bits(packet.strb));
+    put(bits(packet.last));
+  }
+  put(packets.empty());
   end();
 }
 

@@ -21,7 +21,7 @@ from ...lut import Table
 from ...ops import lut as lut_ops
 from ...ops.opaque import softmax_tables
 from ...types import DType
-from .cxx import Literal, float_literal, literal, raw_lines, raw_storage, spell_type
+from .cxx import float_literal, raw_lines, raw_storage, spell_type
 from .names import Names, assign_names, fresh
 from .options import HlsOptions
 
@@ -37,8 +37,9 @@ class TableView:
 
     name: str
     function: str
-    type: str  # C++ element type
-    entries: tuple[Literal, ...]
+    type: str  # C++ type of an entry's value
+    storage: str  # how the table stores its entries' raw integers (cxx.raw_storage), read back by hlsf::element<type>
+    raw: tuple[int, ...]  # the entries' raw integers
     in_width: int  # W of the input format (the table indexes its raw integer)
     signed: bool
     shift: int
@@ -97,14 +98,13 @@ class Context:
 
 
 def _table_view(name: str, table: Table) -> TableView:
-    ctype = spell_type(table.out_type)
-    entries = tuple(literal(int(v), table.out_type, ctype) for v in table.entries)
     fmt = table.in_fmt
     return TableView(
         name=name,
         function=table.function,
-        type=ctype,
-        entries=entries,
+        type=spell_type(table.out_type),
+        storage=raw_storage(table.out_type),
+        raw=tuple(int(v) for v in table.entries),
         in_width=fmt.width,
         signed=fmt.signed,
         shift=table.shift,

@@ -28,12 +28,12 @@ from ...outdir import Files
 from ...resources import hw_dir
 from ..templates import render, render_later
 from .context import Context, TableView, make_context, rom_lines
-from .cxx import spell_type
+from .cxx import raw_lines, spell_type
 from .data import data_files, data_path, random_frames
 from .names import fresh
 from .options import HlsOptions
 from .stages import stage_view
-from .toolchain import CXX_STANDARD, INCLUDE_DIR, cxxflags
+from .toolchain import CXX_STANDARD, INCLUDE_DIR, POISON_FLAG, cxxflags
 
 __all__ = ["emit_hls", "WORKALIKE_HEADERS"]
 
@@ -82,12 +82,13 @@ class ChannelView:
 
 @dataclass(frozen=True)
 class ArrayView:
-    """A lookup table of luts.h."""
+    """A lookup table of luts.h: its entries' raw integers, in ``storage``, read back as ``type``."""
 
     name: str
     type: str
+    storage: str
     size: int
-    rows: tuple[tuple[str, ...], ...]
+    rows: tuple[str, ...]  # the raw integers, a line of comma-separated values each
     note: str
     replicated: bool = False  # a lookup table some stage keeps copies of (luts.h lists it as HLSFUSE_LUT_<name>)
 
@@ -153,10 +154,6 @@ def _ports(ctx: Context) -> tuple[PortView, ...]:
     return tuple(views)
 
 
-def _rows(items: list[str]) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(items[k : k + _ROW]) for k in range(0, len(items), _ROW))
-
-
 def _roms(ctx: Context) -> tuple[RomView, ...]:
     views = []
     for rom in ctx.plan.roms:
@@ -170,7 +167,7 @@ def _luts(ctx: Context, replicated: set[str]) -> tuple[ArrayView, ...]:
     every = list(ctx.tables.values()) + [t for pair in ctx.softmax_tables.values() for t in pair]
     unique: dict[str, TableView] = {t.name: t for t in every}
     return tuple(
-        ArrayView(t.name, t.type, len(t.entries), _rows([e.value for e in t.entries]), t.note,
+        ArrayView(t.name, t.type, t.storage, len(t.raw), raw_lines(t.raw, per_line=_ROW), t.note,
                   replicated=t.name in replicated)
         for t in unique.values()
     )
@@ -254,6 +251,7 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "uses_math": any(s.uses_math for s in stages),
         "workalike_flags": " ".join(cxxflags()),
         "amd_flags": " ".join(cxxflags("$(HLS_INCLUDE)")),
+        "poison_flag": POISON_FLAG,
         "include_dir": INCLUDE_DIR,
         "std": CXX_STANDARD,
         "guard": top.upper(),

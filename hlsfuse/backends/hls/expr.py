@@ -99,8 +99,6 @@ _PLAIN = {
     "sub": "sub",
     "mul": "mul",
     "scale": "mul",
-    "maximum": "maximum",
-    "minimum": "minimum",
     "relu": "relu",
     "neg": "neg",
     "abs": "abs",
@@ -110,7 +108,7 @@ _PLAIN = {
     "expand_dims": "assign",
     "transpose": "assign",  # only an identity reorder runs in a map loop (lower.elements checks it)
 }
-MAP_OPS = frozenset(_PLAIN) | {"leaky_relu", "clip", "cast", *LUT_FUNCTIONS}
+MAP_OPS = frozenset(_PLAIN) | {"maximum", "minimum", "leaky_relu", "clip", "cast", *LUT_FUNCTIONS}
 """Every op ``body`` computes."""
 
 
@@ -119,6 +117,11 @@ def _special(ctx: Context, node: str) -> tuple[str, dict[str, Any]]:
     n = ctx.graph.node(node)
     sig = ctx.graph.sigs[node]
     out_float = sig.out_dtype.is_float
+    if n.op in ("maximum", "minimum"):
+        # which operand is the signed one when exactly one is (ops.j2's `greater` decides its sign first)
+        a, b = sig.dtypes
+        signed = None if out_float or a.is_float or b.is_float or a.signed == b.signed else int(b.signed)
+        return n.op, {"signed": signed}
     if n.op == "leaky_relu":
         if out_float:
             return "leaky_relu", {"alpha": float_literal(sig["alpha"])}

@@ -38,7 +38,7 @@ class Copies:
 
     name: str  # the local array
     table: str  # the global table (luts.h), whose HLSFUSE_LUT_<table> lists the entries
-    type: str
+    type: str  # how an entry is stored (the table's raw-integer storage)
     size: int
     copies: int
     reads: int  # per iteration
@@ -87,8 +87,8 @@ def plan(ctx: Context, stage: Stage) -> tuple[Copies, ...]:
     """The copies of the tables ``stage`` reads more than ``ROM_PORTS`` times in one iteration, named in the
     current function."""
     views = _views(ctx, stage)
-    return tuple(Copies(ctx.names.local(f"{views[t.key].name}_copies"), views[t.key].name, views[t.key].type,
-                        len(views[t.key].entries), t.copies, t.reads)
+    return tuple(Copies(ctx.names.local(f"{views[t.key].name}_copies"), views[t.key].name, views[t.key].storage,
+                        len(views[t.key].raw), t.copies, t.reads)
                  for t in stage_tables(ctx.graph, stage) if t.copies)
 
 def use(reader: Reader, copies: Sequence[Copies]) -> Body:

@@ -11,9 +11,10 @@
 //                             type, or of the result type of ap arithmetic (AMD returns ap_fixed_base there)
 //   is_fixed<T>::value        true for ap_fixed/ap_ufixed (and their arithmetic results)
 //   raw_of(x) / from_raw<T>(r)  the raw integer R of a value (sign-extended to long long) and back
-//   raw<W, SIGNED>::type      how a ROM stores W-bit raw integers (weights.h lists a fixed-point constant's raw
-//                             integers): ap_int<W>/ap_uint<W> for synthesis, the smallest C integer in C
-//                             simulation (a brace list of millions of them compiles in seconds)
+//   raw<W, SIGNED>::type      how a ROM or a lookup table stores W-bit raw integers (weights.h and luts.h list
+//                             them): ap_int<W>/ap_uint<W> for synthesis, the smallest C integer in C simulation
+//                             (a brace list of millions of them compiles in seconds). Defining HLSFUSE_AP_ROMS
+//                             gives C simulation the synthesis form, which the tests build with both header sets
 //   element<T>(s)             a stored element as T: from_raw<T> of a raw integer, or s itself when it is a T
 //   product_t<A, B>           the exact type of a * b (double for float operands)
 //   sum_t<T, N>               the exact type of a sum of N values of T: W + ceil(log2 N), I + ceil(log2 N)
@@ -22,7 +23,8 @@
 //   accumulate(acc, term)     acc += term, exactly, also for a 64-bit accumulator
 //   assign_quotient<T_OUT>(acc, n)   the exact quotient acc / n assigned to T_OUT (means, average pools)
 //   lut_index<W, SIGNED, SHIFT>(x)   table index (X - X_min) >> SHIFT of hlsfuse/lut.py
-//   lut_lookup(x, table)      table[lut_index(x)] with W, SIGNED from x's type and SHIFT from the table size
+//   lut_lookup<E>(x, table)   element<E>(table[lut_index(x)]) with W, SIGNED from x's type and SHIFT from the table
+//                             size (a table of E's raw integers, as luts.h holds them, or of E values)
 //   lut_copy(table, r)        the table read number r of an iteration reads: the table itself, or of a stage's
 //                             copies [C][N] (each a 2-port ROM serving two reads) copy r / 2
 //   lanes<T, L>               a token of L elements of T (element 0 first): what a channel of L lanes carries
@@ -108,7 +110,7 @@ T from_raw(long long r) {
 // How a ROM stores the raw integers of W-bit values, and an element read back as its type T.
 template <int W, bool SIGNED>
 struct raw {
-#ifdef __SYNTHESIS__
+#if defined(__SYNTHESIS__) || defined(HLSFUSE_AP_ROMS)
   typedef typename std::conditional<SIGNED, ap_int<W>, ap_uint<W> >::type type;
 #else
   typedef typename std::conditional<
@@ -312,14 +314,14 @@ unsigned lut_index(const T& x) {
   return static_cast<unsigned>(bits >> SHIFT);
 }
 
-// table[(X - X_min) >> shift] for a table of N = 2^min(W, table_bits) entries built by hlsfuse/lut.py for
+// Entry (X - X_min) >> shift, as an E, of a table of N = 2^min(W, table_bits) entries built by hlsfuse/lut.py for
 // x's format: shift = W - log2(N) follows from the table's size.
-template <class T, class E, int N>
-E lut_lookup(const T& x, const E (&table)[N]) {
+template <class E, class T, class S, int N>
+E lut_lookup(const T& x, const S (&table)[N]) {
 #pragma HLS INLINE
   static_assert(N >= 2 && (N & (N - 1)) == 0, "lut_lookup: the table size must be a power of two");
   static_assert(ceil_log2(N) <= format<T>::width, "lut_lookup: the table has more entries than x has values");
-  return table[lut_index<format<T>::width, format<T>::is_signed, format<T>::width - ceil_log2(N)>(x)];
+  return element<E>(table[lut_index<format<T>::width, format<T>::is_signed, format<T>::width - ceil_log2(N)>(x)]);
 }
 
 // lut_copy(table, r): a table of one ROM serves every read (at most two per iteration), a stage's copies of a

@@ -16,8 +16,9 @@
 //         exp:    d = x[i] - m (exact: the type of `x - m`)   e[i] = exp_table[d]   s = sum(e) (exact: sum_t<T_EXP, N>,
 //                 a token's lanes by a tree of adders first, exact as well)
 //         write:  r = recip_table[s]   y = T_OUT(e[i] * r)   (the exact product, assigned once)
-//       The tables are hlsfuse.ops.opaque.softmax_tables(sig)[0:2] (their index shifts follow from their sizes,
-//       see lut_lookup); x and e hold one row. With L > 2 exp_table is the stage's copies [ceil(L / 2)][E] of
+//       The tables are hlsfuse.ops.opaque.softmax_tables(sig)[0:2], of T_EXP and T_RECIP values or (as luts.h
+//       holds them) their raw integers (their index shifts follow from their sizes, see lut_lookup); x and e
+//       hold one row. With L > 2 exp_table is the stage's copies [ceil(L / 2)][E] of
 //       the exp table, lane l reading copy l / 2 (lut_copy): the L lookups of an iteration need L ROM ports.
 //   softmax_float_stage<ROWS, N>(in, out, x)
 //       float32 softmax: exp(x - max) / sum, in float (compared with a tolerance, as float results are); no
@@ -53,9 +54,9 @@ namespace hlsf {
 // --------------------------------------------------------------------------------------------------------
 
 template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int L = 1, class IN, class EXPS,
-          int R>
+          class RECIPS, int R>
 void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
-                   const T_RECIP (&recip_table)[R], T_IN (&x)[N], T_EXP (&e)[N]) {
+                   const RECIPS (&recip_table)[R], T_IN (&x)[N], T_EXP (&e)[N]) {
   static_assert(N % L == 0, "softmax_stage: a row is whole tokens");
   typedef decltype(std::declval<T_IN>() - std::declval<T_IN>()) D;  // the exact x - m
   typedef sum_t<T_EXP, N> S;  // holds every partial sum of a row exactly, so a token's tree adds exactly too
@@ -83,7 +84,7 @@ void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, con
       for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
         const D d = x[i * L + l] - m;
-        const T_EXP ei = lut_lookup(d, lut_copy(exp_table, l));
+        const T_EXP ei = lut_lookup<T_EXP>(d, lut_copy(exp_table, l));
         e[i * L + l] = ei;
         terms[l] = ei;
       }
@@ -94,7 +95,7 @@ void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, con
         accumulate(s, part);
       }
     } else {
-      const T_RECIP r = lut_lookup(s, recip_table);
+      const T_RECIP r = lut_lookup<T_RECIP>(s, recip_table);
       typename token<T_OUT, L>::type y;
       for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
@@ -250,7 +251,7 @@ void topk_stage(IN& in, hls::stream<T_OUT>& out) {
   static_assert(K >= 1 && K <= N, "topk_stage: K must be in 1..N");
   static_assert(N % L == 0, "topk_stage: a row is whole tokens");
   const int TOKENS = N / L;
-  T_IN value[K] = {};  // zeroed only to quiet g++'s -Wmaybe-uninitialized: slots are written before they are read
+  T_IN value[K] = {};  // slot p is read only once filled (p < at); {} clears only float slots, for g++
   int index[K] = {};
 #pragma HLS ARRAY_PARTITION variable=value type=complete
 #pragma HLS ARRAY_PARTITION variable=index type=complete

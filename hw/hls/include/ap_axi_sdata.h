@@ -6,9 +6,10 @@
 //
 // As in AMD's current header, keep and strb are ap_uint<(bits of T + 7) / 8>, last is ap_uint<1>, and
 // user/id/dest are ap_uint<width>, or an empty placeholder struct when their width is 0 (the form hlsfuse
-// generates: hls::axis<ap_fixed<...>, 0, 0, 0>). Every member is value-initialized, so a default-
-// constructed packet is all zeros. AMD's EnableSignals/StrictEnablement template arguments and the
-// get_/set_ accessors are not provided; generated code uses the members directly.
+// generates: hls::axis<ap_fixed<...>, 0, 0, 0>). As in AMD's, the members are default-constructed: a
+// packet's fields are undefined until written (poisoned by the work-alike ap_int.h/ap_fixed.h, left as the
+// stack was by AMD's), so a sender sets every field it sends. AMD's EnableSignals/StrictEnablement template
+// arguments and the get_/set_ accessors are not provided; generated code uses the members directly.
 //
 // This header uses only the public ap_int/ap_fixed API, and includes them with <>, so it also works on
 // top of AMD's ap_int.h/ap_fixed.h/hls_stream.h (hls4ml's copy of them does not ship ap_axi_sdata.h).
@@ -64,13 +65,13 @@ template <typename T, std::size_t WUser = 0, std::size_t WId = 0, std::size_t WD
 struct axis {
   static const std::size_t width_keep = (axis_detail::bit_width<T>::value + 7) / 8;
 
-  T data{};
-  ap_uint<width_keep> keep{};
-  ap_uint<width_keep> strb{};
-  typename axis_detail::signal<WUser>::type user{};
-  ap_uint<1> last{};
-  typename axis_detail::signal<WId>::type id{};
-  typename axis_detail::signal<WDest>::type dest{};
+  T data;
+  ap_uint<width_keep> keep;
+  ap_uint<width_keep> strb;
+  typename axis_detail::signal<WUser>::type user;
+  ap_uint<1> last;
+  typename axis_detail::signal<WId>::type id;
+  typename axis_detail::signal<WDest>::type dest;
 };
 
 }  // namespace hls

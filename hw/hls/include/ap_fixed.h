@@ -153,8 +153,9 @@ struct ap_fixed_base {
   static const ap_q_mode qmode = Q;
   static const ap_o_mode omode = O;
 
-  // Construction and assignment round and saturate with this type's modes (header comment).
-  ap_fixed_base() : raw_(0) {}
+  // Construction and assignment round and saturate with this type's modes (header comment). Default
+  // construction leaves the value undefined, as AMD's does: poisoned (ap_detail::poison in ap_int.h).
+  ap_fixed_base() { ap_detail::access::set_bits(*this, ap_detail::poison(W)); }
   template <int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2, int N2>
   ap_fixed_base(const ap_fixed_base<W2, I2, S2, Q2, O2, N2>& x) { set(ap_detail::access::value(x), W2 - I2); }
   template <int W2, bool S2>
@@ -264,6 +265,8 @@ struct ap_fixed_base {
   friend struct ap_detail::access;
   raw_type raw_;
 
+  ap_fixed_base(ap_detail::raw_tag, raw_type raw) : raw_(raw) {}
+
   template <int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2, int N2>
   int compare(const ap_fixed_base<W2, I2, S2, Q2, O2, N2>& b) const {
     return ap_detail::compare(raw_, W - I, ap_detail::access::value(b), W2 - I2);
@@ -289,7 +292,7 @@ struct ap_fixed_base {
   }
 
   ap_fixed_base shifted(long long n) const {  // n > 0: left, n < 0: right
-    ap_fixed_base r;
+    ap_fixed_base r(ap_detail::raw_tag(), 0);
     if (n >= W) return r;
     if (n >= 0) {
       ap_detail::access::set_bits(r, static_cast<ap_detail::u64>(raw_) << n);

@@ -78,6 +78,27 @@ inline wide from_bits(u64 bits, int w, bool s) {
 // Wrap-around: the value of the low w bits of v.
 inline wide wrap(wide v, int w, bool s) { return from_bits(static_cast<u64>(v), w, s); }
 
+// The bits of a default-constructed value. AMD's default constructors leave a value undefined (they do not
+// write ap_private's storage, so a local holds whatever its stack held), and a value read before it is
+// written is a bug that AMD's C simulation shows only by chance. Here it shows every time: default
+// construction *poisons* a value with the next number of a fixed pseudo-random sequence (splitmix64), never
+// zero in its low w bits, so code relying on it computes wrong numbers in every C simulation, the same
+// wrong numbers in every run. Objects of static storage are poisoned too, where C++ and AMD's headers would
+// leave zeros: hlsfuse's generated code writes every memory in a frame before reading it, and a design that
+// relied on a zeroed static would compute different numbers in its second frame anyway.
+inline u64 poison(int w) {
+  static u64 state = 0;
+  state += 0x9E3779B97F4A7C15ULL;
+  u64 z = state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return (z & low_mask(w)) != 0 ? z : 1;
+}
+
+// Tag of the constructors that set a value's raw integer directly (access::make), which need no poison.
+struct raw_tag {};
+
 // Floor of v / 2^k (arithmetic shift), for any k >= 0.
 inline wide shift_down(wide v, int k) { return v >> (k < kShiftCap ? k : kShiftCap); }
 
@@ -156,9 +177,7 @@ struct access {
     static_assert(T::width <= 64,
                   "hlsfuse ap_int/ap_uint: an exact intermediate (product, sum, negation) wider than 64 bits is not "
                   "supported by these work-alike headers");
-    T r;
-    r.raw_ = static_cast<typename T::raw_type>(exact);
-    return r;
+    return T(raw_tag(), static_cast<typename T::raw_type>(exact));
   }
   template <class T>
   static u64 trunc_bits(const T& x) { return x.trunc_bits(); }
@@ -266,8 +285,9 @@ struct ap_int_base {
   static const bool sign_flag = S;
 
   // Construction and assignment: from ap_int/ap_uint and C integers keep the low W bits; from
-  // double/float and ap_fixed round toward zero, then keep the low W bits.
-  ap_int_base() : raw_(0) {}
+  // double/float and ap_fixed round toward zero, then keep the low W bits. Default construction leaves
+  // the value undefined, as AMD's does: poisoned (ap_detail::poison).
+  ap_int_base() { set_bits(ap_detail::poison(W)); }
   template <int W2, bool S2>
   ap_int_base(const ap_int_base<W2, S2>& x) { set_bits(ap_detail::access::word(x, 0)); }
   template <class T, class = ap_detail::if_c_int<T>>
@@ -386,6 +406,7 @@ struct ap_int_base {
   friend struct ap_detail::access;
   raw_type raw_;
 
+  ap_int_base(ap_detail::raw_tag, raw_type raw) : raw_(raw) {}
   void set(ap_detail::wide v) { raw_ = static_cast<raw_type>(ap_detail::wrap(v, W, S)); }
   void set_bits(ap_detail::u64 bits) { raw_ = static_cast<raw_type>(ap_detail::from_bits(bits, W, S)); }
 
@@ -396,7 +417,7 @@ struct ap_int_base {
   }
 
   ap_int_base shifted(long long n) const {  // n > 0: left, n < 0: right
-    ap_int_base r;
+    ap_int_base r(ap_detail::raw_tag(), 0);
     if (n >= W) return r;
     if (n >= 0) {
       r.set_bits(static_cast<ap_detail::u64>(raw_) << n);

@@ -19,7 +19,10 @@ struct ap_int_base<W, S, true> {
   static const int width = W;
   static const bool sign_flag = S;
 
-  ap_int_base() : words_() {}
+  ap_int_base() {  // undefined, as AMD's: poisoned (ap_detail::poison)
+    for (int k = 0; k < kWords; k++) words_[k] = ap_detail::poison(64);
+    normalize();
+  }
   template <int W2, bool S2, bool B2>
   ap_int_base(const ap_int_base<W2, S2, B2>& x) : words_() { take(x); }
   template <class T, class = ap_detail::if_c_int<T>>
@@ -45,7 +48,7 @@ struct ap_int_base<W, S, true> {
   bool operator[](int i) const { return load(i, 1) != 0; }
 
   ap_int_base operator~() const {
-    ap_int_base r;
+    ap_int_base r(0);
     for (int k = 0; k < kWords; k++) r.words_[k] = ~words_[k];
     r.normalize();
     return r;
@@ -129,7 +132,7 @@ struct ap_int_base<W, S, true> {
   }
 
   ap_int_base shifted(long long n) const {  // n > 0: left, n < 0: right
-    ap_int_base r;
+    ap_int_base r(0);
     if (n >= W) return r;
     const long long from = n <= -W ? W : -n;  // result bit j is bit j + from of this value
     for (int k = 0; k < kWords; k++) r.words_[k] = bits_at(64LL * k + from);

@@ -31,10 +31,10 @@ static void read_s(hls::stream<axis_s>& s, hls::stream<t_s>& ch_s) {
 static void s0_sigmoid_mul_add_relu(hls::stream<t_s>& ch_s, hls::stream<t_x>& ch_x, hls::stream<t_relu0>& ch_relu0) {
     static const hlsf::raw<12, true>::type rom_bias[3] = {HLSFUSE_ROM_rom_bias};
 
-    t_s a_s[3] = {};  // cleared for the compiler's sake: written before it is read
+    t_s a_s[3] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=a_s type=complete dim=0
 
-    t_sigmoid0 a_sigmoid0[3] = {};  // cleared for the compiler's sake: written before it is read
+    t_sigmoid0 a_sigmoid0[3] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=a_sigmoid0 type=complete dim=0
 
     int step = 0;  // the setup loop running; 2: the main part
@@ -51,7 +51,7 @@ static void s0_sigmoid_mul_add_relu(hls::stream<t_s>& ch_s, hls::stream<t_x>& ch
                 idx++;
             }
         } else if (step == 1) {
-            t_sigmoid0 v_sigmoid0 = lut_sigmoid_0[hlsf::lut_index<12, true, 8>(a_s[idx])];
+            t_sigmoid0 v_sigmoid0 = hlsf::element<t_sigmoid0>(lut_sigmoid_0[hlsf::lut_index<12, true, 8>(a_s[idx])]);
             a_sigmoid0[idx] = v_sigmoid0;
             if (idx == 2) {
                 idx = 0;

@@ -46,7 +46,7 @@ static void s0_slice(hls::stream<t_x>& ch_x_2, hls::stream<t_slice0>& ch_slice0)
 // s1_slice: own stage, nodes slice1
 // 40 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); block (written before it is read in every frame)
 static void s1_slice(hls::stream<t_x>& ch_x_3, hls::stream<t_slice1>& ch_slice1) {
-    t_x block[24] = {};  // cleared for the compiler's sake: written before it is read
+    t_x block[24] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=block type=complete dim=0
 
     hlsf::slice_block_stage<t_x, t_slice1, hlsf::dims<2, 3, 4>, hlsf::dims<2, 2, 4>,
@@ -74,7 +74,7 @@ static void s3_concat(hls::stream<t_x>& ch_x_5, hls::stream<t_concat0>& ch_conca
 // s4_transpose: own stage, nodes transpose0
 // 48 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); block (written before it is read in every frame)
 static void s4_transpose(hls::stream<t_x>& ch_x_6, hls::stream<t_transpose0>& ch_transpose0) {
-    t_x block[12] = {};  // cleared for the compiler's sake: written before it is read
+    t_x block[12] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=block type=complete dim=0
 
     hlsf::transpose_stage<t_x, t_transpose0, 2, hlsf::dims<3, 4>, hlsf::dims<1, 0>>(
@@ -84,10 +84,10 @@ static void s4_transpose(hls::stream<t_x>& ch_x_6, hls::stream<t_transpose0>& ch
 // s5_softmax: own stage, nodes softmax0
 // 72 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); row maximum (assigned by the first value of each output); sum of exponentials (assigned by the first value of each output)
 static void s5_softmax(hls::stream<t_x>& ch_x_7, hls::stream<t_softmax0>& ch_softmax0) {
-    t_x row[4] = {};  // cleared for the compiler's sake: written before it is read
+    t_x row[4] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=row type=complete dim=0
 
-    ap_ufixed<18, 1, AP_RND, AP_SAT> exps[4] = {};  // cleared for the compiler's sake: written before it is read
+    ap_ufixed<18, 1, AP_RND, AP_SAT> exps[4] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=exps type=complete dim=0
 
     hlsf::softmax_stage<t_x, t_softmax0, ap_ufixed<18, 1, AP_RND, AP_SAT>, ap_ufixed<18, 1, AP_RND, AP_SAT>, 6, 4>(
@@ -97,10 +97,10 @@ static void s5_softmax(hls::stream<t_x>& ch_x_7, hls::stream<t_softmax0>& ch_sof
 // s6_argmax: own stage, nodes argmax0
 // 32 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); running maxima (assigned by the first value of each output)
 static void s6_argmax(hls::stream<t_x>& ch_x_8, hls::stream<t_argmax0>& ch_argmax0) {
-    t_x best[4] = {};  // cleared for the compiler's sake: written before it is read
+    t_x best[4] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=best type=complete dim=0
 
-    int where[4] = {};  // cleared for the compiler's sake: written before it is read
+    int where[4] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=where type=complete dim=0
 
     hlsf::argmax_stage<t_x, t_argmax0, 2, 3, 4>(

@@ -33,7 +33,7 @@ static void fork_x(hls::stream<t_x>& ch_x, hls::stream<t_x>& ch_x_2, hls::stream
 // 28 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); accumulators (assigned by the first value of each output)
 static void s0_neg_mean(hls::stream<t_x>& ch_x_2, hls::stream<t_mean0>& ch_mean0) {
     typedef ap_fixed<15, 7> acc_t;  // exact: no partial sum is rounded
-    acc_t acc[4] = {};  // cleared for the compiler's sake: written before it is read
+    acc_t acc[4] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=acc type=complete dim=0
 
     int ak0 = 0;
@@ -88,7 +88,7 @@ static void s1_relu(hls::stream<t_mean0>& ch_mean0, hls::stream<t_relu0>& ch_rel
 // 28 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); accumulators (assigned by the first value of each output)
 static void s2_global_avg_pool(hls::stream<t_x>& ch_x_3, hls::stream<t_global_avg_pool0>& ch_global_avg_pool0) {
     typedef ap_fixed<15, 7> acc_t;  // exact: no partial sum is rounded
-    acc_t acc[4] = {};  // cleared for the compiler's sake: written before it is read
+    acc_t acc[4] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=acc type=complete dim=0
 
     int ak0 = 0;
@@ -125,7 +125,7 @@ static void s2_global_avg_pool(hls::stream<t_x>& ch_x_3, hls::stream<t_global_av
 // s3_maximum: map stage, nodes maximum0
 // 28 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); held inputs (written before it is read in every frame)
 static void s3_maximum(hls::stream<t_global_avg_pool0>& ch_global_avg_pool0, hls::stream<t_x>& ch_x_4, hls::stream<t_maximum0>& ch_maximum0) {
-    t_global_avg_pool0 a_global_avg_pool0[4] = {};  // cleared for the compiler's sake: written before it is read
+    t_global_avg_pool0 a_global_avg_pool0[4] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=a_global_avg_pool0 type=complete dim=0
 
     int step = 0;  // the setup loop running; 1: the main part

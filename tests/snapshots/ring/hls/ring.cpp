@@ -66,7 +66,11 @@ static void s0_conv2d(hls::stream<hlsf::lanes<t_x, 2>>& ch_x_2, hls::stream<t_co
             }
         }
         if (push) {
-            hlsf::lanes<t_x, 2> px = {};
+            hlsf::lanes<t_x, 2> px;
+            for (int l = 0; l < 2; l++) {  // a padding position pushes zeros
+        #pragma HLS UNROLL
+                px.v[l] = 0;
+            }
             if (tab_real_rows[row] && tab_real_cols[col]) {
                 px = ch_x_2.read();
             }

@@ -195,7 +195,7 @@ static void s2_dense(hls::stream<t_x>& ch_x_4, hls::stream<t_dense2>& ch_dense2)
 // s3_transpose: own stage, nodes transpose0
 // 16 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); block (written before it is read in every frame)
 static void s3_transpose(hls::stream<t_dense2>& ch_dense2, hls::stream<t_transpose0>& ch_transpose0) {
-    t_dense2 block[8] = {};  // cleared for the compiler's sake: written before it is read
+    t_dense2 block[8] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=block type=complete dim=0
 
     hlsf::transpose_stage<t_dense2, t_transpose0, 1, hlsf::dims<4, 2>, hlsf::dims<1, 0>>(
@@ -205,7 +205,7 @@ static void s3_transpose(hls::stream<t_dense2>& ch_dense2, hls::stream<t_transpo
 // s4_matmul: rows stage, nodes matmul0
 // 26 iterations per frame, one per cycle; state: iteration, position and broadcast counters (back to its start after the frame's last iteration); row (written before it is read in every frame); snapshot (written before it is read in every frame)
 static void s4_matmul(hls::stream<t_dense1>& ch_dense1, hls::stream<t_transpose0>& ch_transpose0, hls::stream<t_matmul0>& ch_matmul0) {
-    t_transpose0 a_transpose0[8] = {};  // cleared for the compiler's sake: written before it is read
+    t_transpose0 a_transpose0[8] = {};  // written before it is read ({} clears only float and int elements, for g++)
 #pragma HLS ARRAY_PARTITION variable=a_transpose0 type=complete dim=0
 
     int step = 0;  // the setup loop running; 1: the main part

@@ -68,7 +68,7 @@ static void s1_add_sigmoid(hls::stream<t_relu0>& ch_relu0_2, hls::stream<t_x>& c
         t_relu0 v_relu0 = ch_relu0_2.read();
         t_x v_x = ch_x_3.read();
         t_add0 v_add0 = v_relu0 + v_x;
-        t_sigmoid0 v_sigmoid0 = lut_sigmoid_0[hlsf::lut_index<8, true, 4>(v_add0)];
+        t_sigmoid0 v_sigmoid0 = hlsf::element<t_sigmoid0>(lut_sigmoid_0[hlsf::lut_index<8, true, 4>(v_add0)]);
         ch_sigmoid0.write(v_sigmoid0);
     }
 }

@@ -4,7 +4,9 @@
 #   demo           build the residual-block example; check, run, fuse, compile it to HLS C++ and Verilog,
 #                  C-simulate it and simulate the Verilog under Verilator (with its cycle report); then fold
 #                  it for a Pynq-Z2 and a ZCU104 and simulate those
-#   test           the test suite
+#   test           the test suite on both cores (pytest-xdist), its random suites on the seeds listed in them;
+#                  prints the 15 slowest tests
+#   test-random    the random csim and rtlsim suites on fresh seeds (printed; a failure saves its graph)
 #   snapshots      refresh tests/snapshots/ after an intended change of the generated code (review the diff)
 #   lint           ruff
 #   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
@@ -19,7 +21,7 @@ DEMO   := demo-out
 # System tools the hardware tests use: command name and the Debian package that provides it.
 TOOLS  := g++:g++ verilator:verilator iverilog:iverilog chromium:chromium dot:graphviz
 
-.PHONY: setup tools demo test snapshots lint install-check clean
+.PHONY: setup tools demo test test-random snapshots lint install-check clean
 
 setup: $(STAMP)
 
@@ -65,8 +67,18 @@ demo: setup
 	$(BIN)/hlsfuse compile $(DEMO)/residual.json -o $(DEMO)/residual-zcu104 --board zcu104 --target all --force
 	$(BIN)/hlsfuse csim $(DEMO)/residual-zcu104
 
+# The tests of a module with a module fixture (a build its tests share) run on one worker (tests/conftest.py).
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=15
+
 test: setup
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
+
+RANDOM_SUITES := tests/test_csim_random.py tests/test_rtlsim_random.py
+
+test-random: setup
+	@seed=$$($(BIN)/python -c 'import random; print(random.SystemRandom().randrange(2**32))'); \
+	echo "make test-random: HLSFUSE_RANDOM_SEED=$$seed (set it again to repeat this run)"; \
+	HLSFUSE_RANDOM_SEED=$$seed $(PYTEST) $(RANDOM_SUITES)
 
 snapshots: setup
 	HLSFUSE_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py

@@ -6,7 +6,9 @@ Where the tool is missing they are skipped, except in CI (``CI=true``): CI insta
 so a missing one there is a broken set-up and those tests fail instead of passing silently.
 
 Random tests are reproducible: every run draws one hypothesis seed (unless ``--hypothesis-seed``
-gives it) and prints it in the header, so ``pytest --hypothesis-seed=N`` repeats a run exactly.
+gives it) and prints it in the header, so ``pytest --hypothesis-seed=N`` repeats a run exactly. Under
+pytest-xdist (``make test`` runs ``-n 2``) the workers take the controller's seed. The expensive random
+suites (csim, rtlsim) run on seeds listed in the tests instead (``random_graphs.seeds``).
 """
 
 from __future__ import annotations
@@ -38,10 +40,32 @@ def in_ci() -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("hypothesis_seed", None) is None:  # before hypothesis's plugin reads it
+    worker = getattr(config, "workerinput", None)  # a pytest-xdist worker: the controller's seed
+    if worker is not None:
+        config.option.hypothesis_seed = worker["hypothesis_seed"]
+    elif config.getoption("hypothesis_seed", None) is None:  # before hypothesis's plugin reads it
         config.option.hypothesis_seed = str(random.SystemRandom().randrange(2**32))
     for marker, (command, _) in TOOLS.items():
         config.addinivalue_line("markers", f"{marker}: needs `{command}` (skipped where missing, except in CI)")
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker with the group's other tests")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist: every worker runs on the seed this run printed."""
+    node.workerinput["hypothesis_seed"] = node.config.option.hypothesis_seed
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """pytest-xdist (``make test`` runs ``--dist loadgroup``): the tests of a module that has a module-scoped
+    fixture of its own (a build its tests share) run on one worker, so the build is made once; every other test
+    runs wherever a worker is free."""
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        shared = getattr(item, "_fixtureinfo", None)
+        if shared is not None and any(d.scope == "module" and d.baseid == module
+                                      for defs in shared.name2fixturedefs.values() for d in defs):
+            item.add_marker(pytest.mark.xdist_group(module))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

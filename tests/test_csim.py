@@ -3,7 +3,7 @@
 g++ is slow and the machine is shared, so graphs are batched: every map op of the registry (with
 many fixed-point types, rounding and overflow modes, broadcasts, fan-out, float32, awkward tensor
 names) sits in one "zoo" graph, compiled once against hlsfuse's work-alike headers (under -Wall
--Wextra -Werror) and once against AMD's (from the hls4ml wheel); random graphs are checked a dozen
+-Wextra -Werror) and once against AMD's (from the hls4ml wheel, ``csim_both``); random graphs are checked a dozen
 at a time. Built binaries are cached by content, so reruns are quick.
 """
 
@@ -16,7 +16,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from hls_support import amd_cache, amd_headers, write_project
+from hls_support import csim_both, write_project
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from map_graphs import awkward_names, fixed_zoo, float_zoo, random_map_graph, small_graph, union
@@ -46,22 +46,15 @@ def small(tmp_path_factory):
 
 def test_every_map_op_is_bit_exact(zoo):
     graph, out = zoo
-    result = csim(out)
+    result = csim_both(out)
     assert result.passed, result.report()
     # compile writes two seeded frames to data/, run back to back
     assert result.compared == 2 * output_elements(graph) and result.frames == 2
     assert result.report() == f"PASS: {result.compared} output elements in 2 frame(s) match the reference"
     # frames back to back: held inputs, pre-computed arrays and counters start afresh each frame
     frames = [reference.random_inputs(graph, seed) for seed in (7, 8, 9)]
-    again = csim(out, inputs=frames, graph=graph)
+    again = csim_both(out, inputs=frames, graph=graph)
     assert again.passed and again.frames == 3 and not again.built, again.report()
-
-
-def test_same_sources_are_bit_exact_with_amd_headers(zoo):
-    graph, out = zoo
-    result = csim(out, hls_include=str(amd_headers(amd_cache())))
-    assert result.passed, result.report()
-    assert result.compared == 2 * output_elements(graph)
 
 
 @settings(max_examples=2, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -69,7 +62,7 @@ def test_same_sources_are_bit_exact_with_amd_headers(zoo):
 def test_random_map_graphs_are_bit_exact(tmp_path_factory, seeds):
     graph = union("random", [random_map_graph(seed) for seed in seeds])
     out = write_project(graph, tmp_path_factory.mktemp("random"))
-    result = csim(out, inputs=[reference.random_inputs(graph, 1), reference.random_inputs(graph, 2)])
+    result = csim_both(out, inputs=[reference.random_inputs(graph, 1), reference.random_inputs(graph, 2)])
     assert result.passed, f"seeds {seeds}:\n{result.report()}"
     assert result.frames == 2 and result.compared == 2 * output_elements(graph)
 

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from hls_support import csim_both
 from rtl_design import lint, plan_of, simulate
 
 import hlsfuse
@@ -51,7 +52,6 @@ from hlsfuse.lower.fold import (
     space,
 )
 from hlsfuse.lower.schedule import ConvertMain
-from hlsfuse.sim import csim
 from hlsfuse.types import parse_dtype
 
 F = "fixed<16,6>"
@@ -438,7 +438,7 @@ def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
     assert f"hlsf::conv_mac<acc_t, 9, 6, 2, {simd['conv']}, t_w1>" in text  # then the weights' type
     assert f"hlsf::dense_mac<acc_t, {simd['fc']}, t_w3>" in text
     assert f"variable=w_rom_w3 type=cyclic factor={simd['fc']}" in text
-    result = csim(design.write(tmp_path / "out"), graph=graph)
+    result = csim_both(design.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()
 
 
@@ -447,7 +447,7 @@ def test_a_streamed_row_is_bit_exact_in_csim(tmp_path):
     graph = mlp()
     design = compile(graph, CompileOptions(fold=Folding(simd=MLP_FOLD)))
     assert "the frame's row, emitted from while it is read" in design.files["hls/mlp.cpp"]
-    result = csim(design.write(tmp_path / "out"), graph=graph)
+    result = csim_both(design.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()
 
 
@@ -502,7 +502,7 @@ def test_rings_of_snapshots_are_bit_exact_in_csim(tmp_path):
     graph = strided_net()
     design = compile(graph, CompileOptions(fold=RINGS))
     assert "snap[3][" in design.files["hls/strided.cpp"]
-    result = csim(design.write(tmp_path / "out"), graph=graph)
+    result = csim_both(design.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hls_support import write_project
+from hls_support import csim_both, write_project
 from map_graphs import union
 from nn_graphs import nn_zoo, random_nn_graph, wide_graph
 
@@ -21,7 +21,6 @@ from hlsfuse import GraphBuilder, HlsfuseError, fuse, reference
 from hlsfuse.backends.hls import emit_hls
 from hlsfuse.backends.hls.toolchain import WORKALIKE_FLAGS
 from hlsfuse.lower import lower
-from hlsfuse.sim.csim import csim
 from hlsfuse.types import Fmt
 
 FRAMES = (11, 12, 13)  # seeds of the random input frames each csim run streams back to back
@@ -42,7 +41,7 @@ def projects(tmp_path_factory):
 
 def _run(graph, folder: Path):
     """csim over FRAMES; checks that every output element of every frame was compared."""
-    result = csim(folder, [reference.random_inputs(graph, seed) for seed in FRAMES])
+    result = csim_both(folder, [reference.random_inputs(graph, seed) for seed in FRAMES])
     assert result.passed, result.report()
     expected = len(FRAMES) * sum(graph.types[name].size for name in graph.outputs)
     assert (result.frames, result.compared) == (len(FRAMES), expected)

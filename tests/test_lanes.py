@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hls_support import csim_both
 from rtl_design import lint, simulate
 
 from hlsfuse import GraphBuilder
@@ -29,7 +30,6 @@ from hlsfuse.lower.elements import Operand, Program, Step, tokens
 from hlsfuse.lower.fold import fold_json, read_fold
 from hlsfuse.lower.report import stage_table
 from hlsfuse.lower.schedule import Streamed
-from hlsfuse.sim import csim
 
 
 def chain(c: int = 12):
@@ -165,7 +165,7 @@ def test_wide_designs_are_bit_exact_in_csim(fold, tmp_path):
     cpp = design.files["hls/lanes.cpp"]
     assert "hls::stream<hlsf::lanes<t_a, 4>>" in cpp or "hls::stream<hlsf::lanes<t_a, 3>>" in cpp
     assert "#pragma HLS UNROLL" in cpp
-    result = csim(design.write(tmp_path / "out"), graph=g)
+    result = csim_both(design.write(tmp_path / "out"), graph=g)
     assert result.passed, result.report()
 
 
@@ -269,7 +269,7 @@ def test_wide_window_stages_are_bit_exact_in_csim(tmp_path):
     design = compile(g, CompileOptions(fold=WIDE))
     cpp = design.files["hls/pe.cpp"]
     assert "type=cyclic factor=8 dim=2" in cpp and "hlsf::line_buffer<t_x, 4, 8, 3, 3, 1, 1, 4>" in cpp
-    result = csim(design.write(tmp_path / "out"), graph=g)
+    result = csim_both(design.write(tmp_path / "out"), graph=g)
     assert result.passed, result.report()
 
 
@@ -458,7 +458,7 @@ def test_wide_rows_stages_are_bit_exact_in_csim(graph, fold, tmp_path):
     pe = fold.pe[0][1]
     assert f"hls::stream<hlsf::lanes<t_x, {fold.lanes[0][1]}>>" in cpp or g.name == "mm"
     assert f"for (int l = 0; l < {pe}; l++)" in cpp and f"type=cyclic factor={pe} dim=" in cpp
-    result = csim(design.write(tmp_path / "out"), graph=g)
+    result = csim_both(design.write(tmp_path / "out"), graph=g)
     assert result.passed, result.report()
 
 

@@ -223,14 +223,15 @@ def test_check_ranges_marks_the_nodes_that_can_overflow(mlp_file, tmp_path, caps
 @pytest.mark.gxx
 def test_auto_types_are_bit_exact_in_csim(deep, tmp_path):
     # auto gives unsigned types and types with more integer bits than bits (no fractional bits left)
+    from hls_support import csim_both
+
     from hlsfuse.compile import CompileOptions, compile
-    from hlsfuse.sim import csim
 
     graph = from_onnx(deep, "auto:16", input_ranges={"input": (-1.0, 1.0)})
     types = [graph.types[n.name].dtype for n in graph.nodes]
     assert any(not t.signed for t in types) and any(t.int_bits > t.width for t in types)
     out = compile(graph, CompileOptions()).write(tmp_path / "out")
-    result = csim(out, graph=graph)
+    result = csim_both(out, graph=graph)
     assert result.passed and result.compared == 2 * graph.types["output"].size, result.report()
 
 

@@ -23,12 +23,12 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+from hls_support import csim_both  # noqa: E402
 from onnx import numpy_helper, version_converter  # noqa: E402
 from onnx_build import feeds, hls_run, model, node, ort_run, weights  # noqa: E402
 
 from hlsfuse.compile import CompileOptions, compile  # noqa: E402
 from hlsfuse.frontend.onnx import from_onnx, to_graph_layout  # noqa: E402
-from hlsfuse.sim import csim  # noqa: E402
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 SHIPPED = {
@@ -171,7 +171,7 @@ def test_small_model_is_bit_exact_in_csim(small_design, tmp_path):
     graph, frames = small_design
     d = compile(graph, CompileOptions())
     assert [graph.node(s.head).op for s in d.plan.stages if s.kind == "own"].count("pad") == 2
-    result = csim(d.write(tmp_path / "out"), frames, graph=graph)
+    result = csim_both(d.write(tmp_path / "out"), frames, graph=graph)
     assert result.passed, result.report()
     assert result.compared == len(frames) * sum(graph.types[t].size for t in graph.outputs)
 

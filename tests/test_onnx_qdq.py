@@ -138,10 +138,10 @@ def test_a_pair_must_agree_and_activations_are_quantized_per_tensor():
 
 @pytest.mark.gxx
 def test_csim_of_the_qdq_mlp_matches_onnxruntime(tmp_path):
-    from hlsfuse.sim import csim
+    from hls_support import csim_both
 
     out, graph, inputs = compiled(tmp_path, qdq_mlp(kind=np.uint8, zero=100), "hls", assert_matches_onnxruntime)
-    result = csim(out, inputs=inputs, graph=graph)
+    result = csim_both(out, inputs=inputs, graph=graph)
     assert result.passed and result.frames == 3, result.report()
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hls_support import csim_both
 
 from hlsfuse import GraphBuilder, HlsfuseError
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.ir import Graph
 from hlsfuse.lower import Folding
-from hlsfuse.sim import csim
 
 
 def own_ops() -> Graph:
@@ -200,7 +200,7 @@ def test_a_float_softmax_is_refused_lanes():
 @pytest.mark.parametrize("lanes", [2, 4])
 def test_own_stages_of_l_lanes_are_bit_exact_in_csim(lanes, tmp_path):
     graph, d = design(lanes)
-    result = csim(d.write(tmp_path / "out"), graph=graph)
+    result = csim_both(d.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()
 
 
@@ -236,5 +236,5 @@ def test_odd_lanes_and_a_token_per_row_are_bit_exact_in_csim(lanes, tmp_path):
     stages = own_stages(d.plan)
     assert len(stages) == len(graph.nodes)
     assert (stages["am_last"].cycles, stages["top_v"].cycles) == (3 * (6 // lanes + 1), 3 * (6 // lanes + 6))
-    result = csim(d.write(tmp_path / "out"), graph=graph)
+    result = csim_both(d.write(tmp_path / "out"), graph=graph)
     assert result.passed, result.report()

@@ -14,6 +14,7 @@ import json
 
 import numpy as np
 import pytest
+from hls_support import csim_both
 from rtl_design import lint, random_fold, simulate
 
 import hlsfuse
@@ -24,7 +25,6 @@ from hlsfuse.fusion import fuse
 from hlsfuse.lower import Folding, LowerOptions, lower, refold
 from hlsfuse.lower.area import dsp_of_part, stage_area
 from hlsfuse.lower.fold import Budget, choices, fit, fold_json, read_fold, space
-from hlsfuse.sim import csim
 
 F = "fixed<16,6,RND,SAT>"
 
@@ -185,7 +185,7 @@ def test_reduce_stages_of_l_lanes_are_bit_exact_in_csim(lanes, tmp_path):
     cpp = design.files["hls/rlanes.cpp"]
     assert f"type=cyclic factor={lanes}" in cpp or lanes == 16  # 16 accumulators: registers, complete
     assert "hlsf::tree_sum(" in cpp and "hlsf::tree_max(" in cpp and "#pragma HLS UNROLL" in cpp
-    result = csim(design.write(tmp_path / "out"), graph=g)
+    result = csim_both(design.write(tmp_path / "out"), graph=g)
     assert result.passed, result.report()
 
 
@@ -195,7 +195,7 @@ def test_uneven_lanes_are_bit_exact_in_csim(tmp_path):
     design = compile(g, CompileOptions(fold=UNEVEN))
     cpp = design.files["hls/uneven.cpp"]
     assert "ARRAY_PARTITION variable=acc type=cyclic factor=6" in cpp and "type=inter direction=RAW" in cpp
-    result = csim(design.write(tmp_path / "out"), graph=g)
+    result = csim_both(design.write(tmp_path / "out"), graph=g)
     assert result.passed, result.report()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hls_support import csim_both
 from rtl_design import lint, plan_of, simulate, union
 from test_schedule import REPRO, REPRODUCERS
 from test_snapshots import GRAPHS
@@ -22,7 +23,6 @@ from hlsfuse.compile import compile
 from hlsfuse.graph_json import load_graph
 from hlsfuse.lower import Folding
 from hlsfuse.lower.plan import STAGE_KINDS
-from hlsfuse.sim import csim
 
 pytestmark = pytest.mark.verilator
 
@@ -86,5 +86,5 @@ def test_reproducers_pass_in_rtlsim(name, tmp_path):
 def test_reproducers_pass_in_csim_frame_after_frame(name, tmp_path):
     graph = load_graph(REPRO / f"{name}.json")
     out = compile(graph).write(tmp_path / "out")
-    result = csim(out, frames=3)
+    result = csim_both(out, frames=3)
     assert result.passed and result.frames == 3, result.report()

@@ -1,0 +1,73 @@
+"""The random-graph harness of the expensive random suites (csim, rtlsim): batches drawn from listed seeds.
+
+    seeds(listed)       the seeds a suite runs: ``listed`` (fixed in the test, so that ``make test`` checks the same
+                        graphs on every run and their g++ and Verilator builds come from the cache), or as many
+                        fresh ones derived from HLSFUSE_RANDOM_SEED when it is set (``make test-random``)
+    batch(seed, size)   ``size`` random graphs drawn from ``seed``: the same graphs for the same seed (and hypothesis
+                        release), mixing the ops of ``strategies.op_graphs`` and the geometry of ``nn_graphs``
+    save(name, graph, fold)   a failing graph and its folding under tests/failed/, where ``hlsfuse compile --fold``
+                        and ``hlsfuse csim``/``rtlsim`` reproduce it
+
+A failure names its seed (in the test's id) and saves its input instead of shrinking: shrinking would cost minutes
+of builds. A random failure is a bug to fix, never a flake: rerun the seed, then fix what it shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+from rtl_design import saved_fold
+from strategies import nn_graphs, op_graphs
+
+from hlsfuse.graph_json import graph_to_dict
+
+__all__ = ["seeds", "batch", "save", "FAILED"]
+
+FAILED = Path(__file__).parent / "failed"
+FRESH = "HLSFUSE_RANDOM_SEED"  # set by `make test-random`
+
+
+def _uses_every_input(graph) -> bool:
+    return all(graph.consumers[i.name] for i in graph.inputs)
+
+
+GRAPHS = op_graphs(max_ops=12).filter(_uses_every_input) | nn_graphs().filter(_uses_every_input)
+
+
+def seeds(listed: tuple[int, ...]) -> tuple[int, ...]:
+    """``listed``, or as many seeds derived from $HLSFUSE_RANDOM_SEED (every pytest worker derives the same)."""
+    base = os.environ.get(FRESH)
+    if not base:
+        return listed
+    rng = random.Random(f"{base}:{listed}")
+    return tuple(rng.randrange(2**31) for _ in listed)
+
+
+def batch(seed_: int, size: int) -> list:
+    """``size`` random graphs drawn from ``seed_``. Hypothesis's first example of a strategy is always its simplest,
+    whatever the seed, so the batch is the second one."""
+    drawn = []
+
+    @settings(database=None, max_examples=2, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @seed(seed_)
+    @given(st.lists(GRAPHS, min_size=size, max_size=size))
+    def draw(graphs):
+        drawn.append(graphs)
+
+    draw()
+    return drawn[-1]
+
+
+def save(name: str, graph, fold) -> Path:
+    """tests/failed/<name>.json and <name>.fold.json; returns the graph's path."""
+    FAILED.mkdir(exist_ok=True)
+    path = FAILED / f"{name}.json"
+    path.write_text(json.dumps(graph_to_dict(graph), indent=1))
+    (FAILED / f"{name}.fold.json").write_text(saved_fold(graph, fold))
+    return path

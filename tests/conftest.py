@@ -7,7 +7,7 @@ so a missing one there is a broken set-up and those tests fail instead of passin
 
 Random tests are reproducible: every run draws one hypothesis seed (unless ``--hypothesis-seed``
 gives it) and prints it in the header, so ``pytest --hypothesis-seed=N`` repeats a run exactly. Under
-pytest-xdist (``make test`` runs ``-n 2``) the workers take the controller's seed. The expensive random
+pytest-xdist (``make test`` runs one worker per core) the workers take the controller's seed. The expensive random
 suites (csim, rtlsim) run on seeds listed in the tests instead (``random_graphs.seeds``).
 """
 

@@ -26,7 +26,7 @@ from strategies import nn_graphs, op_graphs
 
 from hlsfuse.graph_json import graph_to_dict
 
-__all__ = ["seeds", "batch", "save", "FAILED"]
+__all__ = ["seeds", "fresh", "batch", "save", "FAILED"]
 
 FAILED = Path(__file__).parent / "failed"
 FRESH = "HLSFUSE_RANDOM_SEED"  # set by `make test-random`
@@ -39,12 +39,16 @@ def _uses_every_input(graph) -> bool:
 GRAPHS = op_graphs(max_ops=12).filter(_uses_every_input) | nn_graphs().filter(_uses_every_input)
 
 
+def fresh() -> bool:
+    """The run draws fresh seeds (``make test-random``)."""
+    return bool(os.environ.get(FRESH))
+
+
 def seeds(listed: tuple[int, ...]) -> tuple[int, ...]:
     """``listed``, or as many seeds derived from $HLSFUSE_RANDOM_SEED (every pytest worker derives the same)."""
-    base = os.environ.get(FRESH)
-    if not base:
+    if not fresh():
         return listed
-    rng = random.Random(f"{base}:{listed}")
+    rng = random.Random(f"{os.environ[FRESH]}:{listed}")
     return tuple(rng.randrange(2**31) for _ in listed)
 
 

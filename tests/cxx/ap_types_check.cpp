@@ -106,6 +106,62 @@ void check_reals(int id) {
   end();
 }
 
+// The values one pair of operands prints, shared by the exhaustive and the random checks.
+
+// +, -, * and every comparison at full precision.
+template <class A, class B>
+void put_arith(const A& a, const B& b) {
+  put(bits(a + b));
+  put(bits(a - b));
+  put(bits(a * b));
+  put(cmp_mask(a < b, a <= b, a > b, a >= b, a == b, a != b));
+}
+
+// The same with each C int of ``ints`` on either side (the int acts as a 32-bit type).
+template <class A, int N>
+void put_arith_int(const A& a, const int (&ints)[N]) {
+  for (int v : ints) {
+    put(bits(a + v));
+    put(bits(v - a));
+    put(bits(a * v));
+    put(cmp_mask(a < v, a <= v, v < a, v <= a, a == v, v != a));
+  }
+}
+
+// ap_int only: &, |, ^, ~, shifts by an ap_int count, increments, conversion to a C integer, an ap_uint index.
+template <class A, class B>
+void put_int_ops(const A& a, const B& b) {
+  put(bits(a & b));
+  put(bits(a | b));
+  put(bits(a ^ b));
+  put(bits(~a));
+  put(bits(a << b));
+  put(bits(a >> b));
+  A c = a;
+  c++;
+  ++c;
+  put(bits(c));
+  c--;
+  --c;
+  --c;
+  put(bits(c));
+  put(static_cast<unsigned long long>(static_cast<long long>(a)));
+  const ap_uint<2> index = b;
+  put(static_cast<unsigned>(kSmallInts[index]));
+}
+
+// acc = a; acc += a * b; acc -= b; acc *= b: full precision, assigned with the accumulator's modes.
+template <class Acc, class A, class B>
+void put_compound(const A& a, const B& b) {
+  Acc acc = a;
+  acc += a * b;
+  put(bits(acc));
+  acc -= b;
+  put(bits(acc));
+  acc *= b;
+  put(bits(acc));
+}
+
 // +, -, * and comparisons at full precision, for every pair of raw values.
 template <class A, class B>
 void check_arith(int id) {
@@ -118,14 +174,7 @@ void check_arith(int id) {
   end();
   begin("R", id);
   for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
-    for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) {
-      const A a = from_bits<A>(ra);
-      const B b = from_bits<B>(rb);
-      put(bits(a + b));
-      put(bits(a - b));
-      put(bits(a * b));
-      put(cmp_mask(a < b, a <= b, a > b, a >= b, a == b, a != b));
-    }
+    for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) put_arith(from_bits<A>(ra), from_bits<B>(rb));
   }
   end();
 }
@@ -140,15 +189,7 @@ void check_arith_int(int id) {
   put_type(a0 * 1);
   end();
   begin("RC", id);
-  for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
-    const A a = from_bits<A>(ra);
-    for (int v : kSmallInts) {
-      put(bits(a + v));
-      put(bits(v - a));
-      put(bits(a * v));
-      put(cmp_mask(a < v, a <= v, v < a, v <= a, a == v, v != a));
-    }
-  }
+  for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) put_arith_int(from_bits<A>(ra), kSmallInts);
   end();
 }
 
@@ -162,27 +203,7 @@ void check_int_ops(int id) {
   end();
   begin("L", id);
   for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
-    for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) {
-      const A a = from_bits<A>(ra);
-      const B b = from_bits<B>(rb);
-      put(bits(a & b));
-      put(bits(a | b));
-      put(bits(a ^ b));
-      put(bits(~a));
-      put(bits(a << b));
-      put(bits(a >> b));
-      A c = a;
-      c++;
-      ++c;
-      put(bits(c));
-      c--;
-      --c;
-      --c;
-      put(bits(c));
-      put(static_cast<unsigned long long>(static_cast<long long>(a)));
-      const ap_uint<2> index = rb;
-      put(static_cast<unsigned>(kSmallInts[index]));
-    }
+    for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) put_int_ops(from_bits<A>(ra), from_bits<B>(rb));
   }
   end();
 }
@@ -193,15 +214,7 @@ void check_compound(int id) {
   begin("M", id);
   for (unsigned long long ra = 0; ra < (1ULL << A::width); ++ra) {
     for (unsigned long long rb = 0; rb < (1ULL << B::width); ++rb) {
-      const A a = from_bits<A>(ra);
-      const B b = from_bits<B>(rb);
-      Acc acc = a;
-      acc += a * b;
-      put(bits(acc));
-      acc -= b;
-      put(bits(acc));
-      acc *= b;
-      put(bits(acc));
+      put_compound<Acc>(from_bits<A>(ra), from_bits<B>(rb));
     }
   }
   end();
@@ -388,7 +401,7 @@ void random_reals(int id, const double (&doubles)[ND], const float (&floats)[NF]
   end();
 }
 
-// +, -, * and every comparison at full precision, and the result types.
+// put_arith, and the result types.
 template <class A, class B>
 void random_arith(int id) {
   const int n = sizeof(kPatterns) / sizeof(kPatterns[0]);
@@ -400,50 +413,25 @@ void random_arith(int id) {
   put_type(a0 * b0);
   end();
   begin("QR", id);
-  for (int k = 0; k < n; ++k) {
-    const A a = from_bits<A>(kPatterns[k]);
-    const B b = from_bits<B>(kPatterns[(kPairStep * k + 1) % n]);
-    put(bits(a + b));
-    put(bits(a - b));
-    put(bits(a * b));
-    put(cmp_mask(a < b, a <= b, a > b, a >= b, a == b, a != b));
-  }
+  for (int k = 0; k < n; ++k) put_arith(from_bits<A>(kPatterns[k]), from_bits<B>(kPatterns[(kPairStep * k + 1) % n]));
   end();
 }
 
-// The same with a C int on either side, the ints of kInts.
+// put_arith_int with the ints of kInts.
 template <class A>
 void random_arith_int(int id) {
   begin("QC", id);
-  for (unsigned long long p : kPatterns) {
-    const A a = from_bits<A>(p);
-    for (int v : kInts) {
-      put(bits(a + v));
-      put(bits(v - a));
-      put(bits(a * v));
-      put(cmp_mask(a < v, a <= v, v < a, v <= a, a == v, v != a));
-    }
-  }
+  for (unsigned long long p : kPatterns) put_arith_int(from_bits<A>(p), kInts);
   end();
 }
 
-// acc += a * b, acc -= b, acc *= b: full precision, assigned with the accumulator's modes.
+// Compound assignment (put_compound).
 template <class Acc, class A, class B>
 void random_compound(int id) {
   const int n = sizeof(kPatterns) / sizeof(kPatterns[0]);
   begin("QM", id);
   for (int k = 0; k < n; ++k) {
-    const A a = from_bits<A>(kPatterns[k]);
-    const B b = from_bits<B>(kPatterns[(kPairStep * k + 1) % n]);
-    Acc acc = a;
-    acc += a * b;
-    put(bits(acc));
-    acc -= b;
-    put(bits(acc));
-    acc *= b;
-    put(bits(acc));
-    acc += b;
-    put(bits(acc));
+    put_compound<Acc>(from_bits<A>(kPatterns[k]), from_bits<B>(kPatterns[(kPairStep * k + 1) % n]));
   }
   end();
 }
@@ -492,29 +480,13 @@ void random_unary(int id, const int (&shifts)[NS], const int (&ranges)[NR][2]) {
   end();
 }
 
-// ap_int/ap_uint only: &, |, ^, ~, shifts by an ap_int count, increments, conversion to a C integer.
+// ap_int/ap_uint only (put_int_ops), shift counts past the width too.
 template <class A, class B>
 void random_int_ops(int id) {
   const int n = sizeof(kPatterns) / sizeof(kPatterns[0]);
   begin("QL", id);
   for (int k = 0; k < n; ++k) {
-    const A a = from_bits<A>(kPatterns[k]);
-    const B b = from_bits<B>(kPatterns[(kPairStep * k + 1) % n] % 80);  // counts past the width too
-    put(bits(a & b));
-    put(bits(a | b));
-    put(bits(a ^ b));
-    put(bits(~a));
-    put(bits(a << b));
-    put(bits(a >> b));
-    A c = a;
-    c++;
-    ++c;
-    put(bits(c));
-    c--;
-    --c;
-    --c;
-    put(bits(c));
-    put(static_cast<unsigned long long>(static_cast<long long>(a)));
+    put_int_ops(from_bits<A>(kPatterns[k]), from_bits<B>(kPatterns[(kPairStep * k + 1) % n] % 80));
   }
   end();
 }

@@ -27,7 +27,6 @@ import numpy as np
 from .errors import HlsfuseError
 from .ir import Graph
 from .ops import get_op
-from .ops.lut import TABLE_OPS
 from .ranges import Range, ranges
 from .types import MAX_WIDTH, FixedType, to_float
 
@@ -97,7 +96,7 @@ def events(graph: Graph, values: Mapping[str, np.ndarray], candidates: Iterable[
     for node in graph.nodes:
         sig = graph.sigs[node.name]
         dtype = sig.out_dtype
-        if node.name not in names or dtype.is_float or node.op in TABLE_OPS or _clips(node.op, dtype):
+        if node.name not in names or dtype.is_float or get_op(node.op).tables is not None or _clips(node.op, dtype):
             continue  # a table op's result is its entry, saturated when the table is built (lut.py)
         wide = _wide(dtype)
         exact = np.asarray(get_op(node.op).compute([values[src] for src in node.inputs], replace(sig, out_dtype=wide)))

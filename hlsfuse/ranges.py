@@ -281,7 +281,6 @@ def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float 
 EXACT_CONSTANT_BITS = 32
 """The widest type ``exact`` gives a constant to hold its values exactly (wider: auto's W-bit type)."""
 
-_TABLE_OPS = frozenset({"sigmoid", "tanh", "exp", "softmax"})
 _MEAN_OPS = frozenset({"mean", "global_avg_pool", "avg_pool2d"})
 
 
@@ -290,7 +289,7 @@ def exact_type(node: Node, sig, inputs: list[Interval], width: int) -> FixedType
     never rounds or overflows). Tables have no exact grid (None: a ``width``-bit type); a mean is exact
     when its divisors are powers of two (its grid gains their bits) and rounds (``RND``) 16 bits further
     down otherwise. A result wider than 64 bits is an error naming the node."""
-    if node.op in _TABLE_OPS or any(i.frac is None for i in inputs):
+    if get_op(node.op).tables is not None or any(i.frac is None for i in inputs):
         return None
     bound = get_op(node.op).bounds(inputs, replace(sig, out_dtype=FixedType(64, 32)))
     frac, quant = bound.frac, "TRN"

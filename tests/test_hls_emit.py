@@ -25,7 +25,7 @@ from hlsfuse import OPS, FixedType, HlsfuseError, fuse, reference
 from hlsfuse.backends.hls import STAGE_VIEWS, HlsOptions, emit_hls
 from hlsfuse.backends.hls.context import make_context
 from hlsfuse.backends.hls.cxx import float_literal, literal, raw_lines
-from hlsfuse.backends.hls.expr import MAP_OPS, Stmt
+from hlsfuse.backends.hls.expr import Stmt
 from hlsfuse.backends.templates import comment, environment, render
 from hlsfuse.lower import lower
 from hlsfuse.lower.elements import broadcast_digits
@@ -348,10 +348,17 @@ def test_stage_kinds_without_a_view_builder_are_refused(monkeypatch):
         emit_hls(g, plan)
 
 
-def test_every_map_op_of_the_registry_has_a_statement():
-    map_ops = {name for name, op in OPS.items() if not callable(op.stream) and op.stream == "map"}
-    assert map_ops - {"custom"} <= MAP_OPS
-    assert "transpose" in MAP_OPS  # an identity reorder is a map op
+def test_every_map_op_of_the_registry_has_a_micro_op_and_ops_j2_a_macro_for_it():
+    source = (Path(__file__).parents[1] / "templates" / "hls" / "ops.j2").read_text()
+    table = source[source.index("{% set MACROS"):source.index("} %}", source.index("{% set MACROS"))]
+    macros = set(re.findall(r'"(\w+)":', table))
+    # custom is never compiled; an identity transpose runs in a map loop
+    map_ops = [op for op in OPS.values() if op.compute is not None and (op.stream == "map" or op.name == "transpose")]
+    assert {op.name for op in map_ops} >= {"add", "bias_add", "relu", "cast", "sigmoid", "reshape", "transpose"}
+    micros = {op.micro for op in map_ops if not callable(op.micro)}
+    micros |= {"to_float", "assign", "lookup", "sigmoid_float", "tanh_float", "exp_float"}  # the callable ones
+    assert all(op.micro is not None for op in map_ops)
+    assert micros == macros
 
 
 def test_statement_dispatch_rejects_unknown_statements():

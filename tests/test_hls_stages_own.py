@@ -269,9 +269,9 @@ def test_softmax_tables_are_the_ops_own_and_shared():
     graph = b.build()
     plan = lower(graph, fuse(graph))
     ctx = make_context(graph, plan, HlsOptions())
-    exp, recip = ctx.softmax_tables["softmax0"]
-    assert ctx.softmax_tables["softmax1"] == (exp, recip)  # equal tables are emitted once
-    assert ctx.softmax_tables["softmax2"][0].name not in (exp.name, recip.name)
+    exp, recip = ctx.tables["softmax0"]
+    assert ctx.tables["softmax1"] == (exp, recip)  # equal tables are emitted once
+    assert ctx.tables["softmax2"][0].name not in (exp.name, recip.name)
     want_exp, want_recip, _ = softmax_tables(graph.sigs["softmax0"])
     assert exp.raw == tuple(want_exp.entries.tolist()) and recip.raw == tuple(want_recip.entries.tolist())
     assert len(recip.raw) == 32

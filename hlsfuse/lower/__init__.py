@@ -18,10 +18,11 @@ import numpy as np
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
+from ..ops import get_op
 from . import own
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
-from .schedule import Schedule, reduce_lanes_out
+from .schedule import Schedule, head_of, reduce_lanes_out
 from .stages import check_lanes, convert_schedule, fork_schedule, layout, phases, schedule_of
 from .timing import Actor, Link, replay
 
@@ -70,8 +71,6 @@ class LowerOptions:
     min_fifo_depth: int = MIN_FIFO_DEPTH
     fold: Folding = Folding()
 
-MAC_OPS = ("conv2d", "dense", "matmul")
-
 PE_KINDS = ("window", "rows")
 """The stage kinds with a PE (outputs per emit, the lanes of their output) and input lanes (elements per push)."""
 
@@ -110,7 +109,7 @@ def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int],
     stage's output lanes); those of a window or rows stage's head input (its lanes: channels or row elements per
     push) or of a reduce stage's head and prologue inputs (its lanes)."""
     simd = _by_stage(graph, fold.simd, drafts, "simd",
-                     lambda lay: lay.head is not None and graph.node(lay.head).op in MAC_OPS)
+                     lambda lay: lay.kind in PE_KINDS and head_of(graph, lay.head).mac)
     lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in LANE_KINDS)
     pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind in PE_KINDS)
     snapshots = _by_stage(graph, fold.snapshots, drafts, "snapshots", lambda lay: lay.kind == "window")
@@ -150,9 +149,9 @@ def _check_lanes(graph: Graph, name: str, lay, nodes, lanes: int, head_lanes: in
     streamed = [*nodes, *(t for t, use in lay.uses if use == "post")]
     check_lanes(where, lanes, [graph.types[t] for t in streamed], "pe" if lay.kind in PE_KINDS else "lanes")
     if lay.kind in PE_KINDS:
-        head = graph.node(lay.head)
+        head, spec = graph.node(lay.head), head_of(graph, lay.head)
         check_lanes(where, head_lanes, [graph.types[head.inputs[0]]])
-        weights = head.inputs[1] if head.op in MAC_OPS else None
+        weights = head.inputs[spec.weights] if spec.weights is not None else None
         if lanes > 1 and weights is not None and weights not in graph.constant_map:
             raise HlsfuseError(f"fold: stage '{name}': pe needs constant {head.op} weights, and '{weights}' is "
                                "computed by another stage (its held array is read one output at a time)")
@@ -186,7 +185,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
     if plan.graph != graph.name:
         raise HlsfuseError(f"the fusion plan is for graph '{plan.graph}', not '{graph.name}'")
     for node in graph.nodes:
-        if node.op == "custom":
+        if get_op(node.op).compute is None:  # custom
             raise HlsfuseError(f"{node.where()}: custom ops model other compilers' graphs; they cannot be compiled")
     for inp in graph.inputs:
         if not graph.consumers[inp.name]:

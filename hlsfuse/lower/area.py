@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 
 from ..errors import HlsfuseError
 from ..ir import Graph
+from ..ops import get_op
 from ..types import DType
 from .plan import DataflowPlan, Stage
 from .schedule import Buffer
@@ -189,7 +190,7 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         out += Area(lut=lanes * bits)  # per lane, an adder, comparator or multiplexer as wide as the result
         if name == stage.head and stage.kind == "reduce" and schedule.main.combines:  # the tree over the lanes
             out += Area(lut=(schedule.main.lanes - 1) * schedule.buffer("accumulators").width)
-        if node.op == "mul":
+        if get_op(node.op).micro_of(graph.sigs[name]) == "mul":  # mul and scale: a multiplier per lane
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
     for t in stage_tables(graph, stage):  # its own copies, or its process's instance of the shared table

@@ -193,9 +193,8 @@ def broadcast_digits(out_shape: Sequence[int], in_shape: Sequence[int]) -> tuple
 
 
 def _reorders(graph: Graph, node: str) -> bool:
-    """A transpose that changes the element order cannot run in a map loop."""
-    n = graph.node(node)
-    return n.op == "transpose" and get_op("transpose").buffer_reason(graph.sigs[node]) is not None
+    """An op that changes the element order (a transpose that is not an identity) cannot run in a map loop."""
+    return get_op(graph.node(node).op).buffer_reason(graph.sigs[node]) is not None
 
 
 def program(graph: Graph, nodes: Sequence[str], count: int, values: Collection[str],

@@ -123,7 +123,7 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     found: list[Choice | None] = []
     if stage.kind in ("window", "rows"):
         if stage.kind == "window":
-            simds = _divisors(main.products) if main.op == "conv2d" else [None]
+            simds = _divisors(main.products) if main.combine == "mac" else [None]
             lanes, pes = _divisors(main.geometry.c), _divisors(main.out_channels)
             # the input lanes change the cycles and the line buffer only: the BRAM18s of its banks per lane count
             bits = graph.types[graph.node(stage.head).inputs[0]].dtype.bits

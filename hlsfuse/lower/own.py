@@ -39,6 +39,7 @@ an op allows):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -422,36 +423,81 @@ def tokens(shape: Dims, lanes: int) -> Dims:
     return (*shape[:-1], shape[-1] // lanes)
 
 
+def _output_refuses(graph: Graph, node, lanes: int) -> str | None:
+    """An output written in tokens of the input's lanes needs them to divide its innermost dimension."""
+    y = graph.types[node.name]
+    if _own_op(node).lanes_out(graph, node, lanes) == lanes and y.shape[-1] % lanes:
+        return f"its output's innermost dimension {y.shape[-1]} is not a multiple of {lanes}"
+    return None
+
+
+def _first(*rules):
+    """The first reason of ``rules`` (each ``refuses(graph, node, lanes)``) to refuse."""
+    return lambda graph, node, lanes: next((why for rule in rules if (why := rule(graph, node, lanes))), None)
+
+
+def _pad_refuses(graph: Graph, node, lanes: int) -> str | None:
+    sig, last = graph.sigs[node.name], len(graph.types[node.inputs[0]].shape) - 1
+    if sig["pads"][last] % lanes:
+        return f"its padding before the innermost axis ({sig['pads'][last]}) is not a multiple of {lanes}"
+    if sig["mode"] != "constant" and (sig["pads"][last] or sig["pads"][-1]):
+        return f"its {sig['mode']} padding of the innermost axis copies elements, not whole tokens"
+    return None
+
+
+def _concat_refuses(graph: Graph, node, lanes: int) -> str | None:
+    y = graph.types[node.name]
+    bad = [s for s in node.inputs if graph.types[s].shape[-1] % lanes]
+    if graph.sigs[node.name]["axis"] % len(y.shape) == len(y.shape) - 1 and bad:
+        return f"input '{bad[0]}' has {graph.types[bad[0]].shape[-1]} elements on the innermost (concat) axis"
+    return None
+
+
+def _slice_refuses(graph: Graph, node, lanes: int) -> str | None:
+    r = slice_ranges(graph.sigs[node.name])[len(graph.types[node.inputs[0]].shape) - 1]
+    if r.step != 1 or r.start % lanes:
+        return f"it slices the innermost axis from {r.start} by {r.step}: a token must start at a multiple of " \
+               f"{lanes} and step 1"
+    return None
+
+
+def _transpose_refuses(graph: Graph, node, lanes: int) -> str | None:
+    rank = len(graph.types[node.inputs[0]].shape)
+    return "it moves the innermost axis" if _perm(graph.sigs[node.name], rank)[-1] != rank - 1 else None
+
+
+def _softmax_refuses(graph: Graph, node, lanes: int) -> str | None:
+    if graph.types[node.inputs[0]].dtype.is_float:
+        return "a float32 softmax sums its row one element at a time (the sum's order is the reference's)"
+    return None
+
+
+def _argmax_lanes_out(graph: Graph, node, lanes: int) -> int:
+    rank = len(graph.types[node.inputs[0]].shape)
+    return 1 if graph.sigs[node.name]["axis"] % max(rank, 1) == rank - 1 else lanes
+
+
+@dataclass(frozen=True)
+class OwnOp:
+    """How an own op runs (the table ``OWN_OPS``): ``build(graph, node, sources, in_shape, out_shape, write,
+    lanes)`` -> (main, buffers, state); ``refuses(graph, node, lanes)``: why it cannot take ``lanes`` input
+    elements per token once they divide its input's innermost dimension (None: it can);
+    ``lanes_out(graph, node, lanes)``: the elements per output token."""
+
+    build: Callable
+    refuses: Callable[[Graph, object, int], str | None] = _output_refuses
+    lanes_out: Callable[[Graph, object, int], int] = lambda graph, node, lanes: lanes
+
+
 def _lanes_refused(graph: Graph, head: str, lanes: int) -> str | None:
     """Why the own stage of ``head`` cannot move ``lanes`` input elements per token (None: it can)."""
     if lanes == 1:
         return None
-    node, sig = graph.node(head), graph.sigs[head]
-    x, y = graph.types[node.inputs[0]], graph.types[head]
+    node = graph.node(head)
+    x = graph.types[node.inputs[0]]
     if not x.shape or x.shape[-1] % lanes:
         return f"its input's innermost dimension {x.shape[-1] if x.shape else 1} is not a multiple of {lanes}"
-    op, last = node.op, len(x.shape) - 1
-    if op == "transpose" and _perm(sig, len(x.shape))[-1] != last:
-        return "it moves the innermost axis"
-    if op in ("pad", "concat", "slice", "transpose", "softmax") and y.shape[-1] % lanes:
-        return f"its output's innermost dimension {y.shape[-1]} is not a multiple of {lanes}"
-    if op == "pad" and sig["pads"][last] % lanes:
-        return f"its padding before the innermost axis ({sig['pads'][last]}) is not a multiple of {lanes}"
-    if op == "pad" and sig["mode"] != "constant" and (sig["pads"][last] or sig["pads"][-1]):
-        return f"its {sig['mode']} padding of the innermost axis copies elements, not whole tokens"
-    if op == "concat":
-        axis = sig["axis"] % len(y.shape)
-        bad = [s for s in node.inputs if graph.types[s].shape[-1] % lanes]
-        if axis == last and bad:
-            return f"input '{bad[0]}' has {graph.types[bad[0]].shape[-1]} elements on the innermost (concat) axis"
-    if op == "slice":
-        r = slice_ranges(sig)[last]
-        if r.step != 1 or r.start % lanes:
-            return f"it slices the innermost axis from {r.start} by {r.step}: a token must start at a multiple of " \
-                   f"{lanes} and step 1"
-    if op == "softmax" and x.dtype.is_float:
-        return "a float32 softmax sums its row one element at a time (the sum's order is the reference's)"
-    return None
+    return _own_op(node).refuses(graph, node, lanes)
 
 
 def check_lanes(graph: Graph, head: str, lanes: int, where: str) -> None:
@@ -464,91 +510,116 @@ def check_lanes(graph: Graph, head: str, lanes: int, where: str) -> None:
 def lanes_out(graph: Graph, head: str, lanes: int) -> int:
     """Elements per output token of the own stage of ``head`` taking ``lanes`` per input token."""
     node = graph.node(head)
-    rank = len(graph.types[node.inputs[0]].shape)
-    if node.op == "topk" or node.op == "argmax" and graph.sigs[head]["axis"] % max(rank, 1) == rank - 1:
-        return 1
-    return lanes
+    return _own_op(node).lanes_out(graph, node, lanes)
 
 
-def _pad_main(sig, source: Source, in_shape: Dims, out_shape: Dims, write: str, lanes: int, bits: int):
-    """(main, buffers, state) of a pad: streaming in mode 'constant', else over blocks from the first padded axis."""
+def _pad_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    """A pad: streaming in mode 'constant', else over blocks from the first padded axis."""
+    sig, bits = graph.sigs[node.name], graph.types[node.inputs[0]].dtype.bits
     rank = len(sig["pads"]) // 2
     before, after = tuple(sig["pads"][:rank]) or (0,), tuple(sig["pads"][rank:]) or (0,)
     shape = tokens(in_shape, lanes)
     padded = [d for d in range(len(shape)) if before[d] or after[d]]
     if sig["mode"] == "constant" or not padded:
-        return PadMain(source, shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes), (), ()
+        return PadMain(sources[0], shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes), (), ()
     axis = padded[0]  # lanes leave the innermost axis unpadded (check_lanes): its widths count tokens as they are
     widths = list(zip(before, after))[axis:]
     indices = tuple(tuple(int(i) for i in index) for index in pad_indices(shape[axis:], widths, sig["mode"]))
-    main = PadMain(source, shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes,
+    main = PadMain(sources[0], shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes,
                    block_axis=axis, indices=indices)
     block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
     return main, (block,), (State("block", "overwritten"),)
 
 
+def _concat_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    axis = graph.sigs[node.name]["axis"] % len(out_shape)
+    extents = tuple(graph.types[s].shape[axis] for s in node.inputs)
+    inner = math.prod(out_shape[axis + 1 :])
+    if axis == len(out_shape) - 1:
+        extents = tuple(e // lanes for e in extents)
+    else:
+        inner //= lanes
+    main = ConcatMain(sources, math.prod(out_shape[:axis]), inner, extents, write, lanes=lanes)
+    return main, (), (State("input being copied and its position", "frame"),)
+
+
+def _slice_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    sig, x = graph.sigs[node.name], graph.types[node.inputs[0]]
+    picked = slice_ranges(sig) if x.shape else (range(1),)
+    axis = reversed_axis(sig) if x.shape else None
+    start = tuple(r.start for r in picked)
+    main = SliceMain(sources[0], tokens(in_shape, lanes), tokens(out_shape, lanes), tokens(start, lanes),
+                     tuple(r.step for r in picked), axis, write, lanes=lanes)
+    if axis is None:
+        return main, (), (State("position in the input", "frame"),)
+    block = memory("block", main.block * lanes, x.dtype.bits, main.distance, banks=lanes, banking="cyclic")
+    return main, (block,), (State("block", "overwritten"),)
+
+
+def _transpose_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    x = graph.types[node.inputs[0]]
+    perm = _perm(graph.sigs[node.name], len(x.shape)) or (0,)
+    axis = next(d for d, p in enumerate(perm) if p != d)
+    main = TransposeMain(sources[0], tokens(in_shape, lanes), perm, axis, write, lanes=lanes)
+    block = memory("block", main.block * lanes, x.dtype.bits, main.distance, banks=lanes, banking="cyclic")
+    return main, (block,), (State("block", "overwritten"),)
+
+
+def _softmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    x, sig = graph.types[node.inputs[0]], graph.sigs[node.name]
+    n = in_shape[-1]
+    main = SoftmaxMain(sources[0], math.prod(in_shape) // n, n, write, lanes=lanes)
+    exp_bits = 32 if x.dtype.is_float else sig["exp_dtype"].bits
+    t = n // lanes  # a token is read back a row of tokens later
+    buffers = (memory("row", n, x.dtype.bits, t, banks=lanes, banking="cyclic"),) + (
+        (memory("exponentials", n, exp_bits, t, banks=lanes, banking="cyclic"),) if not x.dtype.is_float else ())
+    return main, buffers, (State("row maximum", "first"), State("sum of exponentials", "first"))
+
+
+def _argmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    axis = graph.sigs[node.name]["axis"] % len(in_shape)
+    main = ArgmaxMain(sources[0], math.prod(in_shape[:axis]), in_shape[axis], math.prod(in_shape[axis + 1 :]),
+                      write, lanes=lanes)
+    bits, index_bits = graph.types[node.inputs[0]].dtype.bits, max(1, (in_shape[axis] - 1).bit_length())
+    held, banks = main.inner // main.lanes_out, main.lanes_out  # read back a row of tokens later
+    buffers = (memory("running maxima", main.inner, bits, held, banks=banks, banking="cyclic"),
+               memory("their indices", main.inner, index_bits, held, banks=banks, banking="cyclic"))
+    return main, buffers, (State("running maxima", "first"),)
+
+
+def _topk_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    sig, n = graph.sigs[node.name], in_shape[-1]
+    main = TopkMain(sources[0], math.prod(in_shape) // n, n, sig["k"], sig["ret"] == "indices", write, lanes=lanes)
+    buffers = (registers("sorted values", main.k, graph.types[node.inputs[0]].dtype.bits),
+               registers("their indices", main.k, max(1, (n - 1).bit_length())))
+    return main, buffers, (State("sorted list (slot p is empty until element p)", "first"),)
+
+
+OWN_OPS = {
+    "pad": OwnOp(_pad_main, _first(_output_refuses, _pad_refuses)),
+    "concat": OwnOp(_concat_main, _first(_output_refuses, _concat_refuses)),
+    "slice": OwnOp(_slice_main, _first(_output_refuses, _slice_refuses)),
+    "transpose": OwnOp(_transpose_main, _first(_transpose_refuses, _output_refuses)),
+    "softmax": OwnOp(_softmax_main, _first(_output_refuses, _softmax_refuses)),
+    "argmax": OwnOp(_argmax_main, lanes_out=_argmax_lanes_out),
+    "topk": OwnOp(_topk_main, lanes_out=lambda graph, node, lanes: 1),
+}
+"""Every own op (``OpDef.stream`` "own") and how it runs."""
+
+
+def _own_op(node) -> OwnOp:
+    try:
+        return OWN_OPS[node.op]
+    except KeyError:
+        raise HlsfuseError(f"{node.where()}: no own-stage schedule for op '{node.op}'") from None
+
+
 def own_main(graph: Graph, head: str, channels, write: str, stage: str, lanes: int = 1):
     """(main, buffers, state) of the own stage computing ``head``; ``channels``: (channel, tensor) in order;
     ``lanes``: input elements per token (``check_lanes`` allows them)."""
-    node, sig = graph.node(head), graph.sigs[head]
+    node = graph.node(head)
     check_lanes(graph, head, lanes, f"stage '{stage}'")
     sources = _sources(graph, node, channels, stage)
-    x = graph.types[node.inputs[0]]
-    in_shape = _dims(x.shape, node, "input 'x'")
+    in_shape = _dims(graph.types[node.inputs[0]].shape, node, "input 'x'")
     out_shape = _dims(graph.types[head].shape, node, "the output")
-    op = node.op
-    bits = x.dtype.bits
-    if op == "pad":
-        return _pad_main(sig, sources[0], in_shape, out_shape, write, lanes, bits)
-    if op == "concat":
-        axis = sig["axis"] % len(out_shape)
-        extents = tuple(graph.types[s].shape[axis] for s in node.inputs)
-        inner = math.prod(out_shape[axis + 1 :])
-        if axis == len(out_shape) - 1:
-            extents = tuple(e // lanes for e in extents)
-        else:
-            inner //= lanes
-        main = ConcatMain(sources, math.prod(out_shape[:axis]), inner, extents, write, lanes=lanes)
-        return main, (), (State("input being copied and its position", "frame"),)
-    if op == "slice":
-        picked = slice_ranges(sig) if x.shape else (range(1),)
-        axis = reversed_axis(sig) if x.shape else None
-        start = tuple(r.start for r in picked)
-        main = SliceMain(sources[0], tokens(in_shape, lanes), tokens(out_shape, lanes), tokens(start, lanes),
-                         tuple(r.step for r in picked), axis, write, lanes=lanes)
-        if axis is None:
-            return main, (), (State("position in the input", "frame"),)
-        block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
-        return main, (block,), (State("block", "overwritten"),)
-    if op == "transpose":
-        perm = _perm(sig, len(x.shape)) or (0,)
-        axis = next(d for d, p in enumerate(perm) if p != d)
-        main = TransposeMain(sources[0], tokens(in_shape, lanes), perm, axis, write, lanes=lanes)
-        block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
-        return main, (block,), (State("block", "overwritten"),)
-    if op == "softmax":
-        n = in_shape[-1]
-        main = SoftmaxMain(sources[0], math.prod(in_shape) // n, n, write, lanes=lanes)
-        exp_bits = 32 if x.dtype.is_float else sig["exp_dtype"].bits
-        t = n // lanes  # a token is read back a row of tokens later
-        buffers = (memory("row", n, bits, t, banks=lanes, banking="cyclic"),) + (
-            (memory("exponentials", n, exp_bits, t, banks=lanes, banking="cyclic"),) if not x.dtype.is_float else ())
-        return main, buffers, (State("row maximum", "first"), State("sum of exponentials", "first"))
-    if op == "argmax":
-        axis = sig["axis"] % len(in_shape)
-        main = ArgmaxMain(sources[0], math.prod(in_shape[:axis]), in_shape[axis], math.prod(in_shape[axis + 1 :]),
-                          write, lanes=lanes)
-        index_bits = max(1, (in_shape[axis] - 1).bit_length())
-        held, banks = main.inner // main.lanes_out, main.lanes_out  # read back a row of tokens later
-        buffers = (memory("running maxima", main.inner, bits, held, banks=banks, banking="cyclic"),
-                   memory("their indices", main.inner, index_bits, held, banks=banks, banking="cyclic"))
-        return main, buffers, (State("running maxima", "first"),)
-    if op == "topk":
-        n = in_shape[-1]
-        main = TopkMain(sources[0], math.prod(in_shape) // n, n, sig["k"], sig["ret"] == "indices", write,
-                        lanes=lanes)
-        buffers = (registers("sorted values", main.k, bits),
-                   registers("their indices", main.k, max(1, (n - 1).bit_length())))
-        return main, buffers, (State("sorted list (slot p is empty until element p)", "first"),)
-    raise HlsfuseError(f"{node.where()}: no own-stage schedule for op '{op}'")
-
+    return _own_op(node).build(graph, node, sources, in_shape, out_shape, write, lanes)

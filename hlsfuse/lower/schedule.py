@@ -47,8 +47,9 @@ import numpy as np
 
 from ..errors import HlsfuseError
 from ..ir import Graph
+from ..ops import get_op
+from ..ops.head import Head
 from ..ops.nn import pool_counts
-from ..ops.reduce import count as reduce_count
 from ..types import Fmt
 from .elements import Digit, ElementPhase, broadcast_digits, token_digits
 
@@ -508,6 +509,12 @@ class WindowGeometry:
         return tuple(self.left <= ox * self.sw + kw * self.dw < self.left + self.w for ox in range(self.ow))
 
     @property
+    def reads_padding(self) -> bool:
+        """Some window has a tap in the padding (padding that no window reaches does not count)."""
+        return (any(not all(self.tap_rows(k)) for k in range(self.kh))
+                or any(not all(self.tap_cols(k)) for k in range(self.kw)))
+
+    @property
     def line_buffer(self) -> int:
         """Elements of the stored rows: SPAN_H - 1 padded rows of WP x C."""
         return (self.span_h - 1) * self.wp * self.c
@@ -551,7 +558,9 @@ def window_engine(geometry: WindowGeometry, emits: int, folds: int = 1, slots: i
 
 @dataclass(frozen=True)
 class WindowMain(Folded):
-    op: str  # conv2d | max_pool2d | avg_pool2d
+    op: str  # the head's op, for the reader of the generated code
+    combine: str  # mac | max | mean (ops/head.py)
+    products: int  # per output: a MAC's KH*KW*Cin/groups products, a pool's KH*KW taps
     geometry: WindowGeometry
     out_channels: int  # Cout
     groups: int  # conv2d: Cin / groups input channels per output channel
@@ -559,10 +568,10 @@ class WindowMain(Folded):
     weights: str | None  # conv2d: the weight tensor (a constant, or a held input)
     divisor: int | None  # avg_pool2d: the count when every position has the same
     counts: tuple[tuple[int, ...], ...]  # avg_pool2d otherwise: counts per output pixel, rows of OW
-    accumulator: Fmt | None  # exact sum format (conv2d, avg_pool2d on fixed point)
+    accumulator: Fmt | None  # exact sum format (mac and mean on fixed point)
     epilogue: ElementPhase  # over the head's output tokens of ``pe`` elements (``ElementPhase.widen``)
     writes: tuple[str, ...]
-    simd: int  # conv2d: products per iteration (a divisor of ``products``); pools: ``products``
+    simd: int  # a MAC's products per iteration (a divisor of ``products``); pools: ``products``
     pe: int = 1  # output channels computed per emit (a divisor of Cout): the output token's lanes
     snapshots: int = 1  # completed windows held for emission (``Engine.slots``)
 
@@ -574,13 +583,14 @@ class WindowMain(Folded):
         return self.pe
 
     @property
-    def products(self) -> int:
-        """Per output: conv2d KH*KW*Cin/groups products, a pool's KH*KW taps."""
-        return self.geometry.taps * (self.channels_per_group if self.op == "conv2d" else 1)
-
-    @property
     def emits(self) -> int:
         return window_emits(self.out_channels, self.pe, self.products, self.simd)
+
+    @property
+    def skips_padding(self) -> bool:
+        """A window maximum whose taps may lie in the padding, where they must never win: per output pixel, it
+        knows which of its taps are in the image (tables of the tap rows and columns, ``tap_rows``)."""
+        return self.combine == "max" and self.geometry.reads_padding
 
     @property
     def engine(self) -> Engine:
@@ -612,8 +622,9 @@ class RowsMain(Folded):
     (one output token of ``pe`` lanes per emit, over ``folds`` iterations): per row K / lanes_in pushes and
     N / pe x folds emits."""
 
-    op: str  # dense | matmul
-    batches: int  # batches of the output (matmul), 1 for dense
+    op: str  # the head's op, for the reader of the generated code
+    products_innermost: bool  # the weights hold an output's products along their innermost axis (dense's w[N, K])
+    batches: int  # batches of the output: its dims before the last two
     rows: int  # rows per batch
     k: int
     n: int
@@ -638,7 +649,7 @@ class RowsMain(Folded):
 
     @property
     def strided(self) -> bool:
-        return self.op == "matmul"
+        return not self.products_innermost
 
     @property
     def pushes_per_row(self) -> int:
@@ -656,8 +667,9 @@ class RowsMain(Folded):
 
     @property
     def streamed(self) -> bool:
-        """One folded dense row per frame: emitted while it is read (``Streamed``), not from a snapshot."""
-        return self.op == "dense" and self.batches * self.rows == 1 and self.folds > 1
+        """One folded row per frame whose folds take consecutive products (``products_innermost``): emitted while
+        it is read (``Streamed``), not from a snapshot."""
+        return self.products_innermost and self.batches * self.rows == 1 and self.folds > 1
 
     @cached_property
     def engine(self) -> Engine | Streamed:
@@ -696,7 +708,7 @@ class ReduceMain:
     tokens of ``lanes_out`` = L; when it is reduced, the L lanes belong to one output: they are combined first
     (a tree of L - 1 adders or comparators) into acc[index], and the output has ``lanes_out`` = 1."""
 
-    op: str  # sum | mean | max (global_avg_pool is a mean over H and W)
+    combine: str  # sum | mean | max (ops/head.py; global_avg_pool is a mean over H and W)
     inputs: int  # N_in elements
     outputs: int  # N_out elements
     n: int  # input elements per output (a mean's divisor)
@@ -875,57 +887,49 @@ def phase_buffers(graph: Graph, phases, parts: Parts | None = None) -> list[Buff
     return out
 
 
+def head_of(graph: Graph, head: str) -> Head:
+    """What stage head ``head`` computes (its registry entry's ``Head``)."""
+    return get_op(graph.node(head).op).head_of(graph.sigs[head])
+
+
 def window_geometry(graph: Graph, head: str, lanes: int = 1) -> WindowGeometry:
     """``lanes``: channels per push (a divisor of C)."""
     node = graph.node(head)
-    sig = graph.sigs[head]
+    window = head_of(graph, head).window
     n, h, w, c = graph.types[node.inputs[0]].shape
-    if node.op == "conv2d":
-        kh, kw = graph.types[node.inputs[1]].shape[:2]
-        dh, dw = sig["dilation"]
-    else:
-        (kh, kw), (dh, dw) = sig["pool_size"], (1, 1)
-    strides = sig["strides"] if sig["strides"] is not None else (kh, kw)
+    (kh, kw), (sh, sw), (dh, dw) = window.kernel, window.strides, window.dilation
     if c % lanes:
         raise HlsfuseError(f"{node.where()}: lanes {lanes} does not divide its {c} input channels")
-    return WindowGeometry(n, h, w, c, kh, kw, *strides, *sig["padding"], dh, dw, lanes)
+    return WindowGeometry(n, h, w, c, kh, kw, sh, sw, *window.padding, dh, dw, lanes)
+
+
+def _accumulator(spec: Head, where: str) -> Fmt | None:
+    return spec.accumulator.check(f"{where}: the exact accumulation") if spec.accumulator is not None else None
 
 
 def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes,
                 simd: int | None = None, pe: int = 1, lanes: int = 1, snapshots: int = 1) -> WindowMain:
-    """``simd``: products per iteration of a conv2d (None: all of an output's, one output per iteration);
+    """``simd``: products per iteration of a MAC (None: all of an output's, one output per iteration);
     ``pe``: output channels per emit (``epilogue`` is over tokens of that many); ``lanes``: input channels
     per push; ``snapshots``: completed windows held for emission."""
     node = graph.node(head)
-    sig = graph.sigs[head]
+    spec = head_of(graph, head)
     geometry = window_geometry(graph, head, lanes)
-    x_type = graph.types[node.inputs[0]]
     cout = graph.types[head].shape[3]
-    fixed = not x_type.dtype.is_float
-    groups, weights, divisor, counts, acc = 1, None, None, (), None
-    if node.op == "conv2d":
-        groups, weights = sig["groups"], node.inputs[1]
-        taps = geometry.taps * (geometry.c // groups)
-        if fixed:
-            acc = Fmt.of(x_type.dtype).mul(Fmt.of(graph.types[weights].dtype)).accumulate(taps)
-    elif node.op == "avg_pool2d":
-        if fixed:
-            acc = Fmt.of(x_type.dtype).accumulate(geometry.taps)
-        table = pool_counts(sig)
+    weights = node.inputs[spec.weights] if spec.weights is not None else None
+    divisor, counts = None, ()
+    if spec.combine == "mean":
+        table = pool_counts(graph.sigs[head])
         if np.all(table == table.flat[0]):
             divisor = int(table.flat[0])
         else:
             counts = tuple(tuple(int(v) for v in row) for row in table)
-    if acc is not None:
-        acc.check(f"{node.where()}: the exact accumulation")
-    products = geometry.taps * (geometry.c // groups if node.op == "conv2d" else 1)
-    if simd is None or node.op != "conv2d":
-        simd = products
-    check_simd(node.where(), simd, products)
+    simd = spec.terms if simd is None or not spec.mac else simd
+    check_simd(node.where(), simd, spec.terms)
     if isinstance(snapshots, bool) or not isinstance(snapshots, int) or snapshots < 1:
         raise HlsfuseError(f"{node.where()}: snapshots must be a positive integer, not {snapshots!r}")
-    return WindowMain(node.op, geometry, cout, groups, read, weights, divisor, counts, acc, epilogue, tuple(writes),
-                      simd, pe, snapshots)
+    return WindowMain(node.op, spec.combine, spec.terms, geometry, cout, spec.groups, read, weights, divisor, counts,
+                      _accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, snapshots)
 
 
 def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:
@@ -948,34 +952,24 @@ def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes
     """``simd``: products per iteration (None: all k, one output per iteration); ``pe``: output columns per
     emit (``epilogue`` is over tokens of that many); ``lanes``: row elements per push."""
     node = graph.node(head)
-    x, w = node.inputs
+    spec = head_of(graph, head)
+    x, w = node.inputs[0], node.inputs[spec.weights]
     x_type, w_type, out_type = graph.types[x], graph.types[w], graph.types[head]
-    k, n = x_type.shape[-1], out_type.shape[-1]
-    if node.op == "matmul":
-        batches, rows = math.prod(out_type.shape[:-2]), out_type.shape[-2]
-        offsets = batch_offsets(node, x_type.shape, w_type.shape, out_type.shape)
-    else:
-        batches, rows, offsets = 1, x_type.size // k, ()
-    acc = None
-    if not x_type.dtype.is_float:
-        acc = Fmt.of(x_type.dtype).mul(Fmt.of(w_type.dtype)).accumulate(k)
-        acc.check(f"{node.where()}: the exact accumulation")
+    k, n = spec.terms, out_type.shape[-1]
+    batches, rows = math.prod(out_type.shape[:-2]), (out_type.shape[-2] if len(out_type.shape) > 1 else 1)
+    # a weight matrix with batch dims (a matmul's b) is broadcast to the output's batches
+    offsets = batch_offsets(node, x_type.shape, w_type.shape, out_type.shape)
     simd = k if simd is None else simd
     check_simd(node.where(), simd, k)
     if k % lanes or n % pe:
         raise HlsfuseError(f"{node.where()}: lanes {lanes} and pe {pe} must divide its {k} row elements and "
                            f"{n} columns")
-    return RowsMain(node.op, batches, rows, k, n, read, w, offsets, acc, epilogue, tuple(writes), simd, pe, lanes)
+    return RowsMain(node.op, spec.products_innermost, batches, rows, k, n, read, w, offsets,
+                    _accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, lanes)
 
 
 def reduce_axes(graph: Graph, head: str) -> tuple[int, ...]:
-    from ..ops.injective import normalize_axes
-
-    node, sig = graph.node(head), graph.sigs[head]
-    ndim = len(sig.shapes[0])
-    if node.op == "global_avg_pool":
-        return (1, 2)
-    return tuple(range(ndim)) if sig["axes"] is None else normalize_axes(sig["axes"], ndim)
+    return head_of(graph, head).axes
 
 
 def reduce_lanes_out(graph: Graph, head: str, lanes: int) -> int:
@@ -990,31 +984,27 @@ def reduce_main(graph: Graph, head: str, prologue: ElementPhase, epilogue: Eleme
                 lanes: int = 1) -> ReduceMain:
     """``prologue`` and ``epilogue`` over single elements (widened here); ``lanes``: input elements per iteration
     (a divisor of the input's innermost dimension)."""
-    node, sig = graph.node(head), graph.sigs[head]
+    node = graph.node(head)
+    spec = head_of(graph, head)
     source = graph.types[node.inputs[0]]
-    axes = reduce_axes(graph, head)
+    axes = spec.axes
     shape = source.shape
     kept = tuple(1 if a in axes else d for a, d in enumerate(shape))
     reduced = tuple(d if a in axes else 1 for a, d in enumerate(shape))
-    n = reduce_count(sig)
-    op = "mean" if node.op == "global_avg_pool" else node.op
-    acc = None
-    if op != "max" and not source.dtype.is_float:
-        acc = Fmt.of(source.dtype).accumulate(n).check(f"{node.where()}: the exact sum")
     where = node.where()
     lanes_out = reduce_lanes_out(graph, head, lanes)
     # over tokens; a digit of size 1 (a run of exactly L elements) is always 0
     index = tuple(d for d in token_digits(broadcast_digits(shape, kept), lanes, where, node.inputs[0])[0] if d[1] > 1)
     first = [d for d in token_digits(broadcast_digits(shape, reduced), lanes, where, node.inputs[0])[0] if d[1] > 1]
     return ReduceMain(
-        op=op,
+        combine=spec.combine,
         inputs=source.size,
         outputs=graph.types[head].size,
-        n=n,
+        n=spec.terms,
         prologue=prologue.widen(lanes, where),
         index=index,
         first=tuple(dict.fromkeys((d[0], d[1]) for d in first)),
-        accumulator=acc,
+        accumulator=_accumulator(spec, where),
         epilogue=epilogue.widen(lanes_out, where),
         writes=tuple(writes),
         lanes=lanes,

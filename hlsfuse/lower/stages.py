@@ -30,6 +30,7 @@ from .schedule import (
     Schedule,
     State,
     WindowGeometry,
+    head_of,
     held_buffers,
     held_inputs,
     memory,
@@ -210,7 +211,8 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         heads = by_use["head"]
         if by_use["pre"] or len(heads) != 1 or heads[0][1] != node.inputs[0]:
             raise HlsfuseError(f"stage '{name}': must stream '{node.inputs[0]}' into '{head}' on one channel")
-        weights = node.inputs[1] if node.op in ("conv2d", "dense", "matmul") else None
+        spec = head_of(graph, head)
+        weights = node.inputs[spec.weights] if spec.weights is not None else None
         if weights is not None and weights not in graph.constant_map and weights not in held_names:
             raise HlsfuseError(f"{node.where()}: input '{weights}' is neither a constant nor held by its stage")
         epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
@@ -225,7 +227,7 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
                    Buffer("window", g.window, x_bits, registers=True),
                    Buffer("snapshot", main.snapshots * g.taps * g.c, x_bits, registers=True,
                           banks=main.snapshots)]
-            macs = g.images * g.oh * g.ow * main.out_channels * main.products if node.op == "conv2d" else 0
+            macs = g.images * g.oh * g.ow * main.out_channels * main.products if spec.mac else 0
         else:
             main = rows_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
             own = [Buffer("row", main.k, x_bits, registers=True), Buffer("snapshot", main.k, x_bits, registers=True)]
@@ -241,13 +243,13 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
             # and a matmul's b as rows of N, each row cyclically PE ways; a dense w[N][K], whose rows are its
             # columns, in PE cyclic banks of rows, each row cyclically SIMD ways
             size = graph.types[weights].size
-            parts[weights] = {"banks": main.simd * (size // (main.k * main.n)) if node.op == "matmul" else main.simd,
-                              "banking": "block" if main.strided else "cyclic"}
-            if main.pe > 1 and node.op == "dense":
+            columns = main.out_channels if lay.kind == "window" else main.n
+            matrices = size // (main.products * columns)  # a matmul's b with batch dims holds several
+            parts[weights] = {"banks": main.simd * matrices, "banking": "block" if main.strided else "cyclic"}
+            if main.pe > 1 and not main.strided:
                 parts[weights] = {"banks": main.pe, "banking": "cyclic", "columns": main.k, "column_banks": main.simd}
             elif main.pe > 1:
-                parts[weights].update(columns=main.n if node.op == "matmul" else main.out_channels,
-                                      column_banks=main.pe)
+                parts[weights].update(columns=columns, column_banks=main.pe)
             if weights in graph.constant_map:
                 weight_buffers = [memory(f"rom {weights}", size, graph.types[weights].dtype.bits, tensor=weights,
                                          rom=True, **parts[weights])]
@@ -277,7 +279,8 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         if main.accumulator is not None:
             acc_bits = main.accumulator.width
         else:  # max keeps the input's type; float32 sums accumulate in double
-            acc_bits = 64 if graph.types[source].dtype.is_float and main.op != "max" else graph.types[source].dtype.bits
+            dtype = graph.types[source].dtype
+            acc_bits = 64 if dtype.is_float and main.combine != "max" else dtype.bits
         # lane l of an output token reads (and of an input token updates, the innermost axis kept) bank l
         parts = {**lane_parts(main.epilogue, main.lanes_out), **lane_parts(main.prologue, main.lanes)}
         buffers = (memory("accumulators", main.outputs, acc_bits, main.distance, banks=main.lanes_out,

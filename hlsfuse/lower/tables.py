@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 from ..ir import Graph
 from ..lut import Table
-from ..ops.lut import TABLE_OPS, table_of
-from ..ops.opaque import softmax_tables
+from ..ops import get_op
 from .plan import Stage
 
 __all__ = ["ROM_PORTS", "TableReads", "node_tables", "stage_tables"]
@@ -31,20 +30,12 @@ __all__ = ["ROM_PORTS", "TableReads", "node_tables", "stage_tables"]
 ROM_PORTS = 2
 """Reads per cycle of one ROM (a dual-port block or distributed RAM)."""
 
-_READERS = frozenset((*TABLE_OPS, "softmax"))
-
 
 def node_tables(graph: Graph, name: str) -> tuple[tuple[tuple, Table], ...]:
-    """(key, table) of each table node ``name`` reads; the key is what tables equal in content share."""
-    node, sig = graph.node(name), graph.sigs[name]
-    if sig.out_dtype.is_float:
-        return ()
-    if node.op in TABLE_OPS:
-        tables = (table_of(node.op, sig),)
-    elif node.op == "softmax":
-        tables = softmax_tables(sig)[:2]
-    else:
-        return ()
+    """(key, table) of each table node ``name`` reads (``OpDef.tables``); the key is what tables equal in
+    content share."""
+    sig = graph.sigs[name]
+    tables = get_op(graph.node(name).op).tables_of(sig)
     return tuple(((t.function, t.in_fmt, t.out_type, sig["table_bits"]), t) for t in tables)
 
 
@@ -62,7 +53,7 @@ class TableReads:
 
 def stage_tables(graph: Graph, stage: Stage) -> tuple[TableReads, ...]:
     """The tables ``stage`` reads, each with its reads per iteration (the module docstring), in first-use order."""
-    if not any(graph.node(n).op in _READERS for n in stage.nodes):
+    if not any(get_op(graph.node(n).op).tables is not None for n in stage.nodes):
         return ()
     schedule, main = stage.schedule, stage.schedule.main
     found: dict[tuple, Table] = {}

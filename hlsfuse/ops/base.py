@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..types import DType, FixedType, Fmt, parse_dtype
+from .head import Head
 from .interval import Interval
 
 __all__ = [
@@ -172,6 +173,16 @@ class OpDef:
     on chip), ``window`` (sliding windows over NHWC rows, with a line buffer), ``rows``
     (one output row per input row of K elements), ``reduce`` (accumulates, emits when
     done) or ``own`` (a stage of its own: it changes the stream's length or order).
+
+    What the lowering and the backends need besides, computed from the signature:
+    ``head(sig) -> Head`` of a window, rows or reduce op (ops/head.py: what it combines, its
+    weights, exact accumulator, window or axes); ``micro`` (a name or ``micro(sig) -> name``),
+    the step a map op computes per element, which both backends spell (``add``, ``mul``,
+    ``maximum``, ``relu``, ``assign``, ``clip``, ``lookup`` ...); ``constants(sig)``, its
+    attribute constants as the hardware holds them (raw integers on the grid they are rounded
+    to, or floats in a float32 graph: leaky_relu's ``alpha``, clip's ``lo`` and ``hi``, pad's
+    ``fill``); ``tables(sig)``, the lookup tables a fixed-point node reads. An op without
+    ``compute`` (``custom``) can be neither run nor compiled.
     """
 
     name: str
@@ -186,6 +197,10 @@ class OpDef:
     variadic: bool = False
     needs_buffer: Callable[[Sig], str | None] | None = None
     stream: str | Callable[[Sig], str] = "map"
+    head: Callable[[Sig], Head] | None = None
+    micro: str | Callable[[Sig], str] | None = None
+    constants: Callable[[Sig], Mapping[str, Any]] | None = None
+    tables: Callable[[Sig], tuple] | None = None
     doc: str = ""
 
     def __post_init__(self):
@@ -220,6 +235,24 @@ class OpDef:
 
     def stream_kind(self, sig: Sig) -> str:
         return self.stream(sig) if callable(self.stream) else self.stream
+
+    def head_of(self, sig: Sig) -> Head:
+        if self.head is None:
+            raise OpError(f"op '{self.name}' is not the head of a window, rows or reduce stage")
+        return self.head(sig)
+
+    def micro_of(self, sig: Sig) -> str | None:
+        """The per-element step of a map op (None: the op does not run element by element)."""
+        return self.micro(sig) if callable(self.micro) else self.micro
+
+    def constants_of(self, sig: Sig) -> Mapping[str, Any]:
+        return self.constants(sig) if self.constants is not None else {}
+
+    def tables_of(self, sig: Sig) -> tuple:
+        """The lookup tables a node reads (none in a float32 graph, which evaluates the functions)."""
+        if self.tables is None or sig.out_dtype is None or sig.out_dtype.is_float:
+            return ()
+        return self.tables(sig)
 
 
 # --------------------------------------------------------------------------

@@ -88,6 +88,7 @@ def _extremum(fn):
 def _binary(name: str, rule, compute, bounds, doc: str) -> OpDef:
     return OpDef(
         name=name,
+        micro=name,
         inputs=("a", "b"),
         shape=broadcast_shape,
         pattern=broadcast_pattern,
@@ -135,12 +136,17 @@ def _alpha_check(alpha: float) -> str | None:
     return f"must be in [-1, 1) (it is a {ALPHA_TYPE} constant), not {alpha}"
 
 
+def _leaky_constants(sig: Sig) -> dict:
+    """alpha: the float of a float32 graph, else the raw value of its ALPHA_TYPE constant."""
+    alpha = sig["alpha"]
+    return {"alpha": alpha if sig.out_dtype.is_float else int(from_float(np.array(alpha), ALPHA_TYPE))}
+
+
 def _leaky_relu(args, sig):
     x = args[0]
-    alpha = sig["alpha"]
     if sig.out_dtype.is_float:
-        return np.where(x >= 0, x, np.float32(alpha) * x).astype(np.float32)
-    a = int(from_float(alpha, ALPHA_TYPE))
+        return np.where(x >= 0, x, np.float32(sig["alpha"]) * x).astype(np.float32)
+    a = _leaky_constants(sig)["alpha"]
     frac = sig.dtypes[0].frac + ALPHA_TYPE.frac
     scaled = np.where(x >= 0, x << ALPHA_TYPE.frac, x * a)
     return finish(scaled, frac, sig)
@@ -153,19 +159,22 @@ def _leaky_check(sig: Sig) -> None:
         fmts[0].mul(Fmt.of(ALPHA_TYPE)).check("the exact result")
 
 
-def _clip_bounds(sig: Sig) -> tuple[int, int]:
-    """clip's bounds as raw values of the input type (round to nearest, saturate)."""
+def _clip_constants(sig: Sig) -> dict:
+    """lo and hi: the floats of a float32 graph, else raw values of the input type (round to nearest,
+    saturate)."""
+    if sig.out_dtype.is_float:
+        return {"lo": sig["min"], "hi": sig["max"]}
     t = sig.dtypes[0]
     bound_type = FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")
-    return int(from_float(sig["min"], bound_type)), int(from_float(sig["max"], bound_type))
+    return {"lo": int(from_float(sig["min"], bound_type)), "hi": int(from_float(sig["max"], bound_type))}
 
 
 def _clip(args, sig):
     x = args[0]
     if sig.out_dtype.is_float:
         return np.clip(x, np.float32(sig["min"]), np.float32(sig["max"])).astype(np.float32)
-    lo, hi = _clip_bounds(sig)
-    return finish(np.clip(x, lo, hi), sig.dtypes[0].frac, sig)
+    bounds = _clip_constants(sig)
+    return finish(np.clip(x, bounds["lo"], bounds["hi"]), sig.dtypes[0].frac, sig)
 
 
 def _clip_attrs_check(sig: Sig) -> None:
@@ -197,7 +206,7 @@ def _leaky_bounds(ins, sig):
         slope = Interval(alpha, alpha, None)
         negative = x.like(np.minimum(x.lo, 0.0), np.minimum(x.hi, 0.0)) * slope
         return negative.union(x.like(np.maximum(x.lo, 0.0), np.maximum(x.hi, 0.0)))
-    a = int(from_float(alpha, ALPHA_TYPE))
+    a = _leaky_constants(sig)["alpha"]
     negative = x.like(np.minimum(x.lo, 0), np.minimum(x.hi, 0)) * Interval(a, a, ALPHA_TYPE.frac)
     positive = x.like(np.maximum(x.lo, 0), np.maximum(x.hi, 0)).at(negative.frac)
     return negative.union(positive)
@@ -207,7 +216,13 @@ def _clip_interval(ins, sig):
     x = ins[0]
     if x.frac is None:
         return x.clip(sig["min"], sig["max"])
-    return x.clip(*_clip_bounds(sig))
+    bounds = _clip_constants(sig)
+    return x.clip(bounds["lo"], bounds["hi"])
+
+
+def _cast_micro(sig: Sig) -> str:
+    """fixed -> float32 converts (to_float); every other cast assigns."""
+    return "to_float" if sig.out_dtype.is_float and not sig.dtypes[0].is_float else "assign"
 
 
 def _cast_dtype(sig: Sig):
@@ -241,6 +256,7 @@ OPS = (
             "min(a, b)"),
     OpDef(
         name="relu",
+        micro="relu",
         inputs=("x",),
         shape=_unary_shape,
         pattern=Pattern.ELEMWISE,
@@ -251,6 +267,8 @@ OPS = (
     ),
     OpDef(
         name="leaky_relu",
+        micro="leaky_relu",
+        constants=_leaky_constants,
         inputs=("x",),
         attrs=(Attr("alpha", "float", 0.01, check=_alpha_check),),
         shape=_unary_shape,
@@ -262,6 +280,8 @@ OPS = (
     ),
     OpDef(
         name="clip",
+        micro="clip",
+        constants=_clip_constants,
         inputs=("x",),
         attrs=(Attr("min", "float"), Attr("max", "float")),
         shape=_unary_shape,
@@ -273,6 +293,7 @@ OPS = (
     ),
     OpDef(
         name="neg",
+        micro="neg",
         inputs=("x",),
         shape=_unary_shape,
         pattern=Pattern.ELEMWISE,
@@ -283,6 +304,7 @@ OPS = (
     ),
     OpDef(
         name="abs",
+        micro="abs",
         inputs=("x",),
         shape=_unary_shape,
         pattern=Pattern.ELEMWISE,
@@ -293,6 +315,7 @@ OPS = (
     ),
     OpDef(
         name="cast",
+        micro=_cast_micro,
         inputs=("x",),
         shape=_unary_shape,
         pattern=Pattern.ELEMWISE,
@@ -303,6 +326,7 @@ OPS = (
     ),
     OpDef(
         name="bias_add",
+        micro="add",
         inputs=("x", "b"),
         shape=_per_channel_shape("b"),
         pattern=Pattern.BROADCAST,
@@ -313,6 +337,7 @@ OPS = (
     ),
     OpDef(
         name="scale",
+        micro="mul",
         inputs=("x", "s"),
         shape=_per_channel_shape("s"),
         pattern=Pattern.BROADCAST,

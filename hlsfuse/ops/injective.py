@@ -105,6 +105,7 @@ def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams, stream="map", b
         bounds=bounds,
         needs_buffer=needs_buffer,
         stream=stream,
+        micro=None if stream == "own" else "assign",  # in a map loop, an element is passed on unchanged
         doc=doc,
     )
 
@@ -292,6 +293,14 @@ def pad_indices(shape, widths, mode: str) -> tuple[np.ndarray, ...]:
     return tuple(np.pad(np.arange(n), w, mode=mode) for n, w in zip(shape, widths))
 
 
+def _pad_constants(sig: Sig) -> dict:
+    """fill: the float of a float32 graph, else the raw value of ``value`` in the output type (RND, SAT)."""
+    t = sig.out_dtype
+    if t.is_float:
+        return {"fill": sig["value"]}
+    return {"fill": int(from_float(np.array(sig["value"]), FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")))}
+
+
 def _pad(args, sig):
     widths = _pad_widths(sig)
     t, mode = sig.out_dtype, sig["mode"]
@@ -301,8 +310,7 @@ def _pad(args, sig):
     elif t.is_float:
         y = np.pad(x, widths, constant_values=np.float32(sig["value"]))
     else:
-        fill_type = FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")
-        y = np.pad(x, widths, constant_values=int(from_float(sig["value"], fill_type)))
+        y = np.pad(x, widths, constant_values=_pad_constants(sig)["fill"])
     return y.astype(np.float32) if t.is_float else y
 
 
@@ -314,7 +322,7 @@ def _pad_bounds(ins, sig: Sig) -> Interval:
     t = sig.out_dtype
     if t.is_float:
         return moved.union(Interval(sig["value"], sig["value"], None))
-    fill = int(from_float(sig["value"], FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")))
+    fill = _pad_constants(sig)["fill"]
     return moved.union(Interval(fill, fill, t.frac))
 
 
@@ -451,6 +459,7 @@ OPS = (
         check=same_family,
         compute=_pad,
         bounds=_pad_bounds,
+        constants=_pad_constants,
         needs_buffer=_pad_buffer,
         stream="own",
         doc="numpy.pad, pads = [before..., after...]; mode 'constant' fills with value rounded to the output "

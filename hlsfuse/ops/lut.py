@@ -62,6 +62,9 @@ def _lut_op(function: str, doc: str) -> OpDef:
         # float32 -> float32 or fixed -> fixed: a table only produces fixed-point values
         check=same_family,
         compute=compute,
+        # fixed point reads the table; float32 evaluates the function (the step ``<function>_float``)
+        micro=lambda sig: f"{function}_float" if sig.out_dtype.is_float else "lookup",
+        tables=lambda sig: (table_of(function, sig),),
         doc=doc,
     )
 

@@ -29,6 +29,7 @@ from ..errors import OpError
 from ..types import assign_quotient
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import finish
+from .head import Head, Window
 from .interval import Interval, corners
 
 __all__ = ["OPS", "exact_matmul", "pool_counts"]
@@ -165,6 +166,24 @@ def _conv_terms(sig: Sig) -> int:
     return kh * kw * cg
 
 
+def _mac_head(terms, products_innermost: bool = False, window=None):
+    """A ``head`` rule of a MAC op of ``terms(sig)`` products per output, weights in input 1."""
+
+    def head(sig: Sig) -> Head:
+        n = terms(sig)
+        fmts = fixed_inputs(sig)
+        acc = fmts[0].mul(fmts[1]).accumulate(n) if fmts is not None else None
+        groups = sig["groups"] if window is not None else 1
+        return Head("mac", n, 1, products_innermost, acc, window(sig) if window else None, groups)
+
+    return head
+
+
+def _conv_window(sig: Sig) -> Window:
+    kh, kw = sig.shapes[1][:2]
+    return Window((kh, kw), sig["strides"], sig["padding"], sig["dilation"])
+
+
 def _conv2d(args, sig):
     x, w = args
     kh, kw, cg, cout = w.shape
@@ -281,6 +300,19 @@ def _pool_check(sig: Sig) -> None:
     same_family(sig)
 
 
+def _pool_head(combine: str):
+    """A ``head`` rule of a pool: ``combine`` over the KH x KW taps of its window."""
+
+    def head(sig: Sig) -> Head:
+        pool, strides, padding = _pool_params(sig)
+        taps = pool[0] * pool[1]
+        fmts = fixed_inputs(sig)
+        acc = fmts[0].accumulate(taps) if fmts is not None and combine != "max" else None
+        return Head(combine, taps, accumulator=acc, window=Window(pool, strides, padding))
+
+    return head
+
+
 def _max_pool2d(args, sig):
     x = args[0]
     pool, strides, padding = _pool_params(sig)
@@ -359,6 +391,7 @@ OPS = (
         shape=_conv_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_product_checker(_conv_terms),
+        head=_mac_head(_conv_terms, window=_conv_window),
         compute=_conv2d,
         bounds=_conv_bounds,
         doc="2-D convolution, x NHWC, w [KH, KW, Cin/groups, Cout], padding [top, left, bottom, right]",
@@ -370,6 +403,7 @@ OPS = (
         shape=_dense_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_product_checker(lambda sig: sig.shapes[1][1]),
+        head=_mac_head(lambda sig: sig.shapes[1][1], products_innermost=True),
         compute=_dense,
         bounds=_dense_bounds,
         doc="x [..., K] times w [N, K] transposed -> [..., N]",
@@ -381,6 +415,7 @@ OPS = (
         shape=_matmul_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_product_checker(lambda sig: sig.shapes[0][-1]),
+        head=_mac_head(lambda sig: sig.shapes[0][-1]),
         compute=_matmul_op,
         bounds=_matmul_bounds,
         doc="a @ b with numpy's broadcasting of batch dims; both inputs need at least 2 dims",
@@ -393,6 +428,7 @@ OPS = (
         shape=_pool_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_pool_check,
+        head=_pool_head("max"),
         compute=_max_pool2d,
         bounds=_pool_bounds,
         doc="window maximum over H and W of NHWC x; padded positions never win",
@@ -405,6 +441,7 @@ OPS = (
         shape=_pool_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_avg_check,
+        head=_pool_head("mean"),
         compute=_avg_pool2d,
         bounds=_avg_bounds,
         doc="window mean over H and W of NHWC x; the exact sum divided by the position's count, rounded once",

@@ -236,6 +236,7 @@ OPS = (
         ),
         shape=_rank_at_least_one,
         pattern=Pattern.OPAQUE,
+        tables=lambda sig: softmax_tables(sig)[:2],
         stream="own",
         check=_softmax_check,
         compute=_softmax,

@@ -18,6 +18,7 @@ from ..errors import OpError
 from ..types import Fmt, assign_quotient
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import finish
+from .head import Head
 from .injective import normalize_axes
 
 __all__ = ["OPS", "count"]
@@ -57,6 +58,18 @@ def _mean_format(sig: Sig, n: int) -> Fmt:
 
 def _max_format(sig: Sig, n: int) -> Fmt:
     return fixed_inputs(sig)[0]  # the maximum is one of the inputs: no wider intermediate
+
+
+def _head(combine: str, axes):
+    """A ``head`` rule: ``combine`` over ``axes(sig)`` of the input."""
+
+    def head(sig: Sig) -> Head:
+        n = count(sig)
+        fmts = fixed_inputs(sig)
+        acc = fmts[0].accumulate(n) if fmts is not None and combine != "max" else None
+        return Head(combine, n, accumulator=acc, axes=axes(sig))
+
+    return head
 
 
 def _checker(fmt):
@@ -147,6 +160,7 @@ def _pool_shape(sig: Sig) -> tuple[int, ...]:
 def _reduction(name: str, compute, fmt, bounds, doc: str) -> OpDef:
     return OpDef(
         name=name,
+        head=_head(name, _axes),
         inputs=("x",),
         attrs=(Attr("axes", "ints", None), Attr("keepdims", "bool", False)),
         shape=_reduce_shape,
@@ -171,6 +185,7 @@ OPS = (
         # TVM marks global pools OUT_ELEMWISE_FUSABLE (elementwise consumers fuse into them)
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         stream="reduce",
+        head=_head("mean", lambda sig: _HW),
         check=_checker(_mean_format),
         compute=lambda args, sig: _mean_over(args[0], _HW, True, sig),
         bounds=lambda ins, sig: ins[0].like(ins[0].lo, ins[0].hi),

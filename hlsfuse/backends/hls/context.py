@@ -1,10 +1,9 @@
 """What every part of the C++ backend looks up: the graph, the plan, the names and the tables.
 
 A ``Context`` is built once per ``emit_hls`` call and never changes. Stage view builders read it
-to find a tensor's C++ type and variable names, the ROM holding a constant, and the lookup table a
-fixed-point sigmoid/tanh/exp node reads (computed by ``hlsfuse.lut.make_table`` through the op's
-own ``table_of``, never recomputed here), and the exp and reciprocal tables of a fixed-point softmax
-(``hlsfuse.ops.opaque.softmax_tables``).
+to find a tensor's C++ type and variable names, the ROM holding a constant, and the lookup tables a
+fixed-point node reads (its op's ``OpDef.tables``, never recomputed here): a sigmoid/tanh/exp node's
+one, a softmax's exp and reciprocal.
 """
 
 from __future__ import annotations
@@ -18,17 +17,13 @@ from ...errors import HlsfuseError
 from ...ir import Constant, Graph, TensorType
 from ...lower.plan import Channel, DataflowPlan
 from ...lut import Table
-from ...ops import lut as lut_ops
-from ...ops.opaque import softmax_tables
+from ...ops import get_op
 from ...types import DType
 from .cxx import float_literal, raw_lines, raw_storage, spell_type
 from .names import Names, assign_names, fresh
 from .options import HlsOptions
 
-__all__ = ["Context", "TableView", "make_context", "LUT_FUNCTIONS"]
-
-LUT_FUNCTIONS = lut_ops.TABLE_OPS
-"""Ops computed by a lookup table on fixed-point inputs (float32 graphs call the C++ math library)."""
+__all__ = ["Context", "TableView", "make_context"]
 
 
 @dataclass(frozen=True)
@@ -53,9 +48,9 @@ class Context:
     options: HlsOptions
     names: Names
     roms: Mapping[str, str]  # constant -> ROM name
-    tables: Mapping[str, TableView]  # fixed-point lookup node -> its table (shared between equal tables)
+    tables: Mapping[str, tuple[TableView, ...]]  # fixed-point table node -> its tables (equal tables shared): a
+    # lookup's one, a softmax's exp and reciprocal
     channels: Mapping[str, Channel]
-    softmax_tables: Mapping[str, tuple[TableView, TableView]]  # fixed-point softmax node -> its (exp, recip) tables
     rom_storage: Mapping[str, str | None]  # constant -> how its ROMs store it: raw integers (cxx.raw_storage) for a
     # fixed-point constant, None for a float one (its typed values)
 
@@ -114,32 +109,26 @@ def _table_view(name: str, table: Table) -> TableView:
 
 
 def _tables(graph: Graph, names: Names):
-    """(lookup node -> table, softmax node -> (exp, recip) tables, names taken): one table per distinct
-    (function, input format, output type, size), in graph order."""
+    """(table node -> its tables, in the order of ``OpDef.tables``; names taken): one table per distinct
+    (function, input format, output type, size), named in graph order after the op and the function
+    (``lut_sigmoid_0``, ``lut_softmax_exp_1``)."""
     taken = set(names.taken)
     by_key: dict[tuple, TableView] = {}
-
-    def shared(prefix: str, table: Table, table_bits: int) -> TableView:
-        key = (table.function, table.in_fmt, table.out_type, table_bits)
-        if key not in by_key:
-            name = fresh(f"lut_{prefix}_{len(by_key)}", taken)
-            taken.add(name)
-            by_key[key] = _table_view(name, table)
-        return by_key[key]
-
-    per_node: dict[str, TableView] = {}
-    softmax: dict[str, tuple[TableView, TableView]] = {}
+    out: dict[str, tuple[TableView, ...]] = {}
     for node in graph.nodes:
         sig = graph.sigs[node.name]
-        if sig.out_dtype.is_float:
-            continue
-        if node.op in LUT_FUNCTIONS:
-            per_node[node.name] = shared(node.op, lut_ops.table_of(node.op, sig), sig["table_bits"])
-        elif node.op == "softmax":
-            exp, recip, _ = softmax_tables(sig)
-            bits = sig["table_bits"]
-            softmax[node.name] = (shared("softmax_exp", exp, bits), shared("softmax_recip", recip, bits))
-    return per_node, softmax, frozenset(taken)
+        views = []
+        for table in get_op(node.op).tables_of(sig):
+            key = (table.function, table.in_fmt, table.out_type, sig["table_bits"])
+            if key not in by_key:
+                prefix = table.function if table.function == node.op else f"{node.op}_{table.function}"
+                name = fresh(f"lut_{prefix}_{len(by_key)}", taken)
+                taken.add(name)
+                by_key[key] = _table_view(name, table)
+            views.append(by_key[key])
+        if views:
+            out[node.name] = tuple(views)
+    return out, frozenset(taken)
 
 
 def _rom_storage(graph: Graph, plan: DataflowPlan) -> dict[str, str | None]:
@@ -167,7 +156,7 @@ def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Conte
     if plan.graph != graph.name:
         raise HlsfuseError(f"dataflow plan is for graph '{plan.graph}', not '{graph.name}'")
     names = assign_names(graph, plan)
-    tables, softmax, taken = _tables(graph, names)
+    tables, taken = _tables(graph, names)
     names = dataclasses.replace(names, taken=taken)
     return Context(
         graph=graph,
@@ -177,6 +166,5 @@ def make_context(graph: Graph, plan: DataflowPlan, options: HlsOptions) -> Conte
         roms=MappingProxyType({r.constant: r.name for r in plan.roms}),
         tables=MappingProxyType(tables),
         channels=MappingProxyType({c.name: c for c in plan.channels}),
-        softmax_tables=MappingProxyType(softmax),
         rom_storage=MappingProxyType(_rom_storage(graph, plan)),
     )

@@ -164,7 +164,7 @@ def _roms(ctx: Context) -> tuple[RomView, ...]:
 
 
 def _luts(ctx: Context, replicated: set[str]) -> tuple[ArrayView, ...]:
-    every = list(ctx.tables.values()) + [t for pair in ctx.softmax_tables.values() for t in pair]
+    every = [t for views in ctx.tables.values() for t in views]
     unique: dict[str, TableView] = {t.name: t for t in every}
     return tuple(
         ArrayView(t.name, t.type, t.storage, len(t.raw), raw_lines(t.raw, per_line=_ROW), t.note,

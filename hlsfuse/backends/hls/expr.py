@@ -20,16 +20,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
-
 from ...errors import HlsfuseError
 from ...lower.elements import Program
-from ...ops.elementwise import ALPHA_TYPE, _clip_bounds
-from ...types import from_float
-from .context import LUT_FUNCTIONS, Context
+from ...ops import get_op
+from ...ops.elementwise import ALPHA_TYPE
+from .context import Context
 from .cxx import float_literal, literal, spell_type
 
-__all__ = ["Term", "Operand", "Digit", "Wheel", "Stmt", "Body", "body", "MAP_OPS"]
+__all__ = ["Term", "Operand", "Digit", "Wheel", "Stmt", "Body", "body"]
 
 
 @dataclass(frozen=True)
@@ -92,65 +90,50 @@ class Body:
 # Per-op statements
 # --------------------------------------------------------------------------
 
-# op -> macro of ops.j2, for ops whose statement needs no constants
-_PLAIN = {
-    "add": "add",
-    "bias_add": "add",
-    "sub": "sub",
-    "mul": "mul",
-    "scale": "mul",
-    "relu": "relu",
-    "neg": "neg",
-    "abs": "abs",
-    "reshape": "assign",
-    "flatten": "assign",
-    "squeeze": "assign",
-    "expand_dims": "assign",
-    "transpose": "assign",  # only an identity reorder runs in a map loop (lower.elements checks it)
-}
-MAP_OPS = frozenset(_PLAIN) | {"maximum", "minimum", "leaky_relu", "clip", "cast", *LUT_FUNCTIONS}
-"""Every op ``body`` computes."""
-
-
-def _special(ctx: Context, node: str) -> tuple[str, dict[str, Any]]:
-    """(macro, params) of ops whose statement carries constants, tables or conversions."""
-    n = ctx.graph.node(node)
+def _extremum(ctx: Context, node: str) -> dict[str, Any]:
+    """Which operand is the signed one when exactly one is (ops.j2's ``greater`` decides its sign first)."""
     sig = ctx.graph.sigs[node]
-    out_float = sig.out_dtype.is_float
-    if n.op in ("maximum", "minimum"):
-        # which operand is the signed one when exactly one is (ops.j2's `greater` decides its sign first)
-        a, b = sig.dtypes
-        signed = None if out_float or a.is_float or b.is_float or a.signed == b.signed else int(b.signed)
-        return n.op, {"signed": signed}
-    if n.op == "leaky_relu":
-        if out_float:
-            return "leaky_relu", {"alpha": float_literal(sig["alpha"])}
-        raw = int(from_float(np.array(sig["alpha"]), ALPHA_TYPE))
-        return "leaky_relu", {"alpha": literal(raw, ALPHA_TYPE, spell_type(ALPHA_TYPE))}
-    if n.op == "clip":
-        if out_float:
-            return "clip", {"lo": float_literal(sig["min"]), "hi": float_literal(sig["max"])}
-        lo, hi = _clip_bounds(sig)
-        in_type, in_name = sig.dtypes[0], ctx.ctype(n.inputs[0])
-        return "clip", {"lo": literal(lo, in_type, in_name), "hi": literal(hi, in_type, in_name)}
-    if n.op == "cast":
-        return ("to_float" if out_float and not sig.dtypes[0].is_float else "assign"), {}
-    if n.op in LUT_FUNCTIONS:
-        if out_float:
-            return f"{n.op}_float", {}
-        return "lookup", {"table": ctx.tables[node]}
-    raise HlsfuseError(f"{n.where()}: the HLS backend has no C++ statement for op '{n.op}' in a map loop")
+    a, b = sig.dtypes
+    float_ = sig.out_dtype.is_float or a.is_float or b.is_float
+    return {"signed": None if float_ or a.signed == b.signed else int(b.signed)}
+
+
+def _leaky_relu(ctx: Context, node: str) -> dict[str, Any]:
+    alpha = get_op("leaky_relu").constants_of(ctx.graph.sigs[node])["alpha"]
+    if ctx.dtype(node).is_float:
+        return {"alpha": float_literal(alpha)}
+    return {"alpha": literal(alpha, ALPHA_TYPE, spell_type(ALPHA_TYPE))}
+
+
+def _clip(ctx: Context, node: str) -> dict[str, Any]:
+    sig = ctx.graph.sigs[node]
+    bounds = get_op("clip").constants_of(sig)
+    if sig.out_dtype.is_float:
+        return {k: float_literal(v) for k, v in bounds.items()}
+    in_type, in_name = sig.dtypes[0], ctx.ctype(ctx.graph.node(node).inputs[0])
+    return {k: literal(v, in_type, in_name) for k, v in bounds.items()}
+
+
+_PARAMS = {
+    "maximum": _extremum,
+    "minimum": _extremum,
+    "leaky_relu": _leaky_relu,
+    "clip": _clip,
+    "lookup": lambda ctx, node: {"table": ctx.tables[node][0]},
+}
+"""micro-op -> the params of its ops.j2 macro that come from the node (constants, tables, operand signs)."""
 
 
 def statement(ctx: Context, node: str, args: Sequence[Operand]) -> Stmt:
-    """The statement computing ``node`` from its operands (in the node's input order)."""
+    """The statement computing ``node`` from its operands (in the node's input order): the macro of ops.j2
+    named by the op's micro-op (``OpDef.micro``)."""
     n = ctx.graph.node(node)
-    if n.op in _PLAIN:
-        macro, params = _PLAIN[n.op], {}
-    else:
-        macro, params = _special(ctx, node)
+    micro = get_op(n.op).micro_of(ctx.graph.sigs[node])
+    if micro is None:
+        raise HlsfuseError(f"{n.where()}: the HLS backend has no C++ statement for op '{n.op}' in a map loop")
+    params = _PARAMS[micro](ctx, node) if micro in _PARAMS else {}
     return Stmt(
-        op=macro,
+        op=micro,
         node=node,
         out=ctx.value(node),
         type=ctx.ctype(node),

@@ -78,7 +78,7 @@ def _views(ctx: Context, stage: Stage) -> dict[tuple, TableView]:
     out = {}
     for name in stage.nodes:
         keys = [k for k, _ in node_tables(ctx.graph, name)]
-        views = (ctx.tables[name],) if name in ctx.tables else ctx.softmax_tables.get(name, ())
+        views = ctx.tables.get(name, ())
         out.update(zip(keys, views))
     return out
 
@@ -97,7 +97,7 @@ def use(reader: Reader, copies: Sequence[Copies]) -> Body:
     seen: Counter = Counter()
     stmts = []
     for s in reader.body.stmts:
-        table = s.params["table"].name if s.op == "lookup" else None
+        table = s.params["table"].name if "table" in s.params else None
         if table in by_table:
             at = CopyRead(by_table[table].name, reader.lane, seen[table] * reader.lanes)
             seen[table] += 1

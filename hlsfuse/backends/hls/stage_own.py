@@ -25,19 +25,17 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ...errors import HlsfuseError
 from ...lower import own as own_schedule
 from ...lower.plan import Stage
-from ...types import FixedType, from_float
+from ...ops import get_op
 from .context import Context
 from .cxx import float_literal, literal
 from .phase import Array, Rom, array
 from .replicas import plan
 from .view import StageView, make_view
 
-__all__ = ["OwnBody", "view", "OWN_OPS", "MAX_CONCAT_INPUTS"]
+__all__ = ["OwnBody", "view", "MAX_CONCAT_INPUTS"]
 
 MAX_CONCAT_INPUTS = 8  # hlsf::concat_stage (own.h)
 
@@ -70,7 +68,8 @@ class SliceCall:
     output: str
     block: Array | None
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "slice"
+    kernel: str = "slice"  # its macro in stage_own.j2
+    header: str = "hlsfuse/own.h"
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,8 @@ class PadCall:
     input: str
     output: str
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "pad"
+    kernel: str = "pad"  # its macro in stage_own.j2
+    header: str = "hlsfuse/own.h"
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,8 @@ class PadBlockCall:
     table: str  # the local array of ``indices``
     indices: Dims
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "pad_block"
+    kernel: str = "pad_block"  # its macro in stage_own.j2
+    header: str = "hlsfuse/own.h"
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ class ConcatCall:
     inputs: tuple[str, ...]  # streams or ROM readers, in the node's input order
     output: str
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "concat"
+    kernel: str = "concat"  # its macro in stage_own.j2
+    header: str = "hlsfuse/own.h"
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ class TransposeCall:
     output: str
     block: Array
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "transpose"
+    kernel: str = "transpose"  # its macro in stage_own.j2
+    header: str = "hlsfuse/own.h"
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,8 @@ class SoftmaxCall:
     row: Array
     exps: Array
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "softmax"
+    kernel: str = "softmax"  # its macro in stage_own.j2
+    header: str = "hlsfuse/opaque.h"
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,8 @@ class SoftmaxFloatCall:
     input: str
     output: str
     row: Array
-    op: str = "softmax_float"
+    kernel: str = "softmax_float"  # its macro in stage_own.j2
+    header: str = "hlsfuse/opaque.h"
 
 
 @dataclass(frozen=True)
@@ -172,7 +177,8 @@ class ArgmaxCall:
     best: Array
     where: Array
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "argmax"
+    kernel: str = "argmax"  # its macro in stage_own.j2
+    header: str = "hlsfuse/opaque.h"
 
 
 @dataclass(frozen=True)
@@ -186,7 +192,8 @@ class TopkCall:
     input: str
     output: str
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
-    op: str = "topk"
+    kernel: str = "topk"  # its macro in stage_own.j2
+    header: str = "hlsfuse/opaque.h"
 
 
 @dataclass(frozen=True)
@@ -202,14 +209,12 @@ class OwnBody:
 
 
 def _pad_fill(ctx: Context, node) -> str:
-    """The attribute ``value`` in the output type, rounded as the reference does (RND, SAT)."""
+    """The attribute ``value`` as the output type holds it (``OpDef.constants``)."""
     sig = ctx.graph.sigs[node.name]
-    t = sig.out_dtype
-    if t.is_float:
-        return float_literal(sig["value"]).typed
-    fill_type = FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")
-    raw = int(from_float(np.array(sig["value"]), fill_type))
-    return literal(raw, t, ctx.ctype(node.name)).typed
+    fill = get_op(node.op).constants_of(sig)["fill"]
+    if sig.out_dtype.is_float:
+        return float_literal(fill).typed
+    return literal(fill, sig.out_dtype, ctx.ctype(node.name)).typed
 
 
 def _call(ctx: Context, stage: Stage, streams: list[str]):
@@ -248,7 +253,7 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
         row = array(local("row"), in_type, schedule.buffer("row"))
         if ctx.graph.sigs[node.name].out_dtype.is_float:
             return SoftmaxFloatCall(main.rows, main.n, streams[0], main.write, row)
-        exp, recip = ctx.softmax_tables[node.name]
+        exp, recip = ctx.tables[node.name]
         exps = array(local("exps"), exp.type, schedule.buffer("exponentials"))
         return SoftmaxCall(in_type, out_type, exp.type, recip.type, exp.name, recip.name, main.rows, main.n,
                            streams[0], main.write, row, exps, lanes=main.lanes)
@@ -260,15 +265,6 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
         return TopkCall(in_type, out_type, main.rows, main.n, main.k, main.indices, streams[0], main.write,
                         lanes=main.lanes)
     raise HlsfuseError(f"{node.where()}: the HLS backend has no own-stage kernel for op '{node.op}'")
-
-
-_HEADERS = {"slice": "hlsfuse/own.h", "pad": "hlsfuse/own.h", "concat": "hlsfuse/own.h",
-            "transpose": "hlsfuse/own.h", "softmax": "hlsfuse/opaque.h", "argmax": "hlsfuse/opaque.h",
-            "topk": "hlsfuse/opaque.h"}
-OWN_OPS = frozenset(_HEADERS)
-"""Every op an own stage runs."""
-
-_CALL_OPS = {"softmax_float": "softmax", "pad_block": "pad"}  # the node op of a call named after its kernel
 
 
 def view(ctx: Context, stage: Stage) -> StageView:
@@ -291,11 +287,10 @@ def view(ctx: Context, stage: Stage) -> StageView:
     )
     call = _call(ctx, stage, streams)
     copies = ()
-    if call.op == "softmax":  # every lane reads the exp table in one iteration, the reciprocal is read once
+    if isinstance(call, SoftmaxCall):  # every lane reads the exp table in one iteration, the reciprocal is read once
         copies = plan(ctx, stage)
-        exp = next((c for c in copies if c.table == ctx.softmax_tables[stage.head][0].name), None)
+        exp = next((c for c in copies if c.table == ctx.tables[stage.head][0].name), None)
         if exp is not None:
             call = dataclasses.replace(call, exp_table=exp.name)
-    header = _HEADERS[_CALL_OPS.get(call.op, call.op)]
-    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(roms, tuple(feeds), call), headers=(header,),
+    return make_view(ctx, stage, "hls/stage_own.j2", OwnBody(roms, tuple(feeds), call), headers=(call.header,),
                      copies=copies)

@@ -39,7 +39,7 @@ __all__ = ["ReduceBody", "view"]
 
 @dataclass(frozen=True)
 class ReduceBody:
-    op: str  # "sum" | "mean" | "max" (global_avg_pool is a mean over H and W)
+    combine: str  # sum | mean | max (ops/head.py; global_avg_pool is a mean over H and W)
     loop: str
     iterations: int
     setup: Setup
@@ -93,7 +93,7 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
     terms, counters = wheels(ctx, digits, main.in_tokens, i, "a")
     head_var = ctx.value(stage.head)
     post = phase(ctx, main.epilogue, {stage.head: head_var}, o, lane if main.lanes_out > 1 else None)
-    acc_spelling = ctx.ctype(source) if main.op == "max" else accumulator(main.accumulator)
+    acc_spelling = ctx.ctype(source) if main.combine == "max" else accumulator(main.accumulator)
     acc_type = local("acc_t")
     index = tuple(Term(terms[(inner, size)].var, stride) for inner, size, stride in main.index)
     emit_index = (Term(o, 1),)
@@ -102,7 +102,7 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
         emit_index = (Term(o, main.lanes_out), Term(lane, 1))
     out_var = local("tok_out") if main.lanes_out > 1 else ""
     return ReduceBody(
-        op=main.op,
+        combine=main.combine,
         loop=local("t"),
         iterations=schedule.iterations,
         setup=setup(ctx, schedule),

@@ -80,7 +80,7 @@ class Loop:
 
 @dataclass(frozen=True)
 class RowsBody:
-    op: str  # "dense" | "matmul"
+    products_innermost: bool  # the weights hold an output's products along their innermost axis (dense's w[N, K])
     loop: Loop
     iterations: int
     setup: Setup
@@ -126,7 +126,7 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
                    for r in e.reads) if main.pe > 1 else ()
     x = ctx.graph.node(stage.head).inputs[0]
     return RowsBody(
-        op=main.op,
+        products_innermost=main.products_innermost,
         loop=loop,
         iterations=schedule.iterations,
         setup=setup(ctx, schedule, w.partitions),

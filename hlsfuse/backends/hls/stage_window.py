@@ -83,7 +83,7 @@ class Table:
 
 @dataclass(frozen=True)
 class WindowBody:
-    op: str
+    combine: str  # mac | max | mean (ops/head.py)
     loop: Loop
     iterations: int
     setup: Setup
@@ -162,11 +162,9 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
     loop = _loop(ctx)
     head = stage.head
     is_float = ctx.dtype(ctx.graph.node(head).inputs[0]).is_float
-    w = weights(ctx, schedule, main.weights) \
-        if main.op == "conv2d" else Weights(None, {}, {}, None)
-    padded = g.top or g.left or g.bottom or g.right
+    w = weights(ctx, schedule, main.weights) if main.weights is not None else Weights(None, {}, {}, None)
     tap_rows = tap_cols = ()
-    if main.op == "max_pool2d" and padded:
+    if main.skips_padding:
         tap_rows = tuple(_table(loop, f"tap_row{k}", g.tap_rows(k)) for k in range(g.kh))
         tap_cols = tuple(_table(loop, f"tap_col{k}", g.tap_cols(k)) for k in range(g.kw))
     head_var = ctx.value(head)
@@ -174,7 +172,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
     tokens = tuple(Token(r.channel, ctx.token(r.channel), ctx.names.local(f"tok_{r.channel}"), r.var, r.type)
                    for r in e.reads) if main.pe > 1 else ()
     return WindowBody(
-        op=main.op,
+        combine=main.combine,
         loop=loop,
         iterations=schedule.iterations,
         setup=setup(ctx, schedule, w.partitions),
@@ -215,7 +213,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         head_type=ctx.ctype(head),
         head_var=head_var,
         is_float=is_float,
-        accumulator=accumulator(main.accumulator) if main.op != "max_pool2d" else None,
+        accumulator=accumulator(main.accumulator) if main.combine != "max" else None,
         weights=w.name,
         weight_type=w.type,
         epilogue=e,

@@ -21,9 +21,9 @@ import numpy as np
 
 from ...errors import HlsfuseError
 from ...lower.elements import Operand, Program
-from ...ops import lut as lut_ops
-from ...ops.elementwise import ALPHA_TYPE, _clip_bounds
-from ...types import FixedType, from_float
+from ...ops import get_op
+from ...ops.elementwise import ALPHA_TYPE
+from ...types import FixedType
 from .module import ModuleBuilder
 from .vlog import XW, assign_params, index_width, sext64, slit, ulit, zext
 
@@ -31,14 +31,6 @@ __all__ = ["Scope", "counters", "index_sum", "program", "rom", "lookup"]
 
 Scope = Mapping[tuple[int, int], tuple[str, int]]
 """digit (inner, size) -> (counter signal, width); (1, count) is the loop's element index."""
-
-_PLAIN = {
-    "add": "add", "bias_add": "add", "sub": "sub", "mul": "mul", "scale": "mul", "maximum": "maximum",
-    "minimum": "minimum", "relu": "relu", "neg": "neg", "abs": "abs", "reshape": "assign", "flatten": "assign",
-    "squeeze": "assign", "expand_dims": "assign", "transpose": "assign", "leaky_relu": "leaky_relu",
-    "clip": "clip", "cast": "assign",
-}
-
 
 def counters(b: ModuleBuilder, digits, step: str, prefix: str) -> dict[tuple[int, int], tuple[str, int]]:
     """Counters of ``digits`` ((inner, size) pairs, the loop index excluded), advanced when ``step``."""
@@ -105,13 +97,15 @@ def _statement(b: ModuleBuilder, node, raws: list[str], tag: str) -> str:
     g = b.graph
     out = b.dtype(node.name)
     ins = [b.dtype(src) for src in node.inputs]
-    if node.op in lut_ops.TABLE_OPS:
-        return lookup(b, raws[0], ins[0], lut_ops.table_of(node.op, g.sigs[node.name]), out, tag)
-    op = _PLAIN.get(node.op)
-    if op is None:
+    sig = g.sigs[node.name]
+    op = get_op(node.op)
+    micro = op.micro_of(sig)
+    if micro == "lookup":
+        return lookup(b, raws[0], ins[0], op.tables_of(sig)[0], out, tag)
+    if micro not in _EXACT:
         raise HlsfuseError(f"{node.where()}: the Verilog backend cannot compute op '{node.op}' element by element")
     xs = [b.wire(f"x_{tag}_{k}", XW, sext64(r, t), signed=True) for k, (r, t) in enumerate(zip(raws, ins))]
-    expr, frac = _exact(b, op, node, xs, ins)
+    expr, frac = _EXACT[micro](b, node.name, xs, ins, op.constants_of(sig))
     exact = b.wire(f"e_{tag}", XW, expr, signed=True)
     result = b.net(f"v_{tag}", out.width)
     b.instance("hlsf_assign", assign_params(frac, out), f"u_{tag}",
@@ -124,33 +118,55 @@ def _aligned(xs: list[str], ins: list[FixedType]) -> tuple[list[str], int]:
     return [x if t.frac == frac else f"({x} <<< {frac - t.frac})" for x, t in zip(xs, ins)], frac
 
 
-def _exact(b: ModuleBuilder, op: str, node, xs: list[str], ins: list[FixedType]) -> tuple[str, int]:
-    """(exact value as a signed 64-bit expression, its fractional bits): the reference's int64 arithmetic."""
-    sig = b.graph.sigs[node.name]
-    zero = slit(0)
-    if op in ("add", "sub"):
+def _binary(operator: str):
+    """a OP b on the finer grid of the two."""
+
+    def exact(b, name, xs, ins, constants):
         (x, y), frac = _aligned(xs, ins)
-        return f"{x} {'+' if op == 'add' else '-'} {y}", frac
-    if op == "mul":
-        return f"{xs[0]} * {xs[1]}", ins[0].frac + ins[1].frac
-    if op in ("maximum", "minimum"):
+        return f"{x} {operator} {y}", frac
+
+    return exact
+
+
+def _extremum(compare: str):
+    def exact(b, name, xs, ins, constants):
         (x, y), frac = _aligned(xs, ins)
-        return f"({x} {'>' if op == 'maximum' else '<'} {y}) ? {x} : {y}", frac
-    x, f = xs[0], ins[0].frac
-    if op == "relu":
-        return f"({x} < {zero}) ? {zero} : {x}", f
-    if op == "neg":
-        return f"{zero} - {x}", f
-    if op == "abs":
-        return f"({x} < {zero}) ? {zero} - {x} : {x}", f
-    if op == "assign":
-        return x, f
-    if op == "leaky_relu":
-        alpha = slit(int(from_float(np.array(sig["alpha"]), ALPHA_TYPE)))
-        return f"({x} >= {zero}) ? ({x} <<< {ALPHA_TYPE.frac}) : {x} * {alpha}", f + ALPHA_TYPE.frac
-    lo, hi = (slit(v) for v in _clip_bounds(sig))  # clip
-    low = b.wire(f"c_{node.name}", XW, f"({x} < {lo}) ? {lo} : {x}", signed=True)
-    return f"({low} > {hi}) ? {hi} : {low}", f
+        return f"({x} {compare} {y}) ? {x} : {y}", frac
+
+    return exact
+
+
+def _unary(spell):
+    """``spell(x, zero)`` on the input's grid."""
+    return lambda b, name, xs, ins, constants: (spell(xs[0], slit(0)), ins[0].frac)
+
+
+def _leaky_relu(b, name, xs, ins, constants):
+    x, zero, alpha = xs[0], slit(0), slit(constants["alpha"])
+    return f"({x} >= {zero}) ? ({x} <<< {ALPHA_TYPE.frac}) : {x} * {alpha}", ins[0].frac + ALPHA_TYPE.frac
+
+
+def _clip(b, name, xs, ins, constants):
+    x, lo, hi = xs[0], slit(constants["lo"]), slit(constants["hi"])
+    low = b.wire(f"c_{name}", XW, f"({x} < {lo}) ? {lo} : {x}", signed=True)
+    return f"({low} > {hi}) ? {hi} : {low}", ins[0].frac
+
+
+_EXACT = {
+    "add": _binary("+"),
+    "sub": _binary("-"),
+    "mul": lambda b, name, xs, ins, constants: (f"{xs[0]} * {xs[1]}", ins[0].frac + ins[1].frac),
+    "maximum": _extremum(">"),
+    "minimum": _extremum("<"),
+    "relu": _unary(lambda x, zero: f"({x} < {zero}) ? {zero} : {x}"),
+    "neg": _unary(lambda x, zero: f"{zero} - {x}"),
+    "abs": _unary(lambda x, zero: f"({x} < {zero}) ? {zero} - {x} : {x}"),
+    "assign": _unary(lambda x, zero: x),
+    "leaky_relu": _leaky_relu,
+    "clip": _clip,
+}
+"""micro-op (``OpDef.micro``) -> (exact value as a signed 64-bit expression, its fractional bits): the
+reference's int64 arithmetic (ops/exact.py)."""
 
 
 def lookup(b: ModuleBuilder, raw: str, in_type: FixedType, table, out_type: FixedType, tag: str) -> str:

@@ -29,7 +29,8 @@ import numpy as np
 from ...errors import HlsfuseError
 from ...lower import own
 from ...lower.plan import Stage
-from ...types import FixedType, from_float
+from ...ops import get_op
+from ...types import FixedType
 from .module import Assign, ModuleBuilder, StageModule, Update
 from .own_tokens import assign, join, lane_tag, mask, moved_token, source, split
 from .stage_opaque import OPS as OPAQUE
@@ -67,10 +68,10 @@ def _pad(b: ModuleBuilder, main: own.PadMain) -> str:
     lanes = main.lanes
     raw, dtype = source(b, main.source, inside, seq.fire, "x", lanes)
     b.move(main.write, seq.loops[0].here)
-    # the fill: attribute 'value' in the output type, rounded and saturated as the reference does; L copies
-    sig = b.graph.sigs[b.stage.head]
-    fill_type = FixedType(out.width, out.int_bits, out.signed, "RND", "SAT")
-    fill = ulit(int(from_float(np.array(sig["value"]), fill_type)) & ((1 << out.width) - 1), out.width)
+    # the fill: attribute 'value' as the output type holds it (the registry's constant); L copies
+    head = b.graph.node(b.stage.head)
+    raw = get_op(head.op).constants_of(b.graph.sigs[head.name])["fill"]
+    fill = ulit(raw & ((1 << out.width) - 1), out.width)
     if lanes > 1:
         fill = f"{{{lanes}{{{fill}}}}}"
     value = moved_token(b, raw, dtype, out, lanes, "x")

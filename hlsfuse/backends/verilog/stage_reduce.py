@@ -67,18 +67,18 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     scope = counters(b, [(d[0], d[1]) for d in main.index if (d[0], d[1]) != (1, main.in_tokens)] +
                      [f for f in main.first if f != (1, main.in_tokens)], fire_in, "a_")
     scope[(1, main.in_tokens)] = (seq.idx, seq.width)
-    # the accumulator's format: a maximum is one of the values, a sum grows by ceil(log2 n) bits
-    fmt = Fmt.of(in_type) if main.op == "max" else Fmt.of(in_type).accumulate(main.n)
+    # the accumulator's format: a maximum is one of the values, a sum's is the schedule's (exact)
+    fmt = Fmt.of(in_type) if main.accumulator is None else main.accumulator
 
     def larger(a: str, c: str, tag: str) -> str:
         return b.wire(f"larger{tag}", 1, f"$signed({sext64(a, in_type)}) > $signed({sext64(c, in_type)})")
 
-    if main.op == "max":
+    if main.combine == "max":
         lanes = vs
     else:  # every value as an exact sum of one term
         lanes = [extend(v, in_type.width, in_type.signed, fmt.width) for v in vs]
     if main.combines:  # the token's lanes belong to one output: one tree, one update
-        if main.op == "max":
+        if main.combine == "max":
             lanes = [_tree(b, lanes, fmt.width, lambda x, y: f"{larger(y, x, '_tree')} ? {y} : {x}")]
         else:
             lanes = [_tree(b, [b.wire(f"term{k}", fmt.width, v) for k, v in enumerate(lanes)], fmt.width,
@@ -92,7 +92,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     for acc, tag, value in zip(accs, tags, lanes):  # lane l updates bank l (one bank when the lanes combine)
         old = b.wire(f"acc_old{tag}", fmt.width, f"{acc}[{slot}]")
         is_first = is_first or b.wire("first", 1, first)
-        if main.op == "max":
+        if main.combine == "max":
             update = f"{is_first} || {larger(value, old, tag)} ? {value} : {old}"
         else:
             update = f"{is_first} ? {value} : {old} + {value}"
@@ -104,7 +104,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     for acc, tag in zip(accs, tags):
         total = b.wire(f"total{tag}", fmt.width, f"{acc}[{zext(seq.idx, seq.width, b.index(acc))}]")
         b.comment(f"{b.graph.node(stage.head).op} '{stage.head}'" + (f", lane {tag}" if tag else ""))
-        if main.op == "mean":
+        if main.combine == "mean":
             head = quotient(b, total, fmt, in_type.frac, [main.n], "1'b0", head_type, f"v_head{tag}")
         else:
             head = b.net(f"v_head{tag}", head_type.width)
@@ -121,5 +121,5 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
                           (seq.idx, seq.width), step, "e")
     for ch in main.writes:
         b.move(ch, outs)
-    return b.build(f"{main.op} '{stage.head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out),
+    return b.build(f"{main.combine} '{stage.head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out),
                    state)

@@ -66,7 +66,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
     iw = b.index(weights)
     batch_base = None
-    if main.op == "matmul" and main.offsets:
+    if main.offsets:
         batch, _ = b.odometer("out", [main.batches, main.rows], f"{fire} && {writes} && {n_last}")[0]
         table = b.rom("b_base", main.offsets, iw)
         batch_base = f"{table}[{zext(batch, bits_for(main.batches), b.index(table))}]"
@@ -83,7 +83,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     results = []
     for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):
         tag = f"l{lane}_" if main.pe > 1 else ""
-        if main.op == "dense":
+        if main.products_innermost:
             base, step = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}"), 1
         else:
             base, step = zext(col, cw, iw), main.n

@@ -129,9 +129,8 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         return b.wire(f"tap_{tag}", width, f"{words}[{b.wire(f'ix_{tag}', tap_bits, ix)}]")
 
     # the snapshot's output pixel, for the pools' position tables
-    padded = any(not all(g.tap_rows(k)) for k in range(g.kh)) or any(not all(g.tap_cols(k)) for k in range(g.kw))
     pixel = None
-    if main.counts or (main.op == "max_pool2d" and padded):
+    if main.counts or main.skips_padding:
         pixel = b.odometer("out", [g.oh, g.ow], f"{fire} && {emitting} && {co_last}")
 
     head = stage.head
@@ -144,9 +143,9 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             expr = ulit(lane, w) if emits == 1 else f"{zext(co, cow, w)} * {ulit(main.pe, w)} + {ulit(lane, w)}"
             channel = (b.wire(f"co{lane}", w, expr), w)
         tag = f"l{lane}_" if main.pe > 1 else ""
-        if main.op == "conv2d":
+        if main.combine == "mac":
             results.append(_conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag))
-        elif main.op == "max_pool2d":
+        elif main.combine == "max":
             results.append(_max_pool(b, g, pixel, channel, tap, x_type, head_type, tag))
         else:
             results.append(_avg_pool(b, main, pixel, channel, tap, x_type, head_type, tag))

@@ -70,8 +70,8 @@ def _pad(b: ModuleBuilder, main: own.PadMain) -> str:
     b.move(main.write, seq.loops[0].here)
     # the fill: attribute 'value' as the output type holds it (the registry's constant); L copies
     head = b.graph.node(b.stage.head)
-    raw = get_op(head.op).constants_of(b.graph.sigs[head.name])["fill"]
-    fill = ulit(raw & ((1 << out.width) - 1), out.width)
+    fill_raw = get_op(head.op).constants_of(b.graph.sigs[head.name])["fill"]
+    fill = ulit(fill_raw & ((1 << out.width) - 1), out.width)
     if lanes > 1:
         fill = f"{{{lanes}{{{fill}}}}}"
     value = moved_token(b, raw, dtype, out, lanes, "x")

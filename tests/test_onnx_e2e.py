@@ -43,7 +43,8 @@ def test_compile_prints_the_design_of_the_onnx_model(compiled):
     lines = text.splitlines()
     assert lines[0].startswith("design 'cnn': 7 stages, 8 channels, 8 ROMs; ")
     # the input streams channel-last (NHWC) although the model declares NCHW
-    assert lines[1] == f"ports: in input_: {PRECISION}[1,8,8,3], out output_: {PRECISION}[1,10]"
+    assert lines[1] == (f"ports: in input_ (tensor 'input'): {PRECISION}[1,8,8,3], "
+                        f"out output_ (tensor 'output'): {PRECISION}[1,10]")
     table = lines.index("", 2) + 2  # the summary, the resources, a blank line, the header
     kinds = [line.split()[1] for line in lines[table:table + 7]]
     assert kinds == ["window", "window", "window", "window", "map", "rows", "rows"]

@@ -1,25 +1,36 @@
-"""Deterministic, sanitized identifiers for generated C++ and Verilog.
+"""Deterministic, sanitized identifiers for generated C++ and Verilog, and the one table of both languages' keywords.
 
 User tensor names may hold any character; generated code only ever sees names
 made here: ``[A-Za-z_][A-Za-z0-9_]*``, not a C++ or Verilog keyword, unique
 within one design. The same graph always gets the same names.
+
+A design's names serve both backends (the top is a C++ function and a Verilog module, a port a
+function parameter and the stem of a module's signals), so a name that is a keyword of either
+language gets a trailing ``_`` (a graph input ``and_eq`` becomes port ``and_eq_``, a graph called
+``module`` the top ``module_``). The backends keep no keyword list of their own: the C++ backend
+checks the plan's names against ``CXX_KEYWORDS``, the Verilog backend names its signals with ``sanitize``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["sanitize", "Namer"]
+__all__ = ["CXX_KEYWORDS", "VERILOG_KEYWORDS", "KEYWORDS", "sanitize", "Namer"]
 
-_KEYWORDS = frozenset(
+# C++17's keywords with the alternative tokens (and_eq, bitand, ...), and C++20's, which a later -std would reserve
+CXX_KEYWORDS = frozenset(
     """
-    alignas alignof and asm auto bool break case catch char class const constexpr continue default delete do
-    double else enum explicit export extern false float for friend goto if inline int long mutable namespace new
-    noexcept not nullptr operator or private protected public register return short signed sizeof static struct
-    switch template this throw true try typedef typename union unsigned using virtual void volatile while xor
-    main ap_clk ap_rst_n hls std
+    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t char32_t class compl
+    const constexpr const_cast continue decltype default delete do double dynamic_cast else enum explicit export
+    extern false float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr
+    operator or or_eq private protected public register reinterpret_cast return short signed sizeof static
+    static_assert static_cast struct switch template this thread_local throw true try typedef typeid typename
+    union unsigned using virtual void volatile wchar_t while xor xor_eq
+    char8_t concept consteval constinit co_await co_return co_yield requires
     """.split()
-) | frozenset(  # SystemVerilog's keywords (IEEE 1800-2017, annex B), which Verilator reserves in .v files too
+)
+# SystemVerilog's keywords (IEEE 1800-2017, annex B), which Verilator reserves in .v files too
+VERILOG_KEYWORDS = frozenset(
     """
     accept_on alias always always_comb always_ff always_latch and assert assign assume automatic before begin bind
     bins binsof bit break buf bufif0 bufif1 byte case casex casez cell chandle checker class clocking cmos config
@@ -41,6 +52,9 @@ _KEYWORDS = frozenset(
     wait_order wand weak weak0 weak1 while wildcard wire with within wor xnor xor
     """.split()
 )
+KEYWORDS = CXX_KEYWORDS | VERILOG_KEYWORDS
+# names the generated C++ uses at global scope besides AMD's ap_ ones: the testbench's main, namespaces std and hls
+_GENERATED = frozenset(("main", "hls", "std"))
 
 
 def sanitize(name: str, limit: int = 40) -> str:
@@ -49,7 +63,7 @@ def sanitize(name: str, limit: int = 40) -> str:
     text = re.sub(r"_+", "_", text)[:limit].rstrip("_") or "t"
     if text[0].isdigit():
         text = f"t{text}"
-    if text in _KEYWORDS or text.lower().startswith("ap_"):
+    if text in KEYWORDS or text in _GENERATED or text.lower().startswith("ap_"):
         text = f"{text}_"
     return text
 
@@ -62,9 +76,10 @@ class Namer:
 
     def __call__(self, name: str) -> str:
         base = sanitize(name)
+        stem = base.rstrip("_")  # 'int_' again is 'int_2': a double underscore is reserved in C++ and Verilator
         candidate, n = base, 1
         while candidate.lower() in self._taken:
             n += 1
-            candidate = f"{base}_{n}"
+            candidate = f"{stem}_{n}"
         self._taken.add(candidate.lower())
         return candidate

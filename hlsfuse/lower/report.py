@@ -83,12 +83,18 @@ def channel_table(plan: DataflowPlan) -> str:
     return "\n".join(_grid(header, rows, {5, 6})) + "\n"
 
 
+def _was(name: str, what: str, original: str) -> str:
+    """`` (graph 'x.y')`` after a name that sanitizing changed (a keyword of C++ or Verilog, a dot...), else ""."""
+    return "" if name == original else f" ({what} '{original}')"
+
+
 def summary(plan: DataflowPlan) -> str:
-    ports = ", ".join(f"{p.direction} {p.name}: {p.type}" + (f" ({p.lanes} lanes)" if p.lanes > 1 else "")
-                      for p in (*plan.inputs, *plan.outputs))
+    ports = ", ".join(f"{p.direction} {p.name}{_was(p.name, 'tensor', p.tensor)}: {p.type}"
+                      + (f" ({p.lanes} lanes)" if p.lanes > 1 else "") for p in (*plan.inputs, *plan.outputs))
     bound = max(s.schedule.bound for s in plan.stages)
     lines = [
-        f"design '{plan.top}': {len(plan.stages)} stages, {len(plan.channels)} channels, {len(plan.roms)} ROMs; "
+        f"design '{plan.top}'{_was(plan.top, 'graph', plan.graph)}: {len(plan.stages)} stages, "
+        f"{len(plan.channels)} channels, {len(plan.roms)} ROMs; "
         f"{plan.cycles} cycles per frame (slowest stage; bound {bound}), first output after {plan.latency} cycles",
         f"ports: {ports}",
     ]

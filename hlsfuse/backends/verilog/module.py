@@ -12,7 +12,7 @@ A stage module (templates/verilog/stage.v.j2) is one loop of its schedule, one i
                 conditional updates of control registers (reset) and stores into memories (not reset)
 
 Python computes the expressions; the template writes every statement. Names come from ``fresh``,
-so nothing clashes with the ports, the channels' signals or the Verilog keywords.
+so nothing clashes with the ports, the channels' signals or a keyword (``lower.names.sanitize`` renames those).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .mem import mem_chunks
 from .vlog import XW, bits_for, index_width
 
 SUM_TERMS = 16  # terms per adder of ModuleBuilder.sum
+_PORTS = frozenset(("ap_clk", "ap_rst_n", "busy", "stall"))  # every stage module's own (templates/verilog/stage.v.j2)
 
 __all__ = [
     "fixed_type", "StreamPort", "Mem", "Wire", "Net", "Reg", "ArrayDecl", "NetArray", "RomDecl", "Assign", "Instance",
@@ -273,7 +274,7 @@ class ModuleBuilder:
     sequencer: Sequencer | None = None
 
     def __post_init__(self):
-        self.taken |= _KEYWORDS
+        self.taken |= _PORTS
         for c in self.stage.inputs + self.stage.outputs:
             self.taken |= {c, *(f"{c}_{s}" for s in ("tdata", "tvalid", "tready"))}
 
@@ -306,7 +307,7 @@ class ModuleBuilder:
     # ------------------------------------------------------------------ names and declarations
 
     def fresh(self, wanted: str) -> str:
-        base = sanitize(wanted, 60)
+        base = sanitize(wanted, 60)  # never a keyword of either language (lower.names), nor is base_2
         name, n = base, 1
         while name in self.taken:
             n += 1
@@ -454,28 +455,3 @@ class ModuleBuilder:
             rtl=tuple(sorted(self.rtl)),
         )
 
-
-_KEYWORDS = frozenset(
-    """always and assign automatic begin buf bufif0 bufif1 case casex casez cell cmos config deassign default
-    defparam design disable edge else end endcase endconfig endfunction endgenerate endmodule endprimitive
-    endspecify endtable endtask event for force forever fork function generate genvar highz0 highz1 if ifnone
-    incdir include initial inout input instance integer join large liblist library localparam macromodule medium
-    module nand negedge nmos nor noshowcancelled not notif0 notif1 or output parameter pmos posedge primitive
-    pull0 pull1 pulldown pullup pulsestyle_ondetect pulsestyle_onevent rcmos real realtime reg release repeat
-    rnmos rpmos rtran rtranif0 rtranif1 scalared showcancelled signed small specify specparam strong0 strong1
-    supply0 supply1 table task time tran tranif0 tranif1 tri tri0 tri1 triand trior trireg unsigned use uwire
-    vectored wait wand weak0 weak1 while wire wor xnor xor""".split()
-) | frozenset(
-    # SystemVerilog keywords: Verilator reads .v files as SystemVerilog, so these are taken too
-    """accept_on alias always_comb always_ff always_latch assert assume before bind bins binsof bit break byte
-    chandle checker class clocking const constraint context continue cover covergroup coverpoint cross dist do
-    endchecker endclass endclocking endgroup endinterface endpackage endprogram endproperty endsequence enum
-    eventually expect export extends extern final first_match foreach forkjoin global iff ignore_bins
-    illegal_bins implements implies import inside int interconnect interface intersect join_any join_none let
-    local logic longint matches modport nettype new nexttime null package packed priority program property
-    protected pure rand randc randcase randsequence ref reject_on restrict return s_always s_eventually
-    s_nexttime s_until s_until_with sequence shortint shortreal soft solve static string strong struct super
-    sync_accept_on sync_reject_on tagged this throughout timeprecision timeunit type typedef union unique unique0
-    until until_with untyped var virtual void wait_order weak wildcard with within
-    ap_clk ap_rst_n busy stall""".split()
-)

@@ -167,11 +167,10 @@ def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos:
     budget = options.budget
     stages = []
     for s in plan.stages:
-        main = s.schedule.main
         stages.append({
             "name": s.name, "kind": s.kind, "nodes": list(s.nodes), "cycles_per_frame": s.cycles,
             "latency": s.latency, "bound_cycles": s.schedule.bound, "macs_per_frame": s.schedule.macs,
-            "simd": main.simd if s.schedule.multipliers else None, "lanes": s.schedule.lanes, **areas[s.name].to_json(),
+            **s.schedule.factors.to_json(), **areas[s.name].to_json(),
         })
     return {
         "graph": graph.name,

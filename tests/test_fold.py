@@ -51,7 +51,7 @@ from hlsfuse.lower.fold import (
     solve,
     space,
 )
-from hlsfuse.lower.schedule import ConvertMain
+from hlsfuse.lower.stage_convert import ConvertMain
 from hlsfuse.types import parse_dtype
 
 F = "fixed<16,6>"
@@ -632,7 +632,7 @@ def test_a_node_named_like_another_stage_is_folded_as_the_node():
     graph = b.build()
     fusion = fuse(graph, opt_level=0)
     plan = lower(graph, fusion, LowerOptions(fold=Folding(lanes=(("c", 2), ("s2_relu", 4)))))
-    lanes = {s.name: (s.nodes, s.schedule.lanes) for s in plan.stages}
+    lanes = {s.name: (s.nodes, s.schedule.lanes_in) for s in plan.stages}
     assert lanes["s2_relu"] == (("c",), 2) and lanes["s3_sigmoid"] == (("s2_relu",), 4)
     fold = solve(space(graph, fusion, LowerOptions(), DSP48E2), Budget(dsp=100))
     assert fold.lanes and {k for k, _ in fold.lanes} <= {"a", "b", "c", "s2_relu", "e"}

@@ -27,9 +27,9 @@ from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import Folding, LowerOptions, lower
 from hlsfuse.lower.area import design_area, dsp_of_part
 from hlsfuse.lower.elements import Operand, Program, Step, tokens
+from hlsfuse.lower.engine import Streamed
 from hlsfuse.lower.fold import fold_json, read_fold
 from hlsfuse.lower.report import stage_table
-from hlsfuse.lower.schedule import Streamed
 
 
 def chain(c: int = 12):
@@ -360,7 +360,7 @@ def test_a_rows_stage_pushes_k_over_l_tokens_and_emits_n_over_p_per_fold(lanes, 
     p = plan(g, **_rows_fold("fc", lanes, pe, simd).__dict__)
     (stage,) = [s for s in p.stages if s.kind == "rows"]
     main = stage.schedule.main
-    assert (main.lanes_in, main.pe, main.lanes, main.simd) == (lanes, pe, pe, simd)
+    assert (main.lanes_in, main.pe, main.lanes_out, main.simd) == (lanes, pe, pe, simd)
     assert stage.schedule.multipliers == pe * simd and stage.schedule.macs == 640
     assert stage.cycles == cycles
     reads, writes = stage.schedule.io[stage.inputs[0]], stage.schedule.io[stage.outputs[0]]
@@ -541,6 +541,6 @@ def test_the_solver_gives_own_stages_lanes():
     fusion = fuse(graph, mode="fpga")
     from hlsfuse.lower.fold import Budget, fit, space
     folded = fit(space(graph, fusion, LowerOptions(), dsp_of_part("xczu7ev-ffvc1156-2-e")), Budget(dsp=100))
-    lanes = {s.head: s.schedule.main.lanes for s in folded.stages if s.kind == "own"}
+    lanes = {s.head: s.schedule.main.lanes_in for s in folded.stages if s.kind == "own"}
     assert all(v > 1 for v in lanes.values()), lanes
     assert fold_json(graph, folded)["fold"]["pad"]["lanes"] == lanes["pad"]

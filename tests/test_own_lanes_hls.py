@@ -1,5 +1,5 @@
 """Lanes on own stages in the HLS backend: tokens of L innermost elements through pad, concat, slice, transpose,
-softmax, argmax and topk (the schedules of ``hlsfuse.lower.own``).
+softmax, argmax and topk (the schedules of ``hlsfuse.lower.stage_own``).
 
 One graph holds every op, each with lanes L by the folding; its stages' loops must count tokens (checked
 without a compiler), its kernel calls must carry L and bank their buffers by L, and the design must be bit
@@ -123,7 +123,7 @@ def test_own_stages_of_l_lanes_loop_over_tokens(lanes):
     assert {h: s.cycles for h, s in stages.items()} == tokens(lanes)
     for head, s in stages.items():
         main = s.schedule.main
-        assert (main.lanes, main.lanes_out) == (lanes, lanes_out(head, lanes)), head
+        assert (main.lanes_in, main.lanes_out) == (lanes, lanes_out(head, lanes)), head
         io = s.schedule.io
         assert len(io[s.outputs[0]]) == d.graph.types[head].size // lanes_out(head, lanes), head
 

@@ -92,7 +92,7 @@ def check(make, lanes: int, tmp_path):
     plan = plan_of(graph, fold=fold)
     stages = {s.head: s for s in plan.stages if s.kind == "own"}
     assert sorted(stages) == sorted(own)
-    assert all(s.schedule.main.lanes == lanes for s in stages.values())
+    assert all(s.schedule.main.lanes_in == lanes for s in stages.values())
     result = simulate(graph, tmp_path, frames=3, driver="native", plan=plan)
     assert result.passed, result.report()
     assert result.compared == 3 * sum(graph.types[t].size for t in graph.outputs)

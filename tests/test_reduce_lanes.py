@@ -77,7 +77,7 @@ def test_a_reduce_stage_of_l_lanes_takes_n_in_over_l_plus_n_out_over_l_out_itera
         main = s.schedule.main
         n_in, n_out = g.types[g.node(head).inputs[0]].size, g.types[head].size
         lanes_out = lanes if kept[head] else 1
-        assert (main.lanes, main.lanes_out, main.combines) == (lanes, lanes_out, lanes > 1 and not kept[head])
+        assert (main.lanes_in, main.lanes_out, main.combines) == (lanes, lanes_out, lanes > 1 and not kept[head])
         assert s.cycles == s.schedule.setup_iterations + n_in // lanes + n_out // lanes_out, head
         assert s.schedule.setup_iterations == 0
         # the stage's channels carry its lanes: the head and prologue inputs L, the output and epilogue inputs L_o
@@ -140,7 +140,7 @@ def test_the_solver_gives_the_resnet8_global_average_pool_lanes():
     dsp = dsp_of_part("xcu250-figd2104-2L-e")
     plan = fit(space(graph, fuse(graph, mode="fpga"), LowerOptions(), dsp), Budget(dsp=12288, bram18=5376))
     (pool,) = (s for s in plan.stages if s.kind == "reduce")
-    assert pool.schedule.main.lanes > 1 and pool.cycles < plan.cycles
+    assert pool.schedule.main.lanes_in > 1 and pool.cycles < plan.cycles
     assert plan.cycles <= 1504 < 4160
 
 

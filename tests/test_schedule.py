@@ -22,8 +22,8 @@ from hlsfuse import GraphBuilder, HlsfuseError
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.graph_json import graph_to_dict, load_graph
 from hlsfuse.lower import actors, links, lower
+from hlsfuse.lower.engine import Engine
 from hlsfuse.lower.report import stage_table, summary
-from hlsfuse.lower.schedule import Engine
 from hlsfuse.lower.timing import simulate
 
 F = "fixed<16,6>"

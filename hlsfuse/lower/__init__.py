@@ -19,12 +19,17 @@ from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
 from ..ops import get_op
-from . import own
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
-from .schedule import Schedule, head_of, reduce_lanes_out
-from .stages import check_lanes, convert_schedule, fork_schedule, layout, phases, schedule_of
+from .schedule import FOLDS, Factors, Schedule, head_of
+from .stage_convert import convert_schedule
+from .stage_map import fork_schedule
+from .stage_own import check_lanes as own_check_lanes
+from .stage_own import lanes_out as own_lanes_out
+from .stage_reduce import reduce_lanes_out
+from .stages import check_lanes, layout, phases, schedule_of
 from .timing import Actor, Link, replay
+from .verify import verify
 
 __all__ = [
     "LowerOptions",
@@ -44,6 +49,7 @@ __all__ = [
     "links",
     "refold",
     "check_port",
+    "verify",
 ]
 
 
@@ -71,10 +77,10 @@ class LowerOptions:
     min_fifo_depth: int = MIN_FIFO_DEPTH
     fold: Folding = Folding()
 
-PE_KINDS = ("window", "rows")
+PE_KINDS = tuple(kind for kind, factors in FOLDS.items() if "pe" in factors)
 """The stage kinds with a PE (outputs per emit, the lanes of their output) and input lanes (elements per push)."""
 
-LANE_KINDS = ("map", *PE_KINDS, "reduce", "own")
+LANE_KINDS = tuple(kind for kind, factors in FOLDS.items() if "lanes" in factors and kind != "fork")
 """The stage kinds a folding gives lanes (elements per token of their input, or of a map stage's tokens)."""
 
 PORT_BITS = 1024
@@ -103,40 +109,37 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
     return out
 
 
-def _stage_factors(graph: Graph, fold: Folding, drafts) -> tuple[dict[str, int], ...]:
-    """Per stage, checked: the SIMD of MAC stages; the snapshots of window stages; the elements per token of its
-    output and of the inputs read per output element (a map stage's lanes, a window or rows stage's PE, a reduce
-    stage's output lanes); those of a window or rows stage's head input (its lanes: channels or row elements per
-    push) or of a reduce stage's head and prologue inputs (its lanes)."""
+def _stage_factors(graph: Graph, fold: Folding, drafts) -> dict[str, Factors]:
+    """Per stage, its ``Factors``, checked against its tensors (before any width converter is placed)."""
     simd = _by_stage(graph, fold.simd, drafts, "simd",
                      lambda lay: lay.kind in PE_KINDS and head_of(graph, lay.head).mac)
     lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in LANE_KINDS)
     pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind in PE_KINDS)
     snapshots = _by_stage(graph, fold.snapshots, drafts, "snapshots", lambda lay: lay.kind == "window")
-    stage_lanes, head_lanes = {}, {}
+    out = {}
     for name, lay, group in drafts:
-        stage_lanes[name], head_lanes[name] = _lanes_of(graph, lay, lanes.get(name, 1), pe.get(name, 1))
-        _check_lanes(graph, name, lay, group.nodes, stage_lanes[name], head_lanes[name])  # before any converter
-    return simd, snapshots, stage_lanes, head_lanes
+        out[name] = _factors(graph, lay, simd.get(name), lanes.get(name, 1), pe.get(name, 1), snapshots.get(name, 1))
+        _check_lanes(graph, name, lay, group.nodes, out[name].lanes_out, out[name].lanes_in)
+    return out
 
 
-def _lanes_of(graph: Graph, lay, lanes: int, pe: int) -> tuple[int, int]:
-    """(lanes of the output and of the inputs read per output element, lanes of the head input) of a stage given
-    ``lanes`` and ``pe`` by the folding."""
+def _factors(graph: Graph, lay, simd: int | None, lanes: int, pe: int, snapshots: int) -> Factors:
+    """The ``Factors`` of a stage that a Folding gives ``simd``, ``lanes`` (a map stage's, or of the head input),
+    ``pe`` and ``snapshots``: the output's lanes follow from them."""
     if lay.kind in PE_KINDS:
-        return pe, lanes
+        return Factors(simd, pe, lanes, pe, snapshots)
     if lay.kind == "reduce":
-        return reduce_lanes_out(graph, lay.head, lanes), lanes
+        return Factors(lanes_in=lanes, lanes_out=reduce_lanes_out(graph, lay.head, lanes))
     if lay.kind == "own":
-        return own.lanes_out(graph, lay.head, lanes), lanes
-    return lanes, 1
+        return Factors(lanes_in=lanes, lanes_out=own_lanes_out(graph, lay.head, lanes))
+    return Factors(lanes_in=lanes, lanes_out=lanes)
 
 
 def _check_lanes(graph: Graph, name: str, lay, nodes, lanes: int, head_lanes: int) -> None:
     """Refuse lanes (a window or rows stage's PE) or head lanes that the stage's tensors or weights do not allow."""
     where = f"stage '{name}'"
     if lay.kind == "own":
-        own.check_lanes(graph, lay.head, head_lanes, where)
+        own_check_lanes(graph, lay.head, head_lanes, where)
         return
     if lay.kind == "reduce":  # the input side at head lanes, the output side at (output) lanes
         prologue, epilogue = phases(graph, nodes, lay.head)
@@ -203,14 +206,14 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         lay = layout(graph, group)
         ops = "_".join(dict.fromkeys(graph.node(n).op for n in group.nodes))
         drafts.append((namer(f"s{group.id}_{sanitize(ops, 24)}"), lay, group))
-    simd, snapshots, stage_lanes, head_lanes = _stage_factors(graph, options.fold, drafts)
+    factors = _stage_factors(graph, options.fold, drafts)
     port_lanes = _port_lanes(graph, options)
 
     producer = {i.name: in_ports[i.name] for i in graph.inputs}
     producer.update({group.nodes[-1]: name for name, _, group in drafts})
     # elements per token each stage, port, fork and converter writes
     lanes_out = {in_ports[t]: port_lanes[t] for t in in_ports}
-    lanes_out.update(stage_lanes)
+    lanes_out.update({name: f.lanes_out for name, f in factors.items()})
     readers: dict[str, list[tuple[str, str, int]]] = {}  # tensor -> (reader, use, input slot)
     for name, lay, _ in drafts:
         for slot, (tensor, use) in enumerate(lay.uses):
@@ -224,8 +227,8 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         if use == "copy":  # a fork reads what its producer writes
             return lanes_out[reader]
         if use in ("head", "pre"):  # a reduce stage's prologue reads its inputs as its head does
-            return head_lanes[reader]
-        return stage_lanes[reader] if use == "post" else 1
+            return factors[reader].lanes_in
+        return factors[reader].lanes_out if use == "post" else 1
 
     channels: list[dict] = []
     after: dict[str, list[dict]] = {}  # stage, port, fork or converter -> forks and converters placed after it
@@ -294,7 +297,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         outs = tuple(outputs_of.get(name, ()))
         held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
         schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs,
-                               simd.get(name), stage_lanes[name], head_lanes[name], snapshots.get(name, 1))
+                               factors[name])
         stages.append(
             Stage(
                 name=name,
@@ -326,7 +329,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
     final_channels = tuple(
         dataclasses.replace(c, depth=max(options.min_fifo_depth, timing.depths[c.name])) for c in draft
     )
-    return DataflowPlan(
+    dataflow = DataflowPlan(
         top=top,
         graph=graph.name,
         stages=tuple(stages),
@@ -338,6 +341,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         latency=timing.latency,
         frame_end=timing.frame_end,
     )
+    return verify(dataflow, graph, options.min_fifo_depth)
 
 
 def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int | None = None,
@@ -351,11 +355,10 @@ def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, s
     if (stage.kind not in PE_KINDS and pe != 1 or stage.kind not in LANE_KINDS and lanes != 1
             or stage.kind != "window" and snapshots != 1):
         raise HlsfuseError(f"fold: stage '{stage.name}' is a {stage.kind} stage")
-    stage_lanes, head_lanes = _lanes_of(graph, lay, lanes, pe)
-    _check_lanes(graph, stage.name, lay, stage.nodes, stage_lanes, head_lanes)
+    factors = _factors(graph, lay, simd, lanes, pe, snapshots)
+    _check_lanes(graph, stage.name, lay, stage.nodes, factors.lanes_out, factors.lanes_in)
     ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
-    schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, simd, stage_lanes, head_lanes,
-                           snapshots)
+    schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, factors)
     return dataclasses.replace(stage, schedule=schedule)
 
 

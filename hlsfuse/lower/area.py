@@ -42,7 +42,7 @@ from ..ir import Graph
 from ..ops import get_op
 from ..types import DType
 from .plan import DataflowPlan, Stage
-from .schedule import Buffer
+from .storage import Buffer
 from .tables import stage_tables
 
 __all__ = [
@@ -189,7 +189,7 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         bits = graph.types[name].dtype.bits
         out += Area(lut=lanes * bits)  # per lane, an adder, comparator or multiplexer as wide as the result
         if name == stage.head and stage.kind == "reduce" and schedule.main.combines:  # the tree over the lanes
-            out += Area(lut=(schedule.main.lanes - 1) * schedule.buffer("accumulators").width)
+            out += Area(lut=(schedule.main.lanes_in - 1) * schedule.buffer("accumulators").width)
         if get_op(node.op).micro_of(graph.sigs[name]) == "mul":  # mul and scale: a multiplier per lane
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
@@ -207,7 +207,7 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         x, w = (graph.types[i].dtype for i in head.inputs[:2])
         main = schedule.main
         acc = 64 if main.accumulator is None else main.accumulator.width
-        products, pe = schedule.multipliers, schedule.lanes  # PE lanes of SIMD products
+        products, pe = schedule.multipliers, schedule.factors.pe  # PE lanes of SIMD products
         out += Area(
             multipliers=products,
             dsp=products * dsp_per_product(x, w, dsp),

@@ -34,8 +34,7 @@ from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
 from .area import Area, Dsp, buffer_area, design_area, stage_area
-from .schedule import window_emits, window_engine, window_geometry
-from .stages import line_buffer
+from .stage_window import line_buffer, window_emits, window_engine, window_geometry
 
 __all__ = ["Budget", "Choice", "Space", "choices", "space", "solve", "fit", "within", "fold_json", "read_fold"]
 
@@ -383,25 +382,22 @@ def fold_json(graph: Graph, plan: DataflowPlan) -> dict:
     node), and the lanes of every port (by tensor); editable, and read back by --fold."""
     stages = {}
     for s in plan.stages:
-        main = s.schedule.main
+        main, factors = s.schedule.main, s.schedule.factors
+        if s.kind in ("fork", "convert"):
+            continue
+        entry = {"stage": s.name, **factors.spelled(s.kind)}  # the factors, then figures beside them
         if s.kind == "window":
-            entry = {"stage": s.name, "lanes": main.geometry.lanes, "in_channels": main.geometry.c, "pe": main.pe,
-                     "out_channels": main.out_channels, "snapshots": main.snapshots}
-            if is_mac(s):
-                entry.update(simd=main.simd, products=main.products)
-            stages[s.head] = {**entry, "cycles": s.cycles}
+            entry.update(in_channels=main.geometry.c, out_channels=main.out_channels)
         elif s.kind == "rows":
-            stages[s.head] = {"stage": s.name, "lanes": main.lanes_in, "k": main.k, "pe": main.pe, "n": main.n,
-                              "simd": main.simd, "products": main.products, "cycles": s.cycles}
-        elif is_mac(s):
-            stages[s.head] = {"stage": s.name, "simd": main.simd, "products": main.products, "cycles": s.cycles}
-        elif s.kind == "map":
-            stages[s.sink] = {"stage": s.name, "lanes": s.schedule.lanes, "innermost": graph.types[s.sink].shape[-1],
-                              "cycles": s.cycles}
-        elif s.kind in ("reduce", "own"):
-            source = graph.types[graph.node(s.head).inputs[0]].shape
-            stages[s.head] = {"stage": s.name, "lanes": main.lanes, "innermost": source[-1] if source else 1,
-                              "lanes_out": main.lanes_out, "cycles": s.cycles}
+            entry.update(k=main.k, n=main.n)
+        else:
+            source = graph.types[graph.node(s.head).inputs[0]].shape if s.head else graph.types[s.sink].shape
+            entry.update(innermost=source[-1] if source else 1)
+        if factors.simd is not None:
+            entry.update(products=main.products)
+        if s.kind in ("reduce", "own"):
+            entry.update(lanes_out=factors.lanes_out)
+        stages[s.head or s.sink] = {**entry, "cycles": s.cycles}
     ports = {p.tensor: p.lanes for p in (*plan.inputs, *plan.outputs)}
     return {"graph": graph.name, "fold": stages, "ports": ports}
 

@@ -108,7 +108,7 @@ class Stage:
     head: str | None  # the node whose op sets the schedule (anchor, reduction, own op); None for map and fork
     sink: str  # the tensor the stage produces (a fork: the tensor it copies)
     inputs: tuple[str, ...]  # channel names read
-    uses: tuple[str, ...]  # per input channel: "head" (read by the head op in its own order), "pre" (once per
+    uses: tuple[str, ...]  # per input channel: "head" (read by the head op, in its own order), "pre" (once per
     # element of the head's input space, by the prologue), "post" (once per element of the output space, by
     # map nodes / the epilogue), "held" (read whole into a buffer before the main loop), "copy" (forks)
     outputs: tuple[str, ...]  # channel names written (one, except for forks)

@@ -62,18 +62,12 @@ def _factor(s) -> str:
     "lanes 4" (elements per token; a window or rows stage's input elements per push), "pe 4" (outputs per emit
     of a window or rows stage), "snapshots 3" (completed windows a window stage holds), "4->2" (a converter) or
     "-"."""
-    main = s.schedule.main
-    parts = []
-    if s.schedule.multipliers:
-        parts.append(f"simd {main.simd}/{main.products}")
+    f = s.schedule.factors
     if s.kind == "convert":
-        parts.append(f"{main.lanes_in}->{main.lanes_out}")
-    elif s.kind in ("window", "rows"):
-        lanes = main.geometry.lanes if s.kind == "window" else main.lanes_in
-        snapshots = main.snapshots if s.kind == "window" else 1
-        parts += [f"{name} {n}" for name, n in (("lanes", lanes), ("pe", main.pe), ("snapshots", snapshots)) if n > 1]
-    elif s.schedule.lanes > 1:
-        parts.append(f"lanes {s.schedule.lanes}")
+        return f"{f.lanes_in}->{f.lanes_out}"
+    spelled = f.spelled(s.kind)
+    parts = [f"simd {f.simd}/{s.schedule.main.products}"] if "simd" in spelled else []
+    parts += [f"{name} {n}" for name, n in spelled.items() if name != "simd" and n > 1]
     return " ".join(parts) or "-"
 
 

@@ -20,29 +20,14 @@ from ..errors import HlsfuseError
 from ..fusion import Group
 from ..ir import Graph
 from ..ops import get_op
-from . import elements
-from .own import own_main
-from .schedule import (
-    Buffer,
-    ConvertMain,
-    ForkMain,
-    MapMain,
-    Schedule,
-    State,
-    WindowGeometry,
-    head_of,
-    held_buffers,
-    held_inputs,
-    memory,
-    phase_buffers,
-    reduce_main,
-    registers,
-    rows_main,
-    window_main,
-)
+from .schedule import Factors, Schedule, StageInputs
+from .stage_map import map_schedule
+from .stage_own import own_schedule
+from .stage_reduce import reduce_schedule
+from .stage_rows import rows_schedule
+from .stage_window import window_schedule
 
-__all__ = ["Layout", "layout", "phases", "schedule_of", "line_buffer", "fork_schedule", "convert_schedule",
-           "check_lanes"]
+__all__ = ["Layout", "layout", "phases", "schedule_of", "check_lanes", "KINDS"]
 
 
 @dataclass(frozen=True)
@@ -132,30 +117,6 @@ def _uses(graph, group, kind, head, prologue, epilogue) -> tuple[tuple[str, str]
 # The schedule of a stage
 # --------------------------------------------------------------------------
 
-_COUNTERS = State("iteration, position and broadcast counters", "frame")
-
-
-def _needed(graph: Graph, nodes: tuple[str, ...], sink: str) -> tuple[str, ...]:
-    """The nodes the sink depends on, so no value is computed for nothing."""
-    needed = {sink}
-    for name in reversed(nodes):
-        if name in needed:
-            needed.update(graph.node(name).inputs)
-    return tuple(n for n in nodes if n in needed)
-
-
-def _used(graph: Graph, phases) -> set[str]:
-    """Tensors the phases' nodes read (held inputs no node reads are read and dropped)."""
-    names = [s.node for ph in phases for s in ph.program.steps]
-    names += [s.node for ph in phases for p in ph.pre for s in p.program.steps]
-    return {src for n in names for src in graph.node(n).inputs}
-
-
-def lane_parts(phase, lanes: int) -> dict[str, dict]:
-    """An array or ROM a phase over wide tokens reads at consecutive elements, one per lane: one bank per lane."""
-    return {o.tensor: {"banks": lanes, "banking": "cyclic"} for step in phase.program.steps for o in step.operands
-            if o.lane}
-
 
 def check_lanes(where: str, lanes: int, types, what: str = "lanes") -> int:
     """``lanes``, if it is a positive integer dividing the innermost dimension of every tensor type in ``types``
@@ -169,134 +130,26 @@ def check_lanes(where: str, lanes: int, types, what: str = "lanes") -> int:
     return lanes
 
 
-def line_buffer(g: WindowGeometry, bits: int) -> Buffer:
-    """A window stage's stored rows: each its own memory, each split into L banks along the channels
-    (linebuffer.h)."""
-    return Buffer("line buffer", g.line_buffer, bits, banks=max(1, (g.span_h - 1) * g.lanes))
+KINDS = {
+    "map": map_schedule,
+    "window": window_schedule,
+    "rows": rows_schedule,
+    "reduce": reduce_schedule,
+    "own": own_schedule,
+}
+"""Stage kind -> the builder of its schedule (fork and convert stages are made by the lowering itself)."""
 
 
 def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...],
-                simd: int | None = None, lanes: int = 1, head_lanes: int = 1, snapshots: int = 1) -> Schedule:
+                factors: Factors | None = None) -> Schedule:
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
-    per input channel in order, ``outs``: its output channels; ``simd``: a MAC stage's products per
-    iteration (None: all of an output's); ``lanes``: elements per token of the output and the inputs
-    read per output element (a map stage's lanes, a window or rows stage's PE, a reduce stage's output lanes
-    ``schedule.reduce_lanes_out``); ``head_lanes``: a window stage's input channels per push, a rows stage's
-    row elements per push, a reduce stage's input elements per iteration (its head and prologue inputs'
-    lanes); ``snapshots``: the completed windows a window stage holds for emission."""
-    by_use: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
+    per input channel in order, ``outs``: its output channels; ``factors``: how it is folded (the lowering
+    checked that its tensors allow them)."""
+    uses: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
-        by_use[use].append((channel, tensor))
-    held_pairs = by_use["held"]
-    held_names = {t for _, t in held_pairs}
-    head = lay.head
-    if lay.kind == "map":
-        sink = nodes[-1]
-        count = graph.types[sink].size
-        phase = elements.phase(graph, _needed(graph, nodes, sink), count, (), by_use["post"], held_names, sink)
-        held = held_inputs(graph, held_pairs, _used(graph, [phase]))
-        phase = phase.widen(lanes, f"stage '{name}'")  # lanes checked by the lowering (``check_lanes``)
-        parts = lane_parts(phase, lanes)
-        state = (_COUNTERS, *([State("held inputs", "overwritten")] if held else ()))
-        buffers = (*held_buffers(graph, held, parts), *phase_buffers(graph, [phase], parts))
-        return Schedule("map", held, MapMain(phase.count, phase, outs, lanes), buffers, state)
-    if (lanes != 1 or head_lanes != 1) and lay.kind not in ("window", "rows", "reduce", "own"):
-        raise HlsfuseError(f"stage '{name}' ({lay.kind}): only map, window, rows, reduce and own stages have lanes, "
-                           f"not {lanes}")
-    node = graph.node(head)
-    if lay.kind == "own":
-        main, buffers, state = own_main(graph, head, [(c, t) for c, t, _ in ins], outs[0], name, head_lanes)
-        return Schedule("own", (), main, tuple(buffers), (_COUNTERS, *state))
-    if lay.kind in ("window", "rows"):
-        heads = by_use["head"]
-        if by_use["pre"] or len(heads) != 1 or heads[0][1] != node.inputs[0]:
-            raise HlsfuseError(f"stage '{name}': must stream '{node.inputs[0]}' into '{head}' on one channel")
-        spec = head_of(graph, head)
-        weights = node.inputs[spec.weights] if spec.weights is not None else None
-        if weights is not None and weights not in graph.constant_map and weights not in held_names:
-            raise HlsfuseError(f"{node.where()}: input '{weights}' is neither a constant nor held by its stage")
-        epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
-                                  head)
-        held = held_inputs(graph, held_pairs, _used(graph, [epilogue]) | {weights})
-        epilogue = epilogue.widen(lanes, f"stage '{name}'")  # the PE output channels (columns) per emit
-        x_bits = graph.types[node.inputs[0]].dtype.bits
-        if lay.kind == "window":
-            main = window_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes, snapshots)
-            g = main.geometry
-            own = [line_buffer(g, x_bits),
-                   Buffer("window", g.window, x_bits, registers=True),
-                   Buffer("snapshot", main.snapshots * g.taps * g.c, x_bits, registers=True,
-                          banks=main.snapshots)]
-            macs = g.images * g.oh * g.ow * main.out_channels * main.products if spec.mac else 0
-        else:
-            main = rows_main(graph, head, heads[0][0], epilogue, outs, simd, lanes, head_lanes)
-            own = [Buffer("row", main.k, x_bits, registers=True), Buffer("snapshot", main.k, x_bits, registers=True)]
-            if main.streamed:  # the row is emitted from while it is read; each output keeps its partial sum
-                # an emit reads and writes PE consecutive ones, each again a fold (N / PE emits) later
-                own[1] = memory("accumulators", main.n, main.accumulator.width if main.accumulator else 64,
-                                main.emits_per_row, banks=main.pe, banking="cyclic")
-            macs = main.batches * main.rows * main.n * main.k
-        parts, weight_buffers = lane_parts(epilogue, lanes), []
-        if weights is not None:
-            # the lanes of a fold read ``simd`` banks: in blocks (conv2d, and matmul per batch of b) or cyclically;
-            # the PE lanes of an emit read PE consecutive output channels (columns): a conv2d's [products][Cout]
-            # and a matmul's b as rows of N, each row cyclically PE ways; a dense w[N][K], whose rows are its
-            # columns, in PE cyclic banks of rows, each row cyclically SIMD ways
-            size = graph.types[weights].size
-            columns = main.out_channels if lay.kind == "window" else main.n
-            matrices = size // (main.products * columns)  # a matmul's b with batch dims holds several
-            parts[weights] = {"banks": main.simd * matrices, "banking": "block" if main.strided else "cyclic"}
-            if main.pe > 1 and not main.strided:
-                parts[weights] = {"banks": main.pe, "banking": "cyclic", "columns": main.k, "column_banks": main.simd}
-            elif main.pe > 1:
-                parts[weights].update(columns=columns, column_banks=main.pe)
-            if weights in graph.constant_map:
-                weight_buffers = [memory(f"rom {weights}", size, graph.types[weights].dtype.bits, tensor=weights,
-                                         rom=True, **parts[weights])]
-        multipliers = main.simd * main.pe if macs else 0
-        buffers = (*own, *weight_buffers, *held_buffers(graph, held, parts), *phase_buffers(graph, [epilogue], parts))
-        state = [_COUNTERS, State(own[0].name, "overwritten")]
-        if lay.kind == "rows" and main.streamed:
-            state.append(State("accumulators", "first"))
-        else:
-            state.append(State("snapshot", "overwritten"))
-            if main.folds > 1:
-                state.append(State("partial sum", "first"))
-        return Schedule(lay.kind, held, main, buffers, tuple(state), macs, multipliers)
-    if lay.kind == "reduce":
-        streamed = by_use["head"] + by_use["pre"]
-        if len({t for _, t in streamed}) != len(streamed):
-            raise HlsfuseError(f"stage '{name}': reads one tensor on two channels in the same loop")
-        source = node.inputs[0]
-        prologue = elements.phase(graph, lay.prologue, graph.types[source].size, (), streamed, held_names, source)
-        epilogue = elements.phase(graph, lay.epilogue, graph.types[head].size, {head}, by_use["post"], held_names,
-                                  head)
-        held = held_inputs(graph, held_pairs, _used(graph, [prologue, epilogue]))
-        main = reduce_main(graph, head, prologue, epilogue, outs, head_lanes)  # lanes checked by the lowering
-        if main.lanes_out != lanes:
-            raise HlsfuseError(f"stage '{name}': a reduce stage of {head_lanes} input lanes writes "
-                               f"{main.lanes_out}, not {lanes}")
-        if main.accumulator is not None:
-            acc_bits = main.accumulator.width
-        else:  # max keeps the input's type; float32 sums accumulate in double
-            dtype = graph.types[source].dtype
-            acc_bits = 64 if dtype.is_float and main.combine != "max" else dtype.bits
-        # lane l of an output token reads (and of an input token updates, the innermost axis kept) bank l
-        parts = {**lane_parts(main.epilogue, main.lanes_out), **lane_parts(main.prologue, main.lanes)}
-        buffers = (memory("accumulators", main.outputs, acc_bits, main.distance, banks=main.lanes_out,
-                          banking="cyclic"),
-                   *held_buffers(graph, held, parts), *phase_buffers(graph, [main.prologue, main.epilogue], parts))
-        return Schedule("reduce", held, main, buffers, (_COUNTERS, State("accumulators", "first")))
-    raise HlsfuseError(f"stage '{name}': unknown stage kind '{lay.kind}'")
-
-
-def fork_schedule(size: int, source: str, outputs: tuple[str, ...], lanes: int = 1) -> Schedule:
-    return Schedule("fork", (), ForkMain(size // lanes, source, outputs, lanes), (), (_COUNTERS,))
-
-
-def convert_schedule(elements: int, bits: int, lanes_in: int, lanes_out: int, read: str, write: str) -> Schedule:
-    """A width converter: the elements waiting for their output token are kept in registers (those that pass
-    straight through in the iteration that reads them need none)."""
-    main = ConvertMain(elements, lanes_in, lanes_out, read, write)
-    return Schedule("convert", (), main, (registers("kept elements", main.kept, bits),),
-                    (_COUNTERS, State("kept elements and their count", "frame")))
+        uses[use].append((channel, tensor))
+    if lay.kind not in KINDS:
+        raise HlsfuseError(f"stage '{name}': unknown stage kind '{lay.kind}'")
+    return KINDS[lay.kind](StageInputs(graph, name, nodes, lay.head, lay.prologue, lay.epilogue,
+                                       {u: tuple(pairs) for u, pairs in uses.items()}, tuple(outs),
+                                       factors or Factors()))

@@ -76,7 +76,7 @@ def stage_tables(graph: Graph, stage: Stage) -> tuple[TableReads, ...]:
         if tables:  # a fixed-point softmax: its exp table once per lane, its reciprocal once
             (exp_key, exp), (recip_key, recip) = tables
             found.update({exp_key: exp, recip_key: recip})
-            most.update({exp_key: main.lanes, recip_key: 1})
+            most.update({exp_key: main.lanes_in, recip_key: 1})
     else:  # a stage's phases never share an iteration (a reduce stage's prologue and epilogue)
         for ph in schedule.phases:
             iteration(ph.nodes, schedule.node_lanes)

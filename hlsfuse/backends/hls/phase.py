@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...lower.elements import ElementPhase
-from ...lower.schedule import Buffer, Schedule
+from ...lower.schedule import Schedule
+from ...lower.storage import Buffer
 from ...types import Fmt
 from .context import Context
 from .expr import Body, Digit, Term, Wheel, body

@@ -1,6 +1,6 @@
 """Width converters: one channel's tokens re-packed into tokens of another number of lanes.
 
-``lower.schedule.ConvertMain`` is a gearbox: per iteration it reads a token of A lanes when fewer than
+``lower.stage_convert.ConvertMain`` is a gearbox: per iteration it reads a token of A lanes when fewer than
 B elements wait, and writes a token of B lanes when B do, so any two widths convert at the rate of the
 faster side. The stage is one call of ``hlsf::convert_stage`` (hw/hls/hlsfuse/convert.h), which keeps
 the waiting elements in registers and routes each lane by their count.

@@ -1,6 +1,6 @@
 """Map stages: a fused group of elementwise, broadcast and order-keeping injective nodes.
 
-A map stage is a phase without a head, over the sink's elements (``lower.schedule.MapMain``):
+A map stage is a phase without a head, over the sink's elements (``lower.stage_map.MapMain``):
 
     setup loops   held inputs read whole into local arrays (broadcast operands streamed in), then
                   the pre loops (nodes computed only from held inputs and constants, smaller than

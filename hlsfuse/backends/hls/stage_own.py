@@ -4,7 +4,7 @@
     softmax, argmax, topk          ->  hlsf::*_stage of hw/hls/hlsfuse/opaque.h
 
 Each kernel is a complete stage: one loop with the iterations of the stage's schedule
-(``lower.own``), which also gives every shape, block and buffer; the generated function declares the
+(``lower.stage_own``), which also gives every shape, block and buffer; the generated function declares the
 buffers with their pragmas and calls the kernel with the node's element types, shapes and attributes
 as template arguments (one call view per op below, rendered by ``templates/hls/stage_own.j2``). Every
 kernel assigns each result once to the node's output type, as the reference does. A softmax reads
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import HlsfuseError
-from ...lower import own as own_schedule
+from ...lower import own_movers, own_opaque
 from ...lower.plan import Stage
 from ...ops import get_op
 from .context import Context
@@ -223,54 +223,55 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
     local = ctx.names.local
     in_type, out_type = ctx.ctype(node.inputs[0]), ctx.ctype(node.name)
     schedule = stage.schedule
-    if isinstance(main, own_schedule.SliceMain):
+    if isinstance(main, own_movers.SliceMain):
         block = None
         if main.block_axis is not None:
             block = array(local("block"), in_type, schedule.buffer("block"))
         return SliceCall(in_type, out_type, main.in_shape, main.out_shape, main.start, main.step, main.block_axis,
-                         main.iterations, streams[0], main.write, block, lanes=main.lanes)
-    if isinstance(main, own_schedule.PadMain) and main.block_axis is not None:
+                         main.iterations, streams[0], main.write, block, lanes=main.lanes_in)
+    if isinstance(main, own_movers.PadMain) and main.block_axis is not None:
         indices = tuple(i for axis in main.indices for i in axis)
         return PadBlockCall(in_type, out_type, main.in_shape, main.out_shape, main.block_axis, streams[0], main.write,
                             array(local("block"), in_type, schedule.buffer("block")), local("indices"), indices,
-                            lanes=main.lanes)
-    if isinstance(main, own_schedule.PadMain):
+                            lanes=main.lanes_in)
+    if isinstance(main, own_movers.PadMain):
         return PadCall(in_type, out_type, main.in_shape, main.before, main.out_shape, _pad_fill(ctx, node),
-                       streams[0], main.write, lanes=main.lanes)
-    if isinstance(main, own_schedule.ConcatMain):
+                       streams[0], main.write, lanes=main.lanes_in)
+    if isinstance(main, own_movers.ConcatMain):
         if len(main.sources) > MAX_CONCAT_INPUTS:
             raise HlsfuseError(
                 f"{node.where()}: joins {len(main.sources)} inputs; the concat kernel takes at most "
                 f"{MAX_CONCAT_INPUTS} (split it into several concats)"
             )
-        return ConcatCall(out_type, main.outer, main.inner, main.extents, tuple(streams), main.write, lanes=main.lanes)
-    if isinstance(main, own_schedule.TransposeMain):
+        return ConcatCall(out_type, main.outer, main.inner, main.extents, tuple(streams), main.write,
+                          lanes=main.lanes_in)
+    if isinstance(main, own_movers.TransposeMain):
         b = main.block_axis
         perm = tuple(p - b for p in main.perm[b:])
         return TransposeCall(in_type, out_type, main.outer, main.in_shape[b:], perm, streams[0], main.write,
-                             array(local("block"), in_type, schedule.buffer("block")), lanes=main.lanes)
-    if isinstance(main, own_schedule.SoftmaxMain):
+                             array(local("block"), in_type, schedule.buffer("block")), lanes=main.lanes_in)
+    if isinstance(main, own_opaque.SoftmaxMain):
         row = array(local("row"), in_type, schedule.buffer("row"))
         if ctx.graph.sigs[node.name].out_dtype.is_float:
             return SoftmaxFloatCall(main.rows, main.n, streams[0], main.write, row)
         exp, recip = ctx.tables[node.name]
         exps = array(local("exps"), exp.type, schedule.buffer("exponentials"))
         return SoftmaxCall(in_type, out_type, exp.type, recip.type, exp.name, recip.name, main.rows, main.n,
-                           streams[0], main.write, row, exps, lanes=main.lanes)
-    if isinstance(main, own_schedule.ArgmaxMain):
+                           streams[0], main.write, row, exps, lanes=main.lanes_in)
+    if isinstance(main, own_opaque.ArgmaxMain):
         return ArgmaxCall(in_type, out_type, main.outer, main.n, main.inner, streams[0], main.write,
                           array(local("best"), in_type, schedule.buffer("running maxima")),
-                          array(local("where"), "int", schedule.buffer("their indices")), lanes=main.lanes)
-    if isinstance(main, own_schedule.TopkMain):
+                          array(local("where"), "int", schedule.buffer("their indices")), lanes=main.lanes_in)
+    if isinstance(main, own_opaque.TopkMain):
         return TopkCall(in_type, out_type, main.rows, main.n, main.k, main.indices, streams[0], main.write,
-                        lanes=main.lanes)
+                        lanes=main.lanes_in)
     raise HlsfuseError(f"{node.where()}: the HLS backend has no own-stage kernel for op '{node.op}'")
 
 
 def view(ctx: Context, stage: Stage) -> StageView:
     main = stage.schedule.main
     streams, feeds = [], []
-    sources = main.sources if hasattr(main, "sources") else (main.source,)
+    sources = main.sources
     for src in sources:
         if src.channel is not None:
             streams.append(src.channel)
@@ -278,7 +279,7 @@ def view(ctx: Context, stage: Stage) -> StageView:
         reader = ctx.names.local(f"feed{len(feeds)}")
         storage = ctx.rom_storage[src.tensor] or ctx.ctype(src.tensor)
         feeds.append(Feed(reader, ctx.rom(src.tensor), ctx.ctype(src.tensor), ctx.type_of(src.tensor).size,
-                          main.lanes, storage))
+                          main.lanes_in, storage))
         streams.append(reader)
     roms = tuple(  # a token is L parallel reads: L banks
         Rom(f.rom, f.rom, f.type, f.size, (f"type=cyclic factor={f.lanes}",) if f.lanes > 1 else (),

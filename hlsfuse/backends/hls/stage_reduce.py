@@ -1,6 +1,6 @@
 """Reduce stages: a prologue of map nodes feeding sum, mean, max or global_avg_pool, then an epilogue.
 
-One loop (``lower.schedule.ReduceMain``): after the setup loops, one iteration per input element, then
+One loop (``lower.stage_reduce.ReduceMain``): after the setup loops, one iteration per input element, then
 one per output element:
 
     IN iterations:   read the streamed inputs ─► prologue ─► v
@@ -87,7 +87,7 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
     local = ctx.names.local
     source = ctx.graph.node(stage.head).inputs[0]
     i, o = local("i"), local("o")
-    lane = local("l") if main.lanes > 1 else None
+    lane = local("l") if main.lanes_in > 1 else None
     pre = phase(ctx, main.prologue, {}, i, lane)
     digits = [(d[0], d[1]) for d in main.index] + list(main.first)
     terms, counters = wheels(ctx, digits, main.in_tokens, i, "a")
@@ -124,10 +124,10 @@ def body(ctx: Context, stage: Stage) -> ReduceBody:
         head_var=head_var,
         is_float=ctx.dtype(source).is_float,
         writes=writes(main.writes, out_var or post.result),
-        lanes=main.lanes,
+        lanes=main.lanes_in,
         lanes_out=main.lanes_out,
         lane=lane or "",
-        reads=_tokens(ctx, pre.reads) if main.lanes > 1 else (),
+        reads=_tokens(ctx, pre.reads) if main.lanes_in > 1 else (),
         tokens=_tokens(ctx, post.reads) if main.lanes_out > 1 else (),
         out_token=ctx.token(main.writes[0]) if main.lanes_out > 1 else "",
         out_var=out_var,

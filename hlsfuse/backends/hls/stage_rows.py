@@ -1,6 +1,6 @@
 """Rows stages: dense (x[..., K] times w[N, K] transposed) or matmul (a[..., M, K] @ b[..., K, N]).
 
-One loop, the schedule's push/emit loop over rows (``lower.schedule.RowsMain``): after the setup loops
+One loop, the schedule's push/emit loop over rows (``lower.stage_rows.RowsMain``): after the setup loops
 (held inputs: epilogue operands, a streamed w or b), every iteration may
 
     emit  output n of the last completed row, from its snapshot: the exact MAC of the row with column n

@@ -1,6 +1,6 @@
 """Window stages: conv2d, max_pool2d or avg_pool2d over NHWC images, then the group's epilogue.
 
-One loop, the schedule's push/emit loop (``lower.schedule.WindowMain``): after the setup loops, every
+One loop, the schedule's push/emit loop (``lower.stage_window.WindowMain``): after the setup loops, every
 iteration may
 
     emit  one output channel co of the last completed window, from its snapshot:

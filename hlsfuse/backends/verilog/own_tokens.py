@@ -9,7 +9,7 @@ read a channel.
 
 from __future__ import annotations
 
-from ...lower import own
+from ...lower import own_movers
 from ...types import FixedType
 from .expr import rom
 from .module import ModuleBuilder
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-def source(b: ModuleBuilder, src: own.Source, when: str, fire: str, tag: str, lanes: int = 1
+def source(b: ModuleBuilder, src: own_movers.Source, when: str, fire: str, tag: str, lanes: int = 1
             ) -> tuple[str, FixedType]:
     """(raw bits of the operand's token on offer, its element type); ``when``: the iterations that take one.
     A constant's ROM holds ``lanes`` consecutive elements per word."""

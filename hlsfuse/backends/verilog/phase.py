@@ -17,15 +17,8 @@ from .expr import counters, program
 from .module import Assign, ModuleBuilder, Sequencer, Update
 from .vlog import XW, bits_for, ulit, zext
 
-__all__ = ["setup_loops", "setup", "reads", "element_phase", "lane_values", "lanes_phase", "PushEmit", "push_emit",
+__all__ = ["setup", "reads", "element_phase", "lane_values", "lanes_phase", "PushEmit", "push_emit",
            "fold_sum", "emit_epilogue"]
-
-
-def setup_loops(schedule: Schedule) -> list[tuple[str, int]]:
-    loops = [(f"read '{h.tensor}' whole", h.size) for h in schedule.held]
-    loops += [(f"compute {', '.join(p.kept) or 'nodes'} before the main loop", p.program.count)
-              for ph in schedule.phases for p in ph.pre]
-    return loops
 
 
 def setup(b: ModuleBuilder, schedule: Schedule, seq: Sequencer) -> dict[str, str]:
@@ -109,7 +102,7 @@ def lanes_phase(b: ModuleBuilder, ph: ElementPhase, lanes: int, tokens: dict[str
 
 @dataclass(frozen=True)
 class PushEmit:
-    """The control of a push/emit loop (``lower.schedule.Engine``), in the main loop of window and rows stages."""
+    """The control of a push/emit loop (``lower.engine.Engine``), in the main loop of window and rows stages."""
 
     push: str  # this iteration pushes
     emitting: str  # this iteration emits: the snapshot has outputs left

@@ -2,9 +2,9 @@
 
     map      setup loops (held inputs, pre loops), then the main loop: read a token of every streamed
              input, compute the nodes once per lane (the same counters, each lane's own logic), write
-             the sink's token (``lower.schedule.MapMain``)
+             the sink's token (``lower.stage_map.MapMain``)
     fork     one loop: read the input, write it to every output in the same iteration
-    convert  the gearbox of ``lower.schedule.ConvertMain``: ``fill`` elements kept; an iteration reads a
+    convert  the gearbox of ``lower.stage_convert.ConvertMain``: ``fill`` elements kept; an iteration reads a
              token of A when fill < B and writes a token of B when fill (+ A) >= B, from the kept
              elements followed by the token read (one concatenation per possible fill), keeping the rest
 
@@ -17,7 +17,7 @@ import math
 
 from ...lower.plan import Stage
 from .module import ModuleBuilder, StageModule, Update
-from .phase import element_phase, lanes_phase, reads, setup, setup_loops
+from .phase import element_phase, lanes_phase, reads, setup
 from .vlog import bits_for, ulit, zext
 
 __all__ = ["build_map", "build_fork", "build_convert"]
@@ -26,7 +26,7 @@ __all__ = ["build_map", "build_fork", "build_convert"]
 def build_map(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     schedule = stage.schedule
     main = schedule.main
-    seq = b.sequence([*setup_loops(schedule), ("read, compute, write", main.count)])
+    seq = b.sequence(schedule.loops)
     arrays = setup(b, schedule, seq)
     here = seq.loops[-1].here
     step = f"{seq.fire} && {here}"
@@ -43,7 +43,7 @@ def build_map(b: ModuleBuilder, stage: Stage, state) -> StageModule:
 
 def build_fork(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     main = stage.schedule.main
-    seq = b.sequence([("copy", main.count)])
+    seq = b.sequence(main.loops)
     here = seq.loops[0].here
     b.move(main.read, here)
     for c in main.writes:
@@ -55,7 +55,7 @@ def build_fork(b: ModuleBuilder, stage: Stage, state) -> StageModule:
 
 def build_convert(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     main = stage.schedule.main
-    seq = b.sequence([("re-pack", main.iterations)])
+    seq = b.sequence(main.loops)
     here = seq.loops[0].here
     a, n = main.lanes_in, main.lanes_out
     w = b.width(stage.sink)

@@ -1,11 +1,11 @@
-"""Own stages in Verilog that compute (``lower.own``): softmax, argmax and topk; ``stage_own`` builds the
+"""Own stages in Verilog that compute (``lower.stage_own``): softmax, argmax and topk; ``stage_own`` builds the
 stage around them.
 
     softmax   per row: read it tracking the max, exp and sum, write e * recip(sum)
     argmax    per outer index: read N * INNER elements keeping INNER running maxima, write INNER
     topk      per row: read into a sorted K-slot list (parallel compare and shift), write K results
 
-With lanes (``main.lanes`` L > 1) they handle a token per iteration:
+With lanes (``main.lanes_in`` L > 1) they handle a token per iteration:
 
     softmax   the row and its exponentials kept as tokens; the max over the token's lanes (a tree) joins
               the running max, the lanes' exponentials are summed in one update; L products per write
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...lower import own
+from ...lower import own_opaque
 from ...ops.opaque import softmax_tables
 from ...types import FixedType, Fmt
 from .module import ModuleBuilder, Update
@@ -46,14 +46,14 @@ def _lookup(b: ModuleBuilder, value: str, fmt: Fmt, table, tag: str) -> str:
     return b.wire(tag, out.width, f"{mem}[{ix}]")
 
 
-def _softmax(b: ModuleBuilder, main: own.SoftmaxMain) -> str:
+def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
     """Per row, the reference's integer algorithm: m = max(x), e = LUT_exp(x - m), y = e * LUT_recip(sum(e))."""
     sig = b.graph.sigs[b.stage.head]
     exp, recip, s_fmt = softmax_tables(sig)
     et, rt = sig["exp_dtype"], sig["recip_dtype"]
-    lanes = main.lanes
+    lanes = main.lanes_in
     t = main.n // lanes  # tokens per row
-    seq = b.sequence([("read a row, tracking its max", t), ("exp and sum", t), ("write", t)])
+    seq = b.sequence(main.loops)
     first_loop, exp_loop, write_loop = seq.loops
     raw, dtype = source(b, main.source, first_loop.here, seq.fire, "x", lanes)
     x = b.array("row", t, lanes * dtype.width)
@@ -95,14 +95,14 @@ def _softmax(b: ModuleBuilder, main: own.SoftmaxMain) -> str:
     return join(b, ys, out.width, "token_softmax")
 
 
-def _argmax(b: ModuleBuilder, main: own.ArgmaxMain) -> str:
+def _argmax(b: ModuleBuilder, main: own_opaque.ArgmaxMain) -> str:
     """Over an outer axis, the INNER running maxima (L banks, lane l in bank l); over the innermost axis with
     L > 1 lanes, ``_argmax_row``."""
-    if main.inner == 1 and main.lanes > 1:
+    if main.inner == 1 and main.lanes_in > 1:
         return _argmax_row(b, main)
-    lanes = main.lanes
+    lanes = main.lanes_in
     held = main.inner // lanes  # tokens of running maxima
-    seq = b.sequence([("read a block, keeping the running maxima", main.reads), ("write their indices", held)])
+    seq = b.sequence(main.loops)
     read, write = seq.loops
     raw, dtype = source(b, main.source, read.here, seq.fire, "x", lanes)
     (k, kw), (j, jw) = b.odometer("a", (main.n, held), f"{seq.fire} && {read.here}")
@@ -129,11 +129,11 @@ def _argmax(b: ModuleBuilder, main: own.ArgmaxMain) -> str:
     return join(b, ys, out.width, "token_index")
 
 
-def _argmax_row(b: ModuleBuilder, main: own.ArgmaxMain) -> str:
+def _argmax_row(b: ModuleBuilder, main: own_opaque.ArgmaxMain) -> str:
     """Along the innermost axis over tokens of L elements: per token its first maximum (the lowest lane wins
     ties), taken when strictly greater than the running one (numpy's first maximum); one index per row."""
-    lanes, t = main.lanes, main.reads
-    seq = b.sequence([("read a row, keeping its first maximum", t), ("write its index", 1)])
+    lanes, t = main.lanes_in, main.reads
+    seq = b.sequence(main.loops)
     read, write = seq.loops
     raw, dtype = source(b, main.source, read.here, seq.fire, "x", lanes)
     step = f"{seq.fire} && {read.here}"
@@ -155,7 +155,7 @@ def _argmax_row(b: ModuleBuilder, main: own.ArgmaxMain) -> str:
     return assign(b, index, 0, b.dtype(b.stage.head), "index")
 
 
-def _insert_one(b: ModuleBuilder, main: own.TopkMain, value: str, where: str, raw: str, dtype: FixedType,
+def _insert_one(b: ModuleBuilder, main: own_opaque.TopkMain, value: str, where: str, raw: str, dtype: FixedType,
                 step: str) -> None:
     """One element per iteration: the stores that insert it into the sorted list."""
     seq = b.sequencer
@@ -201,12 +201,12 @@ def _insert(b: ModuleBuilder, values: list[str], wheres: list[str], raw: str, i:
     return new_v, new_w
 
 
-def _insert_token(b: ModuleBuilder, main: own.TopkMain, value: str, where: str, raw: str, dtype: FixedType,
+def _insert_token(b: ModuleBuilder, main: own_opaque.TopkMain, value: str, where: str, raw: str, dtype: FixedType,
                   step: str) -> None:
     """L elements per iteration, inserted in lane order, each into the list the lane before left (as L
     single inserts would); the final list is stored whole."""
     seq = b.sequencer
-    lanes, k, n, iw, sw = main.lanes, main.k, main.n, bits_for(main.n), b.index(value)
+    lanes, k, n, iw, sw = main.lanes_in, main.k, main.n, bits_for(main.n), b.index(value)
     values = [b.wire(f"held{p}", dtype.width, f"{value}[{ulit(p, sw)}]") for p in range(k)]
     wheres = [b.wire(f"held_where{p}", iw, f"{where}[{ulit(p, sw)}]") for p in range(k)]
     base = zext(seq.idx, seq.width, iw)
@@ -223,9 +223,9 @@ def _insert_token(b: ModuleBuilder, main: own.TopkMain, value: str, where: str, 
                      Update(step, f"{where}[{ulit(p, sw)}]", wheres[p])]
 
 
-def _topk(b: ModuleBuilder, main: own.TopkMain) -> str:
-    n, k, lanes = main.n, main.k, main.lanes
-    seq = b.sequence([("read a row into the sorted list", n // lanes), ("write the list", k)])
+def _topk(b: ModuleBuilder, main: own_opaque.TopkMain) -> str:
+    n, k, lanes = main.n, main.k, main.lanes_in
+    seq = b.sequence(main.loops)
     read, write = seq.loops
     raw, dtype = source(b, main.source, read.here, seq.fire, "x", lanes)
     iw = bits_for(n)
@@ -248,7 +248,7 @@ def _topk(b: ModuleBuilder, main: own.TopkMain) -> str:
 
 
 OPS = {
-    own.SoftmaxMain: _softmax,
-    own.ArgmaxMain: _argmax,
-    own.TopkMain: _topk,
+    own_opaque.SoftmaxMain: _softmax,
+    own_opaque.ArgmaxMain: _argmax,
+    own_opaque.TopkMain: _topk,
 }

@@ -1,4 +1,4 @@
-"""Own stages in Verilog: slice, pad, concat, transpose, softmax, argmax and topk (``lower.own``); the
+"""Own stages in Verilog: slice, pad, concat, transpose, softmax, argmax and topk (``lower.stage_own``); the
 last three are built by ``stage_opaque``, the tokens and assignments by ``own_tokens``.
 
 Each op is its schedule's loops, one iteration per cycle, mirroring its kernel in hw/hls/hlsfuse:
@@ -15,7 +15,7 @@ lists, from a ROM. Every result is assigned once to the node's output type with 
 does. An operand that is a graph constant is no channel but a ROM, read in row-major order by a
 counter in the iterations that would read a channel.
 
-Lanes (``main.lanes`` L > 1): a token is L x W bits, lane l in bits [l W, (l + 1) W). The data movers run
+Lanes (``main.lanes_in`` L > 1): a token is L x W bits, lane l in bits [l W, (l + 1) W). The data movers run
 the same loops over the schedule's token view; a token moves whole (buffers and ROM words hold tokens)
 and each lane gets its own ``hlsf_assign``.
 """
@@ -27,7 +27,7 @@ import dataclasses
 import numpy as np
 
 from ...errors import HlsfuseError
-from ...lower import own
+from ...lower import own_movers
 from ...lower.plan import Stage
 from ...ops import get_op
 from ...types import FixedType
@@ -54,8 +54,8 @@ def _gather(b: ModuleBuilder, fire: str, read_loop, write_loop, value: str, dtyp
     return moved_token(b, picked, dtype, b.dtype(b.stage.head), lanes, "x")
 
 
-def _pad(b: ModuleBuilder, main: own.PadMain) -> str:
-    seq = b.sequence([("write the output, reading inside the input", main.iterations)])
+def _pad(b: ModuleBuilder, main: own_movers.PadMain) -> str:
+    seq = b.sequence(main.loops)
     out = b.dtype(b.stage.head)
     o = b.odometer("o", main.out_shape, seq.fire)
     tests = []
@@ -65,7 +65,7 @@ def _pad(b: ModuleBuilder, main: own.PadMain) -> str:
         if lo + n < total:
             tests.append(f"{c} < {ulit(lo + n, cw)}")
     inside = b.wire("inside", 1, " && ".join(tests) or "1'b1")
-    lanes = main.lanes
+    lanes = main.lanes_in
     raw, dtype = source(b, main.source, inside, seq.fire, "x", lanes)
     b.move(main.write, seq.loops[0].here)
     # the fill: attribute 'value' as the output type holds it (the registry's constant); L copies
@@ -78,17 +78,17 @@ def _pad(b: ModuleBuilder, main: own.PadMain) -> str:
     return b.wire("padded", lanes * out.width, f"{inside} ? {value} : {fill}")
 
 
-def _pad_block(b: ModuleBuilder, main: own.PadMain) -> str:
+def _pad_block(b: ModuleBuilder, main: own_movers.PadMain) -> str:
     """Reflect or edge padding: per index of the axes before the first padded one, store the block of the
     others, then write it padded (each output element copies the block element the schedule lists)."""
-    seq = b.sequence([("store a block", main.block), ("write it padded", main.out_block)])
+    seq = b.sequence(main.loops)
     read, write = seq.loops
-    raw, dtype = source(b, main.source, read.here, seq.fire, "x", main.lanes)
-    return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes)
+    raw, dtype = source(b, main.source, read.here, seq.fire, "x", main.lanes_in)
+    return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes_in)
 
 
-def _concat(b: ModuleBuilder, main: own.ConcatMain) -> str:
-    seq = b.sequence([("copy each input's block in turn", main.iterations)])
+def _concat(b: ModuleBuilder, main: own_movers.ConcatMain) -> str:
+    seq = b.sequence(main.loops)
     out = b.dtype(b.stage.head)
     n = len(main.sources)
     blocks = [e * main.inner for e in main.extents]
@@ -100,7 +100,7 @@ def _concat(b: ModuleBuilder, main: own.ConcatMain) -> str:
     def select(values: list[str]) -> str:
         return " : ".join([f"{at[k]} ? {values[k]}" for k in range(n - 1)] + [values[-1]])
 
-    lanes = main.lanes
+    lanes = main.lanes_in
     taken = [source(b, s, at[k], seq.fire, f"in{k}", lanes) for k, s in enumerate(main.sources)]
     b.move(main.write, seq.loops[0].here)
     # per lane, inputs aligned exactly to the finest of their fractional bits, then assigned once (the reference)
@@ -122,10 +122,10 @@ def _concat(b: ModuleBuilder, main: own.ConcatMain) -> str:
     return join(b, ys, out.width, "token_join")
 
 
-def _slice(b: ModuleBuilder, main: own.SliceMain) -> str:
+def _slice(b: ModuleBuilder, main: own_movers.SliceMain) -> str:
     """Stream order kept: read every element, write the ones picked on every axis (a bit mask per axis)."""
-    seq = b.sequence([("read the input, writing the picked elements", main.iterations)])
-    raw, dtype = source(b, main.source, seq.loops[0].here, seq.fire, "x", main.lanes)
+    seq = b.sequence(main.loops)
+    raw, dtype = source(b, main.source, seq.loops[0].here, seq.fire, "x", main.lanes_in)
     i = b.odometer("i", main.in_shape, seq.fire)
     tests = []
     for d, (c, _) in enumerate(i):
@@ -133,14 +133,14 @@ def _slice(b: ModuleBuilder, main: own.SliceMain) -> str:
         if not kept.all():
             tests.append(mask(b, f"picks{d}", kept, c))
     b.move(main.write, b.wire("keep", 1, " && ".join(tests) or "1'b1"))
-    return moved_token(b, raw, dtype, b.dtype(b.stage.head), main.lanes, "x")
+    return moved_token(b, raw, dtype, b.dtype(b.stage.head), main.lanes_in, "x")
 
 
-def _slice_block(b: ModuleBuilder, main: own.SliceMain) -> str:
+def _slice_block(b: ModuleBuilder, main: own_movers.SliceMain) -> str:
     """Reading an axis backwards: per index of the axes before it, store the block of the others, then write
     its picked elements (when that index is picked itself)."""
     axis = main.block_axis
-    seq = b.sequence([("store a block", main.block), ("write its picked elements", main.out_block)])
+    seq = b.sequence(main.loops)
     read, write = seq.loops
     keep = b.net("keep", 1)
     # after a block is stored, write it only when its outer index is picked
@@ -153,20 +153,20 @@ def _slice_block(b: ModuleBuilder, main: own.SliceMain) -> str:
         if not picked.all():
             tests.append(mask(b, f"picks{d}", picked, c))
     b.decls.append(Assign(keep, " && ".join(tests) or "1'b1"))
-    raw, dtype = source(b, main.source, read.here, seq.fire, "x", main.lanes)
-    return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes)
+    raw, dtype = source(b, main.source, read.here, seq.fire, "x", main.lanes_in)
+    return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes_in)
 
 
-def _transpose(b: ModuleBuilder, main: own.TransposeMain) -> str:
-    seq = b.sequence([("store a block", main.block), ("write it permuted", main.block)])
+def _transpose(b: ModuleBuilder, main: own_movers.TransposeMain) -> str:
+    seq = b.sequence(main.loops)
     read, write = seq.loops
-    raw, dtype = source(b, main.source, read.here, seq.fire, "x", main.lanes)
-    return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes)
+    raw, dtype = source(b, main.source, read.here, seq.fire, "x", main.lanes_in)
+    return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes_in)
 
 
 _OPS = {
-    own.ConcatMain: _concat,
-    own.TransposeMain: _transpose,
+    own_movers.ConcatMain: _concat,
+    own_movers.TransposeMain: _transpose,
     **OPAQUE,
 }
 
@@ -174,9 +174,9 @@ _OPS = {
 def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     main = stage.schedule.main
     node = b.graph.node(stage.head)
-    if isinstance(main, own.SliceMain):
+    if isinstance(main, own_movers.SliceMain):
         generate = _slice if main.block_axis is None else _slice_block
-    elif isinstance(main, own.PadMain):
+    elif isinstance(main, own_movers.PadMain):
         generate = _pad if main.block_axis is None else _pad_block
     elif type(main) in _OPS:
         generate = _OPS[type(main)]

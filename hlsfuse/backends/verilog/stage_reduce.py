@@ -1,4 +1,4 @@
-"""Reduce stages in Verilog: sum, mean, max, global_avg_pool (``lower.schedule.ReduceMain``).
+"""Reduce stages in Verilog: sum, mean, max, global_avg_pool (``lower.stage_reduce.ReduceMain``).
 
     setup loops   held inputs, pre loops
     accumulate    per input token: read, prologue per lane ─► v; acc[j] <= first ? v : acc[j] + v (sum,
@@ -26,7 +26,7 @@ from ...lower.plan import Stage
 from ...types import Fmt
 from .expr import counters, index_sum
 from .module import ModuleBuilder, StageModule, Update
-from .phase import element_phase, lane_values, lanes_phase, reads, setup, setup_loops
+from .phase import element_phase, lane_values, lanes_phase, reads, setup
 from .stage_window import quotient
 from .vlog import assign_params, extend, sext64, ulit, zext
 
@@ -51,7 +51,7 @@ def _tree(b: ModuleBuilder, values: list[str], width: int, combine) -> str:
 def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     schedule = stage.schedule
     main = schedule.main
-    seq = b.sequence([*setup_loops(schedule), ("accumulate", main.in_tokens), ("emit", main.out_tokens)])
+    seq = b.sequence(schedule.loops)
     arrays = setup(b, schedule, seq)
     ins, outs = seq.loops[-2].here, seq.loops[-1].here
     fire_in = f"{seq.fire} && {ins}"
@@ -59,10 +59,10 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     in_type, head_type = b.dtype(source), b.dtype(stage.head)
 
     values = reads(b, main.prologue, ins)
-    if main.lanes == 1:
+    if main.lanes_in == 1:
         vs = [element_phase(b, main.prologue, values, arrays, (seq.idx, seq.width), fire_in, "p_")]
     else:
-        vs = lane_values(b, main.prologue, main.lanes, values, [{}] * main.lanes, arrays, (seq.idx, seq.width),
+        vs = lane_values(b, main.prologue, main.lanes_in, values, [{}] * main.lanes_in, arrays, (seq.idx, seq.width),
                          fire_in, "p")
     scope = counters(b, [(d[0], d[1]) for d in main.index if (d[0], d[1]) != (1, main.in_tokens)] +
                      [f for f in main.first if f != (1, main.in_tokens)], fire_in, "a_")

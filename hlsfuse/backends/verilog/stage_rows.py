@@ -1,4 +1,4 @@
-"""Rows stages in Verilog: dense or matmul (``lower.schedule.RowsMain``), one iteration per cycle.
+"""Rows stages in Verilog: dense or matmul (``lower.stage_rows.RowsMain``), one iteration per cycle.
 
 After the setup loops (held inputs: epilogue operands, a streamed w or b), the push/emit loop over rows:
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from ...lower.plan import Stage
 from .expr import rom
 from .module import ModuleBuilder, StageModule, Update
-from .phase import emit_epilogue, fold_sum, push_emit, setup, setup_loops
+from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, sext64, ulit, zext
 
 __all__ = ["build"]
@@ -30,7 +30,7 @@ __all__ = ["build"]
 def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     schedule = stage.schedule
     main = schedule.main
-    seq = b.sequence([*setup_loops(schedule), ("push and emit", main.iterations)])
+    seq = b.sequence(schedule.loops)
     arrays = setup(b, schedule, seq)
     here = seq.loops[-1].here
     fire = f"{seq.fire} && {here}"
@@ -122,7 +122,7 @@ def _columns(b: ModuleBuilder, main, n: str, nw: int) -> list[tuple[str, int]]:
 
 def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, frame_end: str, x_type, w_type,
               head_type) -> str:
-    """A folded dense stage of one row per frame (``lower.schedule.Streamed``): pushes fill the row register
+    """A folded dense stage of one row per frame (``lower.engine.Streamed``): pushes fill the row register
     (a token of L elements each) while fold f of columns n P .. n P + P - 1 emits once the row's first
     (f + 1) x SIMD elements are in (``need``), adding to their accumulators; the last fold writes. Returns the
     signal the output channels carry."""

@@ -1,6 +1,6 @@
 """Window stages in Verilog: conv2d, max_pool2d or avg_pool2d, then the group's epilogue.
 
-The schedule's push/emit loop (``lower.schedule.WindowMain``), after the setup loops, one iteration
+The schedule's push/emit loop (``lower.stage_window.WindowMain``), after the setup loops, one iteration
 per cycle. In each iteration of the main loop:
 
     emit  while the snapshot has outputs left (``emitting``): output channel co of the snapshot's
@@ -29,7 +29,7 @@ from ...lower.plan import Stage
 from ...types import Fmt
 from .expr import rom
 from .module import Assign, ModuleBuilder, StageModule
-from .phase import emit_epilogue, fold_sum, push_emit, setup, setup_loops
+from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, sext64, ulit, zext
 
 __all__ = ["build", "quotient"]
@@ -79,7 +79,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     g = main.geometry
     node = b.graph.node(stage.head)
     x_type, head_type = b.dtype(node.inputs[0]), b.dtype(stage.head)
-    seq = b.sequence([*setup_loops(schedule), ("push and emit", main.iterations)])
+    seq = b.sequence(schedule.loops)
     arrays = setup(b, schedule, seq)
     here = seq.loops[-1].here
     fire = f"{seq.fire} && {here}"

@@ -15,9 +15,8 @@
     argmax      per outer index: read N * INNER elements keeping INNER running maxima, write INNER
     topk        per row: N reads into a sorted K-slot list, then K writes
 
-Every main here has ``iterations`` (per frame) and ``io()`` (per channel, the iteration of each
-token), like those of schedule.py. An operand that is a graph constant is no channel: its ROM is
-read in row-major order by a counter, in the iterations that would read a channel.
+The mains are in ``own_movers.py`` (pad, concat, slice, transpose) and ``own_opaque.py`` (softmax,
+argmax, topk); ``OWN_OPS`` is the one table that says, per op, how it is built and which lanes it takes.
 
 Lanes (``lanes``: elements per input token, ``lanes_out``: per output token; ``check_lanes`` says which
 an op allows):
@@ -42,353 +41,15 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import HlsfuseError
 from ..ir import Graph
 from ..ops.injective import pad_indices, reversed_axis, slice_ranges
-from .schedule import State, memory, registers
-
-__all__ = [
-    "Source",
-    "SliceMain",
-    "PadMain",
-    "ConcatMain",
-    "TransposeMain",
-    "SoftmaxMain",
-    "ArgmaxMain",
-    "TopkMain",
-    "own_main",
-    "check_lanes",
-    "lanes_out",
-    "tokens",
-    "MAX_RANK",
-]
-
-MAX_RANK = 6
-
-Dims = tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Source:
-    """An operand of the op: a channel, or a graph constant read from its ROM (``channel`` None)."""
-
-    tensor: str
-    channel: str | None
-
-
-def _strides(shape: Dims) -> Dims:
-    return tuple(math.prod(shape[d + 1 :]) for d in range(len(shape)))
-
-
-def _io(reads: dict[Source, np.ndarray], write: str, writes: np.ndarray) -> dict[str, np.ndarray]:
-    out = {s.channel: it for s, it in reads.items() if s.channel is not None}
-    out[write] = writes
-    return out
-
-
-def _blocks(outer: int, sizes: tuple[int, ...]) -> list[np.ndarray]:
-    """Iterations of each phase of a loop that runs phases of ``sizes`` iterations once per outer index."""
-    period = sum(sizes)
-    base = np.arange(outer, dtype=np.int64)[:, None] * period
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return [(base + s + np.arange(n, dtype=np.int64)).reshape(-1) for s, n in zip(starts, sizes)]
-
-
-class _Blocks:
-    """A main that buffers, per index of the axes before ``block_axis``, the block of the axes from it on."""
-
-    in_shape: Dims
-    block_axis: int | None
-
-    @property
-    def outer(self) -> int:
-        return math.prod(self.in_shape[: self.block_axis])
-
-    @property
-    def block(self) -> int:
-        return math.prod(self.in_shape[self.block_axis :])
-
-
-def _distance(written: np.ndarray, read: np.ndarray) -> int:
-    """Soonest read of an element after its write: ``written[e]`` and ``read[e]`` are iterations of element e."""
-    return int((read - written).min())
-
-
-# --------------------------------------------------------------------------
-# pad, concat, slice
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PadMain(_Blocks):
-    source: Source
-    in_shape: Dims
-    before: Dims
-    out_shape: Dims
-    write: str
-    op: str = "pad"
-    lanes: int = 1  # the shapes count tokens of this many innermost elements
-    block_axis: int | None = None  # None: it streams (mode 'constant'); else the first padded axis
-    indices: tuple[Dims, ...] = ()  # per axis from block_axis on: the input index each output index copies
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes
-
-    @property
-    def out_block(self) -> int:
-        return math.prod(self.out_shape[self.block_axis :])
-
-    @property
-    def iterations(self) -> int:
-        if self.block_axis is None:
-            return math.prod(self.out_shape)
-        return self.outer * (self.block + self.out_block)
-
-    def inside(self) -> np.ndarray:
-        """Per output element: it comes from the input."""
-        axes = [(np.arange(n) >= lo) & (np.arange(n) < lo + size)
-                for n, lo, size in zip(self.out_shape, self.before, self.in_shape)]
-        mask = axes[0]
-        for a in axes[1:]:
-            mask = np.logical_and.outer(mask, a)
-        return np.asarray(mask).reshape(-1)
-
-    def addresses(self) -> np.ndarray:
-        """The element of the block each output element of a padded block copies, in output order."""
-        addr = np.zeros((), dtype=np.int64)
-        for index, stride in zip(self.indices, _strides(self.in_shape[self.block_axis :])):
-            addr = np.add.outer(addr, np.asarray(index, dtype=np.int64) * stride)
-        return np.asarray(addr).reshape(-1)
-
-    def io(self):
-        if self.block_axis is None:
-            every = np.arange(self.iterations, dtype=np.int64)
-            return _io({self.source: np.flatnonzero(self.inside())}, self.write, every)
-        reads, writes = _blocks(self.outer, (self.block, self.out_block))
-        return _io({self.source: reads}, self.write, writes)
-
-    @property
-    def distance(self) -> int:
-        return _distance(self.addresses(), self.block + np.arange(self.out_block))
-
-
-@dataclass(frozen=True)
-class ConcatMain:
-    sources: tuple[Source, ...]
-    outer: int  # product of the axes before the concat axis
-    inner: int  # product of the axes after it
-    extents: Dims  # each input's extent on the axis
-    write: str
-    op: str = "concat"
-    lanes: int = 1  # inner (or, along the innermost axis, the extents) counts tokens of this many elements
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes
-
-    @property
-    def iterations(self) -> int:
-        return self.outer * sum(self.extents) * self.inner
-
-    def io(self):
-        phases = _blocks(self.outer, tuple(e * self.inner for e in self.extents))
-        every = np.arange(self.iterations, dtype=np.int64)
-        return _io(dict(zip(self.sources, phases)), self.write, every)
-
-
-@dataclass(frozen=True)
-class SliceMain(_Blocks):
-    source: Source
-    in_shape: Dims
-    out_shape: Dims
-    start: Dims  # Python's normalised slice per axis: range(*slice(b, e, s).indices(n))
-    step: Dims
-    block_axis: int | None  # None: streams; else the first reversed axis, from which a block is buffered
-    write: str
-    op: str = "slice"
-    lanes: int = 1  # the shapes and starts count tokens of this many innermost elements
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes
-
-    def picked(self, axes: range) -> np.ndarray:
-        """Per element of the input axes ``axes`` (row-major): picked on each of them."""
-        mask = np.ones((), dtype=bool)
-        for d in axes:
-            n, kept = self.in_shape[d], range(self.start[d], self.start[d] + self.step[d] * self.out_shape[d],
-                                              self.step[d])
-            mask = np.logical_and.outer(mask, np.isin(np.arange(n), list(kept)))
-        return np.asarray(mask).reshape(-1)
-
-    @property
-    def out_block(self) -> int:
-        return math.prod(self.out_shape[self.block_axis :])
-
-    def addresses(self) -> np.ndarray:
-        """The element of the block each picked output element of a block reads, in output order."""
-        b = self.block_axis
-        addr = np.zeros((), dtype=np.int64)
-        for d, stride in zip(range(b, len(self.in_shape)), _strides(self.in_shape[b:])):
-            index = self.start[d] + np.arange(self.out_shape[d]) * self.step[d]
-            addr = np.add.outer(addr, index * stride)
-        return np.asarray(addr).reshape(-1)
-
-    def _layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(first iteration of each outer index's block, which outer indices are written, iterations)."""
-        kept = self.picked(range(self.block_axis))
-        length = self.block + kept * self.out_block
-        starts = np.concatenate([[0], np.cumsum(length)[:-1]])
-        return starts, kept, int(length.sum())
-
-    @property
-    def iterations(self) -> int:
-        if self.block_axis is None:
-            return math.prod(self.in_shape)
-        return self._layout()[2]
-
-    def io(self):
-        if self.block_axis is None:
-            every = np.arange(self.iterations, dtype=np.int64)
-            return _io({self.source: every}, self.write, np.flatnonzero(self.picked(range(len(self.in_shape)))))
-        starts, kept, _ = self._layout()
-        reads = (starts[:, None] + np.arange(self.block)).reshape(-1)
-        writes = (starts[kept][:, None] + self.block + np.arange(self.out_block)).reshape(-1)
-        return _io({self.source: reads}, self.write, writes)
-
-    @property
-    def distance(self) -> int:
-        return _distance(self.addresses(), self.block + np.arange(self.out_block))
-
-
-# --------------------------------------------------------------------------
-# transpose
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TransposeMain(_Blocks):
-    source: Source
-    in_shape: Dims
-    perm: Dims
-    block_axis: int  # axes before it keep their place: one block per index of them
-    write: str
-    op: str = "transpose"
-    lanes: int = 1  # the shapes count tokens of this many innermost elements (the innermost axis stays)
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes
-
-    @property
-    def iterations(self) -> int:
-        return 2 * math.prod(self.in_shape)
-
-    def addresses(self) -> np.ndarray:
-        """The block element each output element of a block reads, in output order."""
-        b = self.block_axis
-        shape = self.in_shape[b:]
-        perm = tuple(p - b for p in self.perm[b:])
-        return np.transpose(np.arange(self.block).reshape(shape), perm).reshape(-1)
-
-    def io(self):
-        reads, writes = _blocks(self.outer, (self.block, self.block))
-        return _io({self.source: reads}, self.write, writes)
-
-    @property
-    def distance(self) -> int:
-        return _distance(self.addresses(), self.block + np.arange(self.block))
-
-
-# --------------------------------------------------------------------------
-# softmax, argmax, topk
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SoftmaxMain:
-    source: Source
-    rows: int
-    n: int  # elements per row (the last axis)
-    write: str
-    op: str = "softmax"
-    lanes: int = 1  # elements per token of the input and the output
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes
-
-    @property
-    def iterations(self) -> int:
-        return 3 * self.rows * self.n // self.lanes
-
-    def io(self):
-        t = self.n // self.lanes
-        reads, _, writes = _blocks(self.rows, (t, t, t))
-        return _io({self.source: reads}, self.write, writes)
-
-
-@dataclass(frozen=True)
-class ArgmaxMain:
-    source: Source
-    outer: int
-    n: int  # extent of the axis
-    inner: int  # product of the axes after it
-    write: str
-    op: str = "argmax"
-    lanes: int = 1  # input elements per token: along the innermost axis, which is the axis when inner is 1
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes if self.inner > 1 else 1
-
-    @property
-    def reads(self) -> int:
-        """Input tokens per outer index."""
-        return self.n * self.inner // self.lanes
-
-    @property
-    def writes(self) -> int:
-        """Output tokens per outer index."""
-        return self.inner // self.lanes_out
-
-    @property
-    def iterations(self) -> int:
-        return self.outer * (self.reads + self.writes)
-
-    def io(self):
-        reads, writes = _blocks(self.outer, (self.reads, self.writes))
-        return _io({self.source: reads}, self.write, writes)
-
-
-@dataclass(frozen=True)
-class TopkMain:
-    source: Source
-    rows: int
-    n: int
-    k: int
-    indices: bool  # the output holds indices, not values
-    write: str
-    op: str = "topk"
-    lanes: int = 1  # input elements per token (the output moves one element per token)
-
-    lanes_out = 1
-
-    @property
-    def iterations(self) -> int:
-        return self.rows * (self.n // self.lanes + self.k)
-
-    def io(self):
-        reads, writes = _blocks(self.rows, (self.n // self.lanes, self.k))
-        return _io({self.source: reads}, self.write, writes)
-
-
-# --------------------------------------------------------------------------
-# Builder
-# --------------------------------------------------------------------------
+from .own_movers import MAX_RANK, ConcatMain, Dims, PadMain, SliceMain, Source, TransposeMain, tokens
+from .own_opaque import ArgmaxMain, SoftmaxMain, TopkMain
+from .schedule import Schedule, StageInputs
+from .storage import COUNTERS, State, memory, registers
+
+__all__ = ["OwnOp", "OWN_OPS", "own_main", "check_lanes", "lanes_out", "own_schedule"]
 
 
 def _dims(shape, node, what: str) -> Dims:
@@ -416,11 +77,6 @@ def _sources(graph: Graph, node, channels: tuple[str, ...], stage: str) -> tuple
 def _perm(sig, rank: int) -> Dims:
     """A transpose's permutation: its axes, or all of them reversed."""
     return tuple(sig["axes"]) if sig["axes"] is not None else tuple(reversed(range(rank)))
-
-
-def tokens(shape: Dims, lanes: int) -> Dims:
-    """``shape`` with its innermost extent counted in tokens of ``lanes`` elements."""
-    return (*shape[:-1], shape[-1] // lanes)
 
 
 def _output_refuses(graph: Graph, node, lanes: int) -> str | None:
@@ -521,11 +177,12 @@ def _pad_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, writ
     shape = tokens(in_shape, lanes)
     padded = [d for d in range(len(shape)) if before[d] or after[d]]
     if sig["mode"] == "constant" or not padded:
-        return PadMain(sources[0], shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes), (), ()
+        main = PadMain(sources[0], shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes_in=lanes)
+        return main, (), ()
     axis = padded[0]  # lanes leave the innermost axis unpadded (check_lanes): its widths count tokens as they are
     widths = list(zip(before, after))[axis:]
     indices = tuple(tuple(int(i) for i in index) for index in pad_indices(shape[axis:], widths, sig["mode"]))
-    main = PadMain(sources[0], shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes=lanes,
+    main = PadMain(sources[0], shape, tokens(before, lanes), tokens(out_shape, lanes), write, lanes_in=lanes,
                    block_axis=axis, indices=indices)
     block = memory("block", main.block * lanes, bits, main.distance, banks=lanes, banking="cyclic")
     return main, (block,), (State("block", "overwritten"),)
@@ -539,7 +196,7 @@ def _concat_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, w
         extents = tuple(e // lanes for e in extents)
     else:
         inner //= lanes
-    main = ConcatMain(sources, math.prod(out_shape[:axis]), inner, extents, write, lanes=lanes)
+    main = ConcatMain(sources, math.prod(out_shape[:axis]), inner, extents, write, lanes_in=lanes)
     return main, (), (State("input being copied and its position", "frame"),)
 
 
@@ -549,7 +206,7 @@ def _slice_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, wr
     axis = reversed_axis(sig) if x.shape else None
     start = tuple(r.start for r in picked)
     main = SliceMain(sources[0], tokens(in_shape, lanes), tokens(out_shape, lanes), tokens(start, lanes),
-                     tuple(r.step for r in picked), axis, write, lanes=lanes)
+                     tuple(r.step for r in picked), axis, write, lanes_in=lanes)
     if axis is None:
         return main, (), (State("position in the input", "frame"),)
     block = memory("block", main.block * lanes, x.dtype.bits, main.distance, banks=lanes, banking="cyclic")
@@ -560,7 +217,7 @@ def _transpose_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims
     x = graph.types[node.inputs[0]]
     perm = _perm(graph.sigs[node.name], len(x.shape)) or (0,)
     axis = next(d for d, p in enumerate(perm) if p != d)
-    main = TransposeMain(sources[0], tokens(in_shape, lanes), perm, axis, write, lanes=lanes)
+    main = TransposeMain(sources[0], tokens(in_shape, lanes), perm, axis, write, lanes_in=lanes)
     block = memory("block", main.block * lanes, x.dtype.bits, main.distance, banks=lanes, banking="cyclic")
     return main, (block,), (State("block", "overwritten"),)
 
@@ -568,7 +225,7 @@ def _transpose_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims
 def _softmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
     x, sig = graph.types[node.inputs[0]], graph.sigs[node.name]
     n = in_shape[-1]
-    main = SoftmaxMain(sources[0], math.prod(in_shape) // n, n, write, lanes=lanes)
+    main = SoftmaxMain(sources[0], math.prod(in_shape) // n, n, write, lanes_in=lanes)
     exp_bits = 32 if x.dtype.is_float else sig["exp_dtype"].bits
     t = n // lanes  # a token is read back a row of tokens later
     buffers = (memory("row", n, x.dtype.bits, t, banks=lanes, banking="cyclic"),) + (
@@ -579,7 +236,7 @@ def _softmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, 
 def _argmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
     axis = graph.sigs[node.name]["axis"] % len(in_shape)
     main = ArgmaxMain(sources[0], math.prod(in_shape[:axis]), in_shape[axis], math.prod(in_shape[axis + 1 :]),
-                      write, lanes=lanes)
+                      write, lanes_in=lanes)
     bits, index_bits = graph.types[node.inputs[0]].dtype.bits, max(1, (in_shape[axis] - 1).bit_length())
     held, banks = main.inner // main.lanes_out, main.lanes_out  # read back a row of tokens later
     buffers = (memory("running maxima", main.inner, bits, held, banks=banks, banking="cyclic"),
@@ -589,7 +246,7 @@ def _argmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, w
 
 def _topk_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
     sig, n = graph.sigs[node.name], in_shape[-1]
-    main = TopkMain(sources[0], math.prod(in_shape) // n, n, sig["k"], sig["ret"] == "indices", write, lanes=lanes)
+    main = TopkMain(sources[0], math.prod(in_shape) // n, n, sig["k"], sig["ret"] == "indices", write, lanes_in=lanes)
     buffers = (registers("sorted values", main.k, graph.types[node.inputs[0]].dtype.bits),
                registers("their indices", main.k, max(1, (n - 1).bit_length())))
     return main, buffers, (State("sorted list (slot p is empty until element p)", "first"),)
@@ -623,3 +280,9 @@ def own_main(graph: Graph, head: str, channels, write: str, stage: str, lanes: i
     in_shape = _dims(graph.types[node.inputs[0]].shape, node, "input 'x'")
     out_shape = _dims(graph.types[head].shape, node, "the output")
     return _own_op(node).build(graph, node, sources, in_shape, out_shape, write, lanes)
+
+
+def own_schedule(s: StageInputs) -> Schedule:
+    channels = [pair for use in ("head", "pre", "post", "held") for pair in s.uses[use]]
+    main, buffers, state = own_main(s.graph, s.head, channels, s.outs[0], s.name, s.factors.lanes_in)
+    return Schedule("own", (), main, tuple(buffers), (COUNTERS, *state))

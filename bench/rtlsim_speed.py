@@ -33,8 +33,10 @@ import numpy as np
 
 from hlsfuse import GraphBuilder, load_graph, reference
 from hlsfuse.compile import CompileOptions, compile
-from hlsfuse.sim.rtlsim import MAKE_VARS, VERILATOR_FLAGS, drive_pyverilator, read_manifest
+from hlsfuse.sim.rtlsim import read_manifest
 from hlsfuse.sim.rtlsim_native import harness_text, native_model, run_model
+from hlsfuse.sim.rtlsim_pyverilator import drive_pyverilator
+from hlsfuse.sim.verilator import MAKE_VARS, VERILATOR_FLAGS
 
 RESNET8 = Path(__file__).resolve().parents[1] / "examples" / "resnet8.json"
 GOAL = 90.0  # seconds: a cold native build of ResNet-8 on 2 cores

@@ -25,7 +25,7 @@ from test_onnx_ops import CASES as OP_CASES  # noqa: E402
 from hlsfuse import HlsfuseError, from_onnx, load_graph, reference  # noqa: E402
 from hlsfuse.cli import main  # noqa: E402
 from hlsfuse.frontend.onnx import calibrate, to_graph_layout  # noqa: E402
-from hlsfuse.frontend.onnx.auto import parse_auto  # noqa: E402
+from hlsfuse.frontend.onnx.precision import parse_auto  # noqa: E402
 from hlsfuse.overflow import risks  # noqa: E402
 from hlsfuse.ranges import fitting_type, ranges  # noqa: E402
 from hlsfuse.types import FixedType  # noqa: E402

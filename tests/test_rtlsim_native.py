@@ -19,8 +19,9 @@ from rtl_design import design, plan_of
 from hlsfuse import GraphBuilder, reference
 from hlsfuse.errors import HlsfuseError
 from hlsfuse.sim import tools
-from hlsfuse.sim.rtlsim import drive_pyverilator, read_manifest, rtlsim
+from hlsfuse.sim.rtlsim import read_manifest, rtlsim
 from hlsfuse.sim.rtlsim_native import drive_native
+from hlsfuse.sim.rtlsim_pyverilator import drive_pyverilator
 
 pytestmark = pytest.mark.verilator
 

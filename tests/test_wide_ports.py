@@ -12,7 +12,7 @@ from rtl_design import lint, plan_of, simulate
 from hlsfuse import GraphBuilder
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.lower import Folding
-from hlsfuse.sim.rtlsim import pack, unpack
+from hlsfuse.sim.rtlsim_pyverilator import pack, unpack
 
 PORTS = (("x", 8), ("y", 40), ("a", 8), ("b", 40), ("d", 8))
 

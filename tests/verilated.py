@@ -7,39 +7,34 @@
     pump(sim, data, ...)     stream data through a 1-in 1-out module under random valid/ready patterns
     mem_file(text)           a $readmemh file with this content, at a path derived from the content
 
-A build takes seconds, so models are cached in a directory keyed by a hash of everything that
-goes into them (the Verilog sources, the parameters, the tool versions); a rerun loads the shared
-object of the earlier build. The cache is ``$HLSFUSE_RTL_CACHE`` or ``<tmp>/hlsfuse-rtl-cache``.
-Builds land in a private directory first and are renamed into place, so concurrent test runs
-never load a half-built model.
+A build takes seconds, so models are cached, keyed by a hash of everything that goes into them
+(the Verilog sources, the parameters, the tool versions); a rerun loads the shared object of the
+earlier build. The cache is hlsfuse's own (``hlsfuse.sim.cache``: ``$XDG_CACHE_HOME/hlsfuse/rtl``),
+whose entries are built aside, sealed and renamed into place, so concurrent test runs never load a
+half-built model and a damaged one is rebuilt.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import shutil
-import subprocess
 import tempfile
-from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
 
 from hlsfuse.resources import hw_dir
+from hlsfuse.sim import cache
+from hlsfuse.sim.verilator import verilator_version
 
 RTL = hw_dir() / "rtl"
 TB = Path(__file__).parent / "rtl"
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("HLSFUSE_RTL_CACHE") or Path(tempfile.gettempdir()) / "hlsfuse-rtl-cache")
+    return cache.root("rtl")
 
 
-@lru_cache(maxsize=1)
 def _tools() -> str:
-    verilator = subprocess.run(["verilator", "--version"], capture_output=True, text=True, check=True).stdout
-    return f"{verilator.strip()} pyverilator-mm {version('pyverilator-mm')}"
+    return f"{verilator_version()} pyverilator-mm {version('pyverilator-mm')}"
 
 
 def source(top: str) -> Path:
@@ -68,21 +63,14 @@ def model(top: str, **params):
     digest.update(repr((top, args)).encode())
     for path in [source(top), *sorted(RTL.glob("*.v"))]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    build = cache_root() / f"{top}-{digest.hexdigest()[:20]}"
-    library = build / f"V{top}"
-    if not library.is_file():
-        cache_root().mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
-        try:
-            pyverilator.PyVerilator.build(
-                str(source(top)), verilog_path=[str(RTL)], build_dir=str(scratch), quiet=True,
-                args=args, cargs="-O1", dump_en=False,  # -O1 builds faster than the default -Os
-            )
-            with contextlib.suppress(OSError):  # another run built the same model meanwhile: use theirs
-                scratch.rename(build)
-        finally:
-            if scratch.exists():
-                shutil.rmtree(scratch, ignore_errors=True)
+
+    def build(scratch: Path) -> None:
+        pyverilator.PyVerilator.build(
+            str(source(top)), verilog_path=[str(RTL)], build_dir=str(scratch), quiet=True,
+            args=args, cargs="-O1", dump_en=False,  # -O1 builds faster than the default -Os
+        )
+
+    library, _ = cache.entry(cache_root() / f"{top}-{digest.hexdigest()[:20]}", f"V{top}", build)
     return pyverilator.PyVerilator(str(library))
 
 

@@ -1,5 +1,6 @@
 """Simulators of generated designs, checked against the reference interpreter."""
 
-from .csim import CsimResult, Mismatch, csim
+from .compare import Mismatch
+from .csim import CsimResult, csim
 
 __all__ = ["csim", "CsimResult", "Mismatch"]

@@ -6,7 +6,8 @@
 The testbench (tb_<top>.cpp) compares every output element with the reference interpreter's
 value: exactly for fixed-point and integer tensors, within the tolerance in ports.json for
 float32. Binaries are cached under ``$XDG_CACHE_HOME/hlsfuse/csim`` by a hash of the sources,
-the headers, the flags and the compiler, so repeated runs of the same design do not rebuild.
+the headers, the flags and the compiler, so repeated runs of the same design do not rebuild
+(cache.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import os
 import re
 import subprocess
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +33,11 @@ from ..graph_json import load_graph
 from ..ir import Graph
 from ..outdir import verify
 from ..progress import activity
-from ..types import DType, parse_dtype, to_float
+from ..types import DType, parse_dtype
 from . import cache, tools
+from .compare import Mismatch, failed_lines, locate, passed_line, quantized_frames
 
-__all__ = ["csim", "CsimResult", "Mismatch", "project_dirs", "DEFAULT_FRAMES"]
+__all__ = ["csim", "CsimResult", "project_dirs", "DEFAULT_FRAMES"]
 
 DEFAULT_FRAMES = 2  # frames csim runs unless told otherwise (the seeded frames compile writes to data/)
 BUILD_TIMEOUT = 1800  # seconds; large designs compile slowly on a shared machine
@@ -57,33 +58,6 @@ class ManifestPort:
 
 
 @dataclass(frozen=True)
-class Mismatch:
-    """An output element (or its TLAST flag) that differs from the reference."""
-
-    tensor: str
-    frame: int
-    index: tuple[int, ...]  # position in the tensor
-    expected: float | int  # raw integer for fixed-point tensors
-    got: float | int
-    dtype: DType
-    what: str = "value"  # "value" or "TLAST"
-
-    def __str__(self) -> str:
-        where = f"{self.tensor}[{', '.join(map(str, self.index))}]"
-        if self.frame:
-            where += f" of frame {self.frame}"
-        if self.what == "TLAST":
-            return f"{where}: TLAST is {self.got}, expected {self.expected}"
-        return f"{where}: expected {self._show(self.expected)}, got {self._show(self.got)}"
-
-    def _show(self, value: float | int) -> str:
-        if self.dtype.is_float:
-            return f"{value:.9g}"
-        real = float(to_float(np.array([value], dtype=np.int64), self.dtype)[0])
-        return f"{real:.12g} (raw {value})"
-
-
-@dataclass(frozen=True)
 class CsimResult:
     passed: bool
     frames: int
@@ -98,16 +72,8 @@ class CsimResult:
     def report(self) -> str:
         """PASS/FAIL and the first mismatches, as ``hlsfuse csim`` prints them."""
         if self.passed:
-            return f"PASS: {self.compared} output elements in {self.frames} frame(s) match the reference"
-        lines = []
-        if self.error:
-            lines.append(f"FAIL: {self.error}")
-        else:
-            lines.append(f"FAIL: {self.failures} of {self.compared} output elements differ from the reference")
-        lines += [f"  {m}" for m in self.mismatches]
-        if self.failures > len(self.mismatches):
-            lines.append(f"  ... and {self.failures - len(self.mismatches)} more")
-        return "\n".join(lines)
+            return passed_line(self.compared, self.frames)
+        return "\n".join(failed_lines(self.failures, self.compared, self.mismatches, self.error))
 
 
 def project_dirs(out_dir: str | os.PathLike) -> tuple[Path, Path]:
@@ -143,10 +109,7 @@ def _manifest(hls: Path) -> Manifest:
 def _frames(graph: Graph, inputs, frames: int | None) -> list[dict[str, np.ndarray]]:
     """Raw inputs per frame from one mapping of real values (repeated) or a sequence of them (in turn),
     ``frames`` of them (default: as many as given, at least DEFAULT_FRAMES)."""
-    given = [inputs] if isinstance(inputs, Mapping) else list(inputs)
-    if not given:
-        raise HlsfuseError("csim needs at least one frame of inputs")
-    quantized = [reference.quantize_inputs(graph, frame) for frame in given]
+    quantized = quantized_frames(graph, inputs, "csim")
     count = frames if frames is not None else max(DEFAULT_FRAMES, len(quantized))
     return [quantized[k % len(quantized)] for k in range(count)]
 
@@ -197,24 +160,20 @@ def build(hls: Path, top: str, hls_include: str | None = None) -> tuple[Path, bo
         raise HlsfuseError(f"--hls-include {hls_include}: no ap_fixed.h there")
     sources = (f"{top}.cpp", f"tb_{top}.cpp")
     flags = cxxflags(hls_include, poison=bool(hls_include) and _accepts_poison())
-    folder = cache.root("csim") / _build_key(hls, sources, flags, hls_include)
-    binary = folder / f"csim_{top}"
-    if cache.intact(binary):
-        return binary, False
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".csim_{top}.{os.getpid()}.{threading.get_ident()}"  # unique per builder
-    cmd = ["g++", *flags, *sources, "-o", str(partial)]
-    with activity(f"csim: g++ is building {top}"):  # a minute for a large model's weights
-        done = tools.run(cmd, cwd=hls, timeout=BUILD_TIMEOUT)
-    if done.returncode != 0:
-        partial.unlink(missing_ok=True)
-        log = folder / "build.log"
-        log.write_text(" ".join(cmd) + "\n" + done.stderr, encoding="utf-8")
-        first = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip()[:200])
-        raise HlsfuseError(f"g++ could not build the C simulation of '{top}': {first.strip()} (full log: {log})")
-    cache.seal(partial, binary.name)
-    os.replace(partial, binary)  # atomic: a concurrent run sees no binary or a whole one
-    return binary, True
+    key = _build_key(hls, sources, flags, hls_include)
+    name = f"csim_{top}"
+
+    def compile_into(scratch: Path) -> None:
+        cmd = ["g++", *flags, *sources, "-o", str(scratch / name)]
+        with activity(f"csim: g++ is building {top}"):  # a minute for a large model's weights
+            done = tools.run(cmd, cwd=hls, timeout=BUILD_TIMEOUT)
+        if done.returncode != 0:
+            log = cache.root("csim") / f"{key}.log"
+            log.write_text(" ".join(cmd) + "\n" + done.stderr, encoding="utf-8")
+            first = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip()[:200])
+            raise HlsfuseError(f"g++ could not build the C simulation of '{top}': {first.strip()} (full log: {log})")
+
+    return cache.entry(cache.root("csim") / key, name, compile_into)
 
 
 # --------------------------------------------------------------------------
@@ -236,8 +195,7 @@ def _parse(output: str, ports: dict[str, ManifestPort]) -> tuple[list[Mismatch],
             port = ports[name]
             flat = int(words[2])
             number = float if port.dtype.is_float and what == "value" else int
-            frame, k = divmod(flat, port.size)
-            index = tuple(int(i) for i in np.unravel_index(k, port.shape)) if port.shape else ()
+            frame, index = locate(flat, port.shape)
             expected, got = number(words[3]), number(words[4])
             mismatches.append(Mismatch(port.tensor, frame, index, expected, got, port.dtype, what))
         elif m := _FAIL.match(line):

@@ -6,15 +6,15 @@
     inputs --in<k>.bin--> binary (cwd = OUT/verilog, where $readmemh finds the .mem files)
            --out<k>.bin, out<k>.cyc, result.json--> Run
 
-It observes exactly what ``rtlsim.drive_pyverilator`` observes (same cycle numbering, handshakes,
-deadlock rule and counters), but the cycle loop runs in C++ with the per-port code unrolled by the
-template and no I/O or allocation inside it, so a small design simulates millions of cycles per
-second. Values cross the process boundary as int64 files (machine byte order), one per port.
+It observes exactly what ``rtlsim_pyverilator.drive_pyverilator`` observes (same cycle numbering,
+handshakes, deadlock rule and counters), but the cycle loop runs in C++ with the per-port code
+unrolled by the template and no I/O or allocation inside it, so a small design simulates millions
+of cycles per second. Values cross the process boundary as int64 files (machine byte order), one
+per port. The build options, cache key and runtime objects are verilator.py's, as the other driver's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -34,7 +34,7 @@ from ..errors import HlsfuseError
 from ..progress import activity
 from ..types import parse_dtype
 from . import cache, tools
-from .rtlsim import (
+from .verilator import (
     MAKE_VARS,
     QUIET_CYCLES,
     VERILATOR_FLAGS,
@@ -145,23 +145,18 @@ def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
     top = manifest["sim_top"]
     harness = harness_text(manifest, trace)
     key = model_key(vdir, manifest, "native", str(trace), *VERILATOR_FLAGS, *MAKE_VARS, harness)
-    folder = cache_root() / f"native-{key}"
-    binary = folder / f"V{top}_native"
-    cache.discard_damaged(folder, binary)
-    if cache.intact(binary):
-        return binary, False
-    cache_root().mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f"{top}-", dir=cache_root()))
-    obj = scratch / "obj"
+    name = f"V{top}_native"
     runtime = runtime_folder("native", trace)
-    try:
+
+    def build(scratch: Path) -> None:
+        obj = scratch / "obj"
         (scratch / "harness.cpp").write_text(harness, encoding="utf-8")
         verilate = [
             "verilator", "--cc", "--exe", "-Wno-fatal", *VERILATOR_FLAGS, *(["--trace"] if trace else []),
-            "--top-module", top, "-Mdir", str(obj), "-o", binary.name, str(scratch / "harness.cpp"),
+            "--top-module", top, "-Mdir", str(obj), "-o", name, str(scratch / "harness.cpp"),
             *[str((vdir / s).resolve()) for s in manifest["sim_sources"]],
         ]
-        make = ["make", "-C", str(obj), "-f", f"V{top}.mk", f"-j{os.cpu_count() or 1}", *MAKE_VARS, binary.name]
+        make = ["make", "-C", str(obj), "-f", f"V{top}.mk", f"-j{os.cpu_count() or 1}", *MAKE_VARS, name]
         start = time.monotonic()
         with activity(f"rtlsim: Verilator is translating {top}") as progress:
             _tool(verilate, scratch, BUILD_TIMEOUT, top, key)
@@ -170,14 +165,10 @@ def native_model(vdir: Path, manifest: dict, trace: bool) -> tuple[Path, bool]:
             reuse_runtime(runtime, obj)
             _tool(make, scratch, BUILD_TIMEOUT - (time.monotonic() - start), top, key)
         keep_runtime(runtime, obj)
-        (obj / binary.name).rename(scratch / binary.name)
-        cache.seal(scratch / binary.name)
+        (obj / name).rename(scratch / name)
         shutil.rmtree(obj)  # the object files are ~10 times the binary's size; only the binary is reused
-        with contextlib.suppress(OSError):  # a concurrent run built the same model: use theirs
-            scratch.rename(folder)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return binary, True
+
+    return cache.entry(cache_root() / f"native-{key}", name, build)
 
 
 def _died(code: int) -> str:
@@ -258,7 +249,7 @@ def drive_native(
     timeout: int,
     vcd: str | None = None,
 ) -> tuple[Run, bool]:
-    """Simulate with the native harness; same contract as ``rtlsim.drive_pyverilator``."""
+    """Simulate with the native harness; same contract as ``rtlsim_pyverilator.drive_pyverilator``."""
     binary, built = native_model(vdir, manifest, trace=vcd is not None)
     run, _ = run_model(binary, vdir, manifest, inputs, expect, timeout, vcd)
     return run, built

@@ -35,32 +35,13 @@ from ...ir import Graph
 from ...types import DType, FixedType
 from .convert import convert
 from .model import Model
-from .precision import AUTO_WIDTH, MOVING_OPS, Precision
+from .precision import MOVING_OPS, Precision
 
-__all__ = ["AUTO_WIDTH", "parse_auto", "auto_types", "auto_graph"]
+__all__ = ["auto_types", "auto_graph"]
 
 _MARKER_MODES = ("RND_MIN_INF", "SAT_SYM")
 """The modes of the marker type: a combination no precision map spells, so a tensor of the probe
 typed with it is one the precision leaves to auto."""
-
-
-def parse_auto(text) -> tuple[int, int | None] | None:
-    """The width and the integer-bit limit (None: no limit) of an ``auto``, ``auto:W`` or ``auto:W,I``
-    spelling, or None for anything else."""
-    if not isinstance(text, str) or not text.strip().startswith("auto"):
-        return None
-    spelled = text.strip()
-    if spelled == "auto":
-        return AUTO_WIDTH, None
-    head, colon, rest = spelled.partition(":")
-    width, comma, limit = (part.strip() for part in rest.partition(","))
-    if head == "auto" and colon and width.isdigit() and 2 <= int(width) <= 64:
-        if not comma:
-            return int(width), None
-        if limit.isdigit() and int(limit) <= int(width):
-            return int(width), int(limit)
-    raise HlsfuseError(f"{text!r}: expected auto, auto:W with a total width W of 2..64 bits, or auto:W,I with at "
-                       "most I <= W integer bits")
 
 
 def _marker(width: int) -> FixedType:

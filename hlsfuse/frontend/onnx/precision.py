@@ -42,7 +42,7 @@ from ...ir import Graph
 from ...types import DEFAULT_PRECISION, EXACT, FLOAT32, DType, FixedType, parse_dtype
 
 __all__ = ["DEFAULT_PRECISION", "EXACT", "AUTO_WIDTH", "Precision", "MOVING_OPS", "load_precision_map", "precision_of",
-           "int_bits_for"]
+           "parse_auto", "int_bits_for"]
 
 AUTO_WIDTH = 16
 """Total bits of ``--precision auto`` without a width (and of what ``exact`` cannot hold exactly)."""
@@ -167,10 +167,27 @@ def _is_exact(value) -> bool:
     return isinstance(value, str) and value.strip() == EXACT
 
 
+def parse_auto(text) -> tuple[int, int | None] | None:
+    """The width and the integer-bit limit (None: no limit) of an ``auto``, ``auto:W`` or ``auto:W,I``
+    spelling, or None for anything else."""
+    if not _is_auto(text):
+        return None
+    spelled = text.strip()
+    if spelled == "auto":
+        return AUTO_WIDTH, None
+    head, colon, rest = spelled.partition(":")
+    width, comma, limit = (part.strip() for part in rest.partition(","))
+    if head == "auto" and colon and width.isdigit() and 2 <= int(width) <= 64:
+        if not comma:
+            return int(width), None
+        if limit.isdigit() and int(limit) <= int(width):
+            return int(width), int(limit)
+    raise HlsfuseError(f"{text!r}: expected auto, auto:W with a total width W of 2..64 bits, or auto:W,I with at "
+                       "most I <= W integer bits")
+
+
 def _auto_spec(value, where: str) -> tuple[int | None, int | None]:
     """(width, integer-bit limit) of an auto spelling; (None, None) for any other."""
-    from .auto import parse_auto  # auto.py builds on this module
-
     try:
         return parse_auto(value) or (None, None)
     except HlsfuseError as exc:

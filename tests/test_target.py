@@ -82,6 +82,10 @@ def test_the_fallback_without_a_board_is_one_place():
     assert Target() == target_of() == target_of(None, "", None) == fallback
     assert (DEFAULT_PART, DEFAULT_CLOCK, Target().dsp_slice) == ("xcvu13p-flga2577-2-e", 5.0, DSP48E2)
     assert CompileOptions().device == fallback and CompileOptions().budget.empty
+    options = CompileOptions(device=BOARDS["kv260"], target_cycles=500)
+    assert (options.budget.dsp, options.budget.bram18, options.budget.cycles) == (1_248, 288, 500)
+    with pytest.raises(HlsfuseError, match=r"^budget 'cycles' must be a non-negative integer, not -1$"):
+        CompileOptions(target_cycles=-1)
     assert targets([], [16], None, None, None, None) == [dataclasses.replace(fallback, dsp=16)]
     # the HLS options spell the project only: part and clock are the target's
     assert not {f.name for f in dataclasses.fields(HlsOptions)} & {"part", "clock", "dsp", "bram18", "board"}

@@ -16,12 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from hlsfuse.backends.hls import HlsOptions
-from hlsfuse.boards import BOARDS
+from hlsfuse.boards import target_of
 from hlsfuse.cli import main as cli
 from hlsfuse.compile import CompileOptions, plan_design
 from hlsfuse.graph_json import load_graph
-from hlsfuse.lower.fold import Budget
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH = ROOT / "examples" / "resnet8.json"
@@ -42,13 +40,11 @@ def main() -> None:
     assert code == 0
     points = 2 * args.budgets
     graph = load_graph(GRAPH)
-    board = BOARDS["zcu104"]
     samples = [step * k for k in (1, args.budgets // 3, 2 * args.budgets // 3, args.budgets)]
     start = time.perf_counter()
     for opt_level in (2, 0):
         for dsp in samples:
-            plan_design(graph, CompileOptions(opt_level=opt_level, hls=HlsOptions(part=board.part, clock=board.clock),
-                                              budget=Budget(dsp=dsp, bram18=board.bram18)))
+            plan_design(graph, CompileOptions(opt_level=opt_level, device=target_of("zcu104", dsp=dsp)))
     one = (time.perf_counter() - start) / (2 * len(samples))
     print(f"sweep: {points} points of ResNet-8 in {swept:.1f} s on {args.jobs} processes "
           f"({points / swept:.1f} points/s; goal: under 20 s for 200)")

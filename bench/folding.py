@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from hlsfuse import GraphBuilder
-from hlsfuse.boards import BOARDS
+from hlsfuse.boards import BOARDS, family_of
 from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import load_graph
 from hlsfuse.lower import LowerOptions, lower
-from hlsfuse.lower.area import design_area, dsp_of_part
+from hlsfuse.lower.area import design_area
 from hlsfuse.lower.fold import Budget, solve, space
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
 
 
 def _row(graph, fusion, budget: Budget, part: str):
-    dsp = dsp_of_part(part)
+    dsp = family_of(part).dsp_slice
     start = time.perf_counter()
     lower(graph, fusion)
     lowered = time.perf_counter() - start
@@ -70,7 +70,7 @@ def main() -> None:
     for path in EXAMPLES:
         graph = load_graph(path)
         fusion = fuse(graph, mode="fpga")
-        full = design_area(graph, lower(graph, fusion), dsp_of_part("xczu7ev"))[2]
+        full = design_area(graph, lower(graph, fusion), family_of("xczu7ev").dsp_slice)[2]
         budgets = [(f"board {b}", Budget(BOARDS[b].dsp, BOARDS[b].bram18), BOARDS[b].part)
                    for b in ("pynq-z2", "zcu104", "alveo-u250")]
         budgets += [(f"--dsp {full.dsp // k}", Budget(dsp=full.dsp // k), "xczu7ev") for k in (2, 4, 8)]
@@ -83,12 +83,12 @@ def main() -> None:
     start = time.perf_counter()
     plan = lower(graph, fusion)
     lowered = time.perf_counter() - start
-    full = design_area(graph, plan, dsp_of_part("xczu7ev"))[2]
+    full = design_area(graph, plan, family_of("xczu7ev").dsp_slice)[2]
     for label, budget in ((f"--dsp {full.dsp // 4}", Budget(dsp=full.dsp // 4)),
                           (f"--dsp {full.dsp // 4} --bram 64", Budget(dsp=full.dsp // 4, bram18=64))):
         start = time.perf_counter()
         try:
-            solve(space(graph, fusion, LowerOptions(), dsp_of_part("xczu7ev")), budget)
+            solve(space(graph, fusion, LowerOptions(), family_of("xczu7ev").dsp_slice), budget)
             outcome = "solved"
         except Exception as exc:  # noqa: BLE001 - a budget that does not fit is a result too
             outcome = f"refused ({exc})"

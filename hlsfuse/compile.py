@@ -26,13 +26,14 @@ from pathlib import Path
 
 from .backends.hls import HlsOptions, emit_hls
 from .backends.verilog import emit_verilog
+from .boards import Target
 from .errors import HlsfuseError
 from .fusion import FusionPlan, fuse
 from .fusion.report import to_dot, to_json
 from .graph_json import graph_text, graph_to_dict, side_file_bytes, wants_side_file
 from .ir import Graph
 from .lower import DataflowPlan, Folding, LowerOptions, lower
-from .lower.area import Area, design_area, dsp_of_part
+from .lower.area import Area, design_area
 from .lower.fold import Budget, Space, fit, fold_json, space, within
 from .lower.report import report_markdown
 from .outdir import Files, write_tree
@@ -46,24 +47,33 @@ TARGETS = ("hls", "verilog", "all")
 class CompileOptions:
     """``target``: which hardware to emit; ``top``: name of the top function (default: the graph's);
     ``mode``/``max_fuse_depth``/``opt_level``: fusion settings (``opt_level`` 0: one stage per op, the unfused
-    baseline); ``hls``: the HLS project's options; ``weights_file``: keep OUT/graph.json's constant values in
-    OUT/graph.npz (True), inline (False), or by the graph's size (None, ``graph_json.wants_side_file``)."""
+    baseline); ``device``: what the design is built for (``boards.Target``: its part, clock and DSP slice, and
+    the DSP and BRAM18 budgets the solver fits the folding within); ``target_cycles``: the cycles per frame the
+    solver meets with the fewest DSPs; ``hls``: how the HLS project is spelled; ``weights_file``: keep
+    OUT/graph.json's constant values in OUT/graph.npz (True), inline (False), or by the graph's size (None,
+    ``graph_json.wants_side_file``)."""
 
     target: str = "hls"
     top: str | None = None
     mode: str = "fpga"
     max_fuse_depth: int = 256
     opt_level: int = 2
+    device: Target = field(default_factory=Target)
+    target_cycles: int | None = None
     hls: HlsOptions = field(default_factory=HlsOptions)
-    fold: Folding | None = None  # the folding to use (checked against ``budget``); None: the solver's, or none
+    fold: Folding | None = None  # the folding to use (checked against the budget); None: the solver's, or none
     port_lanes: int | None = None  # elements per transfer of every port (over the folding's)
-    budget: Budget = field(default_factory=Budget)  # the solver picks the folding within it, unless ``fold`` is given
-    board: str | None = None  # the preset the part and budget came from, for the report
     weights_file: bool | None = None
 
     def __post_init__(self):
         if self.target not in TARGETS:
             raise HlsfuseError(f"option 'target' must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        Budget(cycles=self.target_cycles)  # its check of target_cycles, at construction
+
+    @property
+    def budget(self) -> Budget:
+        """The solver's limits: the device's DSP and BRAM18 budgets and ``target_cycles``."""
+        return Budget(dsp=self.device.dsp, bram18=self.device.bram18, cycles=self.target_cycles)
 
 
 @dataclass(frozen=True)
@@ -104,7 +114,7 @@ def solver_space(graph: Graph, options: CompileOptions) -> Space:
     """The folding solver's choices for ``graph`` under ``options`` (its fusion, part and port lanes), whatever
     the budget: ``plan_design`` takes it to fit many budgets without computing them again."""
     fusion = _fuse(graph, options)
-    return space(graph, fusion, _lower_options(options), dsp_of_part(options.hls.part),
+    return space(graph, fusion, _lower_options(options), options.device.dsp_slice,
                  free_ports=options.port_lanes is None)
 
 
@@ -113,16 +123,16 @@ def plan_design(graph: Graph, options: CompileOptions | None = None, solver: Spa
     count its cycles and resources; nothing is emitted. ``solver``: ``solver_space(graph, options)``, if the
     caller has it."""
     options = options or CompileOptions()
-    dsp = dsp_of_part(options.hls.part)
-    if options.budget.empty or options.fold is not None:  # a folding given is checked against the budget, not solved
+    budget = options.budget
+    if budget.empty or options.fold is not None:  # a folding given is checked against the budget, not solved
         fusion = _fuse(graph, options)
         plan = lower(graph, fusion, _lower_options(options))
     else:
         solver = solver or solver_space(graph, options)
-        fusion, plan = solver.fusion, fit(solver, options.budget)
-    areas, fifos, area = design_area(graph, plan, dsp)
-    within(options.budget, plan, areas, area, "the folding given")
-    report = report_json(graph, plan, areas, fifos, area, options, dsp)
+        fusion, plan = solver.fusion, fit(solver, budget)
+    areas, fifos, area = design_area(graph, plan, options.device.dsp_slice)
+    within(budget, plan, areas, area, "the folding given")
+    report = report_json(graph, plan, areas, fifos, area, options)
     return Planned(graph, fusion, plan, areas, fifos, area, report)
 
 
@@ -145,7 +155,7 @@ def compile(graph: Graph, options: CompileOptions | None = None,  # noqa: A001 -
     })
     if options.target in ("hls", "all"):
         step("emitting the HLS C++")
-        files.add(emit_hls(graph, p.plan, options.hls), "hls/")
+        files.add(emit_hls(graph, p.plan, options.hls, options.device), "hls/")
     if options.target in ("verilog", "all"):
         step("emitting the Verilog")
         files.add(emit_verilog(graph, p.plan), "verilog/")
@@ -161,10 +171,10 @@ def _graph_files(graph: Graph, weights_file: bool | None) -> dict[str, str | byt
 
 
 def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos: Area, area: Area,
-                options: CompileOptions, dsp) -> dict:
+                options: CompileOptions) -> dict:
     """OUT/report.json: the design's cycles and resources, in total and per stage (docs/folding.md)."""
     macs = sum(s.schedule.macs for s in plan.stages)
-    budget = options.budget
+    budget, device = options.budget, options.device
     stages = []
     for s in plan.stages:
         stages.append({
@@ -175,15 +185,15 @@ def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos:
     return {
         "graph": graph.name,
         "top": plan.top,
-        "board": options.board,
-        "part": options.hls.part,
-        "dsp_slice": dsp.name,
-        "clock_ns": options.hls.clock,
+        "board": device.board,
+        "part": device.part,
+        "dsp_slice": device.dsp_slice.name,
+        "clock_ns": device.clock,
         "budget": {"dsp": budget.dsp, "bram18": budget.bram18, "cycles_per_frame": budget.cycles},
         "cycles_per_frame": plan.cycles,
         "latency": plan.latency,
         "bound_cycles": max(s.schedule.bound for s in plan.stages),
-        "frames_per_second": round(1e9 / (options.hls.clock * plan.cycles), 3),
+        "frames_per_second": round(1e9 / (device.clock * plan.cycles), 3),
         "macs_per_frame": macs,
         "mac_utilization": round(macs / (area.multipliers * plan.cycles), 4) if area.multipliers else None,
         "total": {"cycles_per_frame": plan.cycles, "latency": plan.latency, **area.to_json()},

@@ -63,7 +63,7 @@ def sweep_data():
     chosen = next(r for r in rows if r["id"] == "fpga_pynq-z2")
     point = next(p for p in space if p.id == chosen["id"])
     dot = to_dot(plan_design(graph, compile_options(point)).fusion, graph)
-    boards = [{"name": b.name, "part": b.part, "clock_ns": b.clock, "dsp": b.dsp, "bram18": b.bram18}
+    boards = [{"name": b.board, "part": b.part, "clock_ns": b.clock, "dsp": b.dsp, "bram18": b.bram18}
               for b in map(BOARDS.get, BOARD_NAMES)]
     summary = {"graph": "residual", "source": "examples/residual.json", "command": "hlsfuse explore residual.json",
                "boards": boards, "chosen": chosen["id"], "points": rows}

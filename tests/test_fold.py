@@ -18,21 +18,18 @@ from rtl_design import lint, plan_of, simulate
 
 import hlsfuse
 from hlsfuse import GraphBuilder, HlsfuseError
-from hlsfuse.boards import BOARDS
+from hlsfuse.boards import BOARDS, DSP48E1, DSP48E2, family_of
 from hlsfuse.cli import main
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.fusion import fuse
 from hlsfuse.lower import Folding, LowerOptions, lower, refold
 from hlsfuse.lower.area import (
     CONTROL_LUT,
-    DSP48E1,
-    DSP48E2,
     LUTRAM_BITS,
     SRL_DEPTH,
     bram18,
     buffer_area,
     design_area,
-    dsp_of_part,
     dsp_per_product,
     fifo_storage,
     memory_area,
@@ -185,9 +182,10 @@ def test_dsp_rules_by_operand_widths():
     assert dsp_per_product(t("fixed<32,16>"), t("fixed<32,16>"), DSP48E2) == 4  # 2 x 2 tiles
     assert dsp_per_product(t("fixed<16,6>"), t("fixed<4,1>"), DSP48E2) == 0  # narrow: LUTs
     assert dsp_per_product(t("float32"), t("float32"), DSP48E2) == 14
-    assert dsp_of_part("xc7z020clg400-1") is DSP48E1 and dsp_of_part("xcu250-figd2104-2L-e") is DSP48E2
+    assert family_of("xc7z020clg400-1").dsp_slice is DSP48E1
+    assert family_of("xcu250-figd2104-2L-e").dsp_slice is DSP48E2
     with pytest.raises(HlsfuseError, match="part 'ep4ce22'"):
-        dsp_of_part("ep4ce22")
+        family_of("ep4ce22")
 
 
 def test_memory_rules():
@@ -378,8 +376,8 @@ def test_the_residual_example_fits_two_boards():
     fusion = fuse(graph, mode="fpga")
     for name in ("pynq-z2", "zcu104"):
         b = BOARDS[name]
-        plan = fit(space(graph, fusion, LowerOptions(), dsp_of_part(b.part)), Budget(dsp=b.dsp, bram18=b.bram18))
-        area = design_area(graph, plan, dsp_of_part(b.part))[2]
+        plan = fit(space(graph, fusion, LowerOptions(), b.dsp_slice), Budget(dsp=b.dsp, bram18=b.bram18))
+        area = design_area(graph, plan, b.dsp_slice)[2]
         assert area.dsp <= b.dsp and area.bram18 <= b.bram18
     tight = fit(space(graph, fusion, LowerOptions(), DSP48E1), Budget(dsp=40))
     assert design_area(graph, tight, DSP48E1)[2].dsp <= 40 and _utilization(graph, tight, DSP48E1) >= 0.8
@@ -540,7 +538,7 @@ def test_resnet8_on_an_alveo_u250_in_the_model():
     graph = hlsfuse.load_graph("examples/resnet8.json")
     fusion = fuse(graph, mode="fpga")
     board = BOARDS["alveo-u250"]
-    dsp = dsp_of_part(board.part)
+    dsp = board.dsp_slice
     plan = fit(space(graph, fusion, LowerOptions(), dsp), Budget(dsp=board.dsp, bram18=board.bram18))
     total = design_area(graph, plan, dsp)[2]
     macs = sum(s.schedule.macs for s in plan.stages)

@@ -27,6 +27,7 @@ from hlsfuse.backends.hls.context import make_context
 from hlsfuse.backends.hls.cxx import float_literal, literal, raw_lines
 from hlsfuse.backends.hls.expr import Stmt
 from hlsfuse.backends.templates import comment, environment, render
+from hlsfuse.boards import Target
 from hlsfuse.lower import lower
 from hlsfuse.lower.elements import broadcast_digits
 from hlsfuse.ops import lut as lut_ops
@@ -40,8 +41,8 @@ def fails(message: str):
     return pytest.raises(HlsfuseError, match=f"^{re.escape(message)}$")
 
 
-def emit(graph, **options):
-    return emit_hls(graph, lower(graph, fuse(graph)), HlsOptions(**options))
+def emit(graph, target: Target | None = None, **options):
+    return emit_hls(graph, lower(graph, fuse(graph)), HlsOptions(**options), target)
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +108,7 @@ def test_top_function_interface_and_dataflow(zoo_files):
 
 
 def test_options_reach_the_scripts():
-    files = emit(small_graph(), part="xc7z020clg400-1", clock=3.33, control="s_axilite")
+    files = emit(small_graph(), Target(part="xc7z020clg400-1", clock=3.33), control="s_axilite")
     assert "part=xc7z020clg400-1\n" in files["hls_config.cfg"] and "clock=3.33ns\n" in files["hls_config.cfg"]
     assert "set_part xc7z020clg400-1\n" in files["run_hls.tcl"]
     assert "create_clock -period 3.33 -name default\n" in files["run_hls.tcl"]
@@ -131,9 +132,6 @@ def test_options_reach_the_scripts():
     "options, message",
     [
         ({"control": "ap_ctrl_hs"}, "option 'control' must be one of none, s_axilite, not 'ap_ctrl_hs'"),
-        ({"clock": 0}, "option 'clock' must be a positive period in ns, not 0"),
-        ({"clock": "fast"}, "option 'clock' must be a period in ns, not 'fast'"),
-        ({"part": "xc7 z020"}, "option 'part' must be an FPGA part name without spaces, not 'xc7 z020'"),
         ({"seed": -1}, "option 'seed' must be a non-negative integer, not -1"),
         ({"float_rtol": -1e-3}, "option 'float_rtol' must be a non-negative number, not -0.001"),
     ],

@@ -1046,8 +1046,9 @@ def inventory_designs():
     from nn_graphs import nn_zoo
 
     from hlsfuse import load_graph
+    from hlsfuse.boards import Target
     from hlsfuse.compile import CompileOptions
-    from hlsfuse.lower.fold import Budget, Folding
+    from hlsfuse.lower.fold import Folding
 
     examples = Path(__file__).parent.parent / "examples"
     return [
@@ -1061,7 +1062,7 @@ def inventory_designs():
          CompileOptions(fold=Folding(lanes=(("sg", 8), ("th", 4), ("ad", 8), ("sg2", 8), ("sm", 4), ("tot", 4))))),
         ("convs", lanes.convs(), CompileOptions(fold=lanes.WIDE)),
         ("wide", wide.wide_graph(), CompileOptions(fold=Folding(ports=wide.PORTS))),
-        ("residual", load_graph(examples / "residual.json"), CompileOptions(budget=Budget(dsp=9))),  # SIMD, lanes
+        ("residual", load_graph(examples / "residual.json"), CompileOptions(device=Target(dsp=9))),  # SIMD, lanes
     ]
 
 

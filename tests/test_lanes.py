@@ -19,13 +19,14 @@ from hls_support import csim_both
 from rtl_design import lint, simulate
 
 from hlsfuse import GraphBuilder
+from hlsfuse.boards import family_of
 from hlsfuse.cli import main
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.errors import HlsfuseError
 from hlsfuse.fusion import fuse
 from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import Folding, LowerOptions, lower
-from hlsfuse.lower.area import design_area, dsp_of_part
+from hlsfuse.lower.area import design_area
 from hlsfuse.lower.elements import Operand, Program, Step, tokens
 from hlsfuse.lower.engine import Streamed
 from hlsfuse.lower.fold import fold_json, read_fold
@@ -91,8 +92,8 @@ def test_map_stage_of_l_lanes_takes_elements_over_l_iterations_and_converters_fi
     assert wide.cycles == 48 and not [s for s in wide.stages if s.kind == "convert"]
     fifo_bits = {c.name: c.width for c in wide.channels}
     assert set(fifo_bits.values()) == {64}
-    areas, fifos, _ = design_area(g, wide, dsp_of_part("xczu7ev"))
-    narrow_areas, narrow_fifos, _ = design_area(g, unfolded, dsp_of_part("xczu7ev"))
+    areas, fifos, _ = design_area(g, wide, family_of("xczu7ev").dsp_slice)
+    narrow_areas, narrow_fifos, _ = design_area(g, unfolded, family_of("xczu7ev").dsp_slice)
     assert fifos.lutram_bits == 4 * narrow_fifos.lutram_bits  # same depths, four times as wide
     mul = next(s.name for s in wide.stages if s.sink == "c")
     assert areas[mul].lut - narrow_areas[next(s.name for s in unfolded.stages if s.sink == "c")].lut == 3 * 16
@@ -237,7 +238,7 @@ def test_a_window_stage_pushes_its_lanes_and_emits_its_pe_channels_per_cycle():
     # 8 x 8 padded positions, one 4-channel token each; one output pixel's 8 channels per emit
     assert conv.main.geometry.pushes == 64 and conv.main.engine.emits == 1
     # the fold column names both of a window stage's lanes as fold.json does
-    table = stage_table(wide, design_area(g, wide, dsp_of_part("xczu7ev"))[0])
+    table = stage_table(wide, design_area(g, wide, family_of("xczu7ev").dsp_slice)[0])
     assert "simd 36/36 lanes 4 pe 8" in table and "simd 3/18 lanes 8 pe 8" in table and "lanes 8 pe 8" in table
     assert conv.multipliers == 8 * 36 and conv.macs == 36 * 36 * 8
     weights = next(b for b in conv.buffers if b.tensor == "w")
@@ -434,7 +435,7 @@ def test_fold_json_and_the_stage_table_list_a_rows_stages_lanes_and_pe():
     entry = fold_json(g, p)["fold"]["fc"]
     assert {k: entry[k] for k in ("lanes", "k", "pe", "n", "simd", "products", "cycles")} == {
         "lanes": 4, "k": 64, "pe": 2, "n": 10, "simd": 16, "products": 64, "cycles": 24}
-    assert "simd 16/64 lanes 4 pe 2" in stage_table(p, design_area(g, p, dsp_of_part("xczu7ev"))[0])
+    assert "simd 16/64 lanes 4 pe 2" in stage_table(p, design_area(g, p, family_of("xczu7ev").dsp_slice)[0])
 
 
 ROWS_FOLDS = [
@@ -540,7 +541,7 @@ def test_the_solver_gives_own_stages_lanes():
     graph = own_ops()
     fusion = fuse(graph, mode="fpga")
     from hlsfuse.lower.fold import Budget, fit, space
-    folded = fit(space(graph, fusion, LowerOptions(), dsp_of_part("xczu7ev-ffvc1156-2-e")), Budget(dsp=100))
+    folded = fit(space(graph, fusion, LowerOptions(), family_of("xczu7ev-ffvc1156-2-e").dsp_slice), Budget(dsp=100))
     lanes = {s.head: s.schedule.main.lanes_in for s in folded.stages if s.kind == "own"}
     assert all(v > 1 for v in lanes.values()), lanes
     assert fold_json(graph, folded)["fold"]["pad"]["lanes"] == lanes["pad"]

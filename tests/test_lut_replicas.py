@@ -141,9 +141,10 @@ def test_copied_tables_are_bit_exact_in_csim(tmp_path):
 def test_the_lowering_counts_the_reads_and_the_resource_model_the_roms():
     """One count (lower.tables) for the C++ copies and the resource model: R reads per iteration need max(1,
     ceil(R / 2)) ROMs of the table's entries, each a memory by the model's rule."""
+    from hlsfuse.boards import DSP48E2
     from hlsfuse.fusion import fuse
     from hlsfuse.lower import LowerOptions, lower
-    from hlsfuse.lower.area import DSP48E2, memory_area, stage_area
+    from hlsfuse.lower.area import memory_area, stage_area
     from hlsfuse.lower.tables import stage_tables
 
     graph = every_kind()

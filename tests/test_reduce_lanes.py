@@ -19,11 +19,12 @@ from rtl_design import lint, random_fold, simulate
 
 import hlsfuse
 from hlsfuse import GraphBuilder
+from hlsfuse.boards import family_of
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.errors import HlsfuseError
 from hlsfuse.fusion import fuse
 from hlsfuse.lower import Folding, LowerOptions, lower, refold
-from hlsfuse.lower.area import dsp_of_part, stage_area
+from hlsfuse.lower.area import stage_area
 from hlsfuse.lower.fold import Budget, choices, fit, fold_json, read_fold, space
 
 F = "fixed<16,6,RND,SAT>"
@@ -92,7 +93,7 @@ def test_a_reduce_stage_of_l_lanes_takes_n_in_over_l_plus_n_out_over_l_out_itera
     assert stages["pool"].schedule.main.distance == 16 // lanes
     assert stages["last"].schedule.main.distance == (1 if lanes < 16 else 64)
     # the tree's L - 1 adders when the lanes combine, the accumulating adders and the epilogue once per lane
-    dsp = dsp_of_part("xczu7ev")
+    dsp = family_of("xczu7ev").dsp_slice
     unfolded = reduce_stages(folded(g, 1))
     last = stage_area(g, stages["last"], dsp).lut - stage_area(g, unfolded["last"], dsp).lut
     relu_add = 2 * 16  # the prologue's add and relu, 16 bits each, per extra lane
@@ -129,7 +130,7 @@ def test_lanes_on_a_reduce_stage_are_checked_and_fold_json_lists_them(tmp_path):
     fusion, unfolded = fuse(g, mode="fpga"), lower(g, fuse(g, mode="fpga"))
     stage = reduce_stages(unfolded)["last"]
     assert refold(g, fusion, unfolded, stage, lanes=8).cycles == 1024 // 8 + 64
-    cycles = [c.cycles for c in choices(g, fusion, unfolded, stage, dsp_of_part("xczu7ev"))]
+    cycles = [c.cycles for c in choices(g, fusion, unfolded, stage, family_of("xczu7ev").dsp_slice)]
     assert cycles == sorted({1024 // d + 64 for d in (1, 2, 4, 8, 16)}, reverse=True)
 
 
@@ -137,7 +138,7 @@ def test_the_solver_gives_the_resnet8_global_average_pool_lanes():
     """ResNet-8 on an Alveo U250's budget: the global average pool (4096 elements in, 64 out) was the floor at
     4,160 cycles per frame; with lanes it no longer is, and the DSPs bind instead."""
     graph = hlsfuse.load_graph("examples/resnet8.json")
-    dsp = dsp_of_part("xcu250-figd2104-2L-e")
+    dsp = family_of("xcu250-figd2104-2L-e").dsp_slice
     plan = fit(space(graph, fuse(graph, mode="fpga"), LowerOptions(), dsp), Budget(dsp=12288, bram18=5376))
     (pool,) = (s for s in plan.stages if s.kind == "reduce")
     assert pool.schedule.main.lanes_in > 1 and pool.cycles < plan.cycles

@@ -6,12 +6,12 @@ import argparse
 import json
 
 from ..backends.hls import HlsOptions
-from ..backends.hls.options import CONTROLS, DEFAULT_PART
-from ..boards import BOARDS, board
+from ..backends.hls.options import CONTROLS
+from ..boards import BOARDS, DEFAULT_CLOCK, DEFAULT_PART, target_of
 from ..compile import TARGETS, CompileOptions, compile
 from ..errors import HlsfuseError
 from ..fusion import MODES
-from ..lower.fold import Budget, read_fold
+from ..lower.fold import read_fold
 from ..lower.report import channel_table, resources, stage_table, summary
 from ..outdir import check_out_dir
 from ..progress import activity
@@ -47,7 +47,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--top", metavar="NAME", help="name of the top function (default: the graph's name)")
     parser.add_argument("--part", help=f"FPGA part (default: the board's, else {DEFAULT_PART})")
-    parser.add_argument("--clock", type=float, metavar="NS", help="clock period in ns (default: the board's, else 5)")
+    parser.add_argument("--clock", type=float, metavar="NS",
+                        help=f"clock period in ns (default: the board's, else {DEFAULT_CLOCK:g})")
     fold = parser.add_argument_group(
         "folding", "how many products per cycle each conv2d, dense and matmul computes and how many elements "
         "each map stage and port moves per cycle (docs/folding.md); without any of these every output is "
@@ -78,25 +79,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.output, args.force)  # refuse before any work
-    preset = board(args.board) if args.board else None
     for flag, value in (("--dsp", args.dsp), ("--bram", args.bram), ("--target-cycles", args.target_cycles)):
         if value is not None and value < (1 if flag == "--target-cycles" else 0):
             raise HlsfuseError(f"{flag} must be a {'positive' if flag == '--target-cycles' else 'non-negative'} "
                                f"integer, not {value}")
-    budget = Budget(
-        dsp=args.dsp if args.dsp is not None else (preset.dsp if preset else None),
-        bram18=args.bram if args.bram is not None else (preset.bram18 if preset else None),
-        cycles=args.target_cycles,
-    )
+    device = target_of(args.board, args.part, args.clock, args.dsp, args.bram)
     fold = read_fold(args.fold) if args.fold else None
     graph = load_graph_arg(args.graph, args)
     notes = check_overflow(graph, args)  # before the design is held in memory too
-    part = args.part or (preset.part if preset else DEFAULT_PART)
-    clock = args.clock if args.clock is not None else (preset.clock if preset else 5.0)
-    hls = HlsOptions(part=part, clock=clock, control=args.control, seed=args.seed)
-    options = CompileOptions(target=args.target, top=args.top, mode=args.mode, opt_level=args.opt_level, hls=hls,
-                             fold=fold, budget=budget,
-                             board=args.board, port_lanes=args.port_lanes, weights_file=weights_file_arg(args))
+    hls = HlsOptions(control=args.control, seed=args.seed)
+    options = CompileOptions(target=args.target, top=args.top, mode=args.mode, opt_level=args.opt_level,
+                             device=device, target_cycles=args.target_cycles, hls=hls, fold=fold,
+                             port_lanes=args.port_lanes, weights_file=weights_file_arg(args))
     with activity("compile: fusing and folding") as line:  # a large model takes seconds
         design = compile(graph, options, step=lambda step: line.say(f"compile: {step}"))
         line.say(f"compile: writing {args.output}")

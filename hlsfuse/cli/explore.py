@@ -8,8 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..backends.hls.options import DEFAULT_PART
-from ..boards import BOARDS
+from ..boards import BOARDS, DEFAULT_CLOCK, DEFAULT_PART
 from ..errors import HlsfuseError
 from ..explore.points import FUSIONS, parse_budgets, sweep, targets
 from ..explore.sweep import Interrupted, Settings, Sweep, explore, precision_error
@@ -53,7 +52,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                       help="DSP budgets on --board (or --part): N,N,...; LO:HI:STEP; LO:HI:xF (geometric)")
     axes.add_argument("--board", choices=tuple(BOARDS), help="the part, clock and BRAM18 budget of the --dsp budgets")
     axes.add_argument("--part", help=f"the part of the --dsp budgets (default: --board's, else {DEFAULT_PART})")
-    axes.add_argument("--clock", type=float, metavar="NS", help="the clock of the --dsp budgets (default 5)")
+    axes.add_argument("--clock", type=float, metavar="NS",
+                      help=f"the clock of the --dsp budgets (default: --board's, else {DEFAULT_CLOCK:g})")
     axes.add_argument("--bram", type=int, metavar="N", help="BRAM18 budget of the --dsp budgets (default: --board's)")
     axes.add_argument("--fusion", type=_names, default=list(FUSIONS), metavar="F1,F2",
                       help="fpga (fused) and/or unfused (one stage per op, the baseline); default both")

@@ -16,7 +16,6 @@ from ..compile import plan_design, solver_space
 from ..errors import HlsfuseError
 from ..graph_json import graph_from_dict
 from ..ir import Graph
-from ..lower.area import dsp_of_part
 from ..lower.fold import Space, fold_json
 from .points import Point, compile_options
 
@@ -49,7 +48,7 @@ def graph_of(key: str, payload: Mapping[str, dict] | None = None) -> Graph:
 
 def _space(key: str, graph: Graph, point: Point) -> Space:
     options = compile_options(point)
-    index = (key, point.fusion, dsp_of_part(point.target.part).name, point.port_lanes)
+    index = (key, point.fusion, point.target.dsp_slice.name, point.port_lanes)
     if index not in _SPACES:
         if len(_SPACES) >= _KEEP:
             _SPACES.pop(next(iter(_SPACES)))

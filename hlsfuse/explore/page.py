@@ -161,7 +161,7 @@ def compile_command(summary: Mapping, row: Mapping, folder: Path) -> str:
              "--fold", str(Path(folder) / "points" / row["id"] / "fold.json")]
     preset = BOARDS.get(row["board"]) if row["board"] else None
     if preset:
-        words += ["--board", preset.name]
+        words += ["--board", preset.board]
     if preset is None or preset.part != row["part"]:
         words += ["--part", row["part"]]
     if preset is None or preset.clock != row["clock_ns"]:

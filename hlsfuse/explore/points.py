@@ -3,9 +3,10 @@
     fusion (fpga, unfused)  x  target (a board at its budgets, or a part at a DSP budget)
         x  port lanes (the solver's, or N)  x  precision (ONNX models: one graph per choice)
 
-A point is plain data (its settings); ``compile_options`` turns it into the CompileOptions that
-``plan_design`` evaluates. Its id is made of its settings, so the same sweep names its points the same
-way every time (``--resume`` relies on it) and ``DIR/points/<id>/`` reads as what it holds.
+A point is plain data (its settings; its target is a ``boards.Target``, what compile holds as its
+device); ``compile_options`` turns it into the CompileOptions that ``plan_design`` evaluates. Its id is
+made of its settings, so the same sweep names its points the same way every time (``--resume`` relies on
+it) and ``DIR/points/<id>/`` reads as what it holds.
 """
 
 from __future__ import annotations
@@ -14,36 +15,25 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ..backends.hls import HlsOptions
-from ..backends.hls.options import DEFAULT_PART
-from ..boards import BOARDS, board
+from ..boards import BOARDS, Target, board, target_of
 from ..compile import CompileOptions
 from ..errors import HlsfuseError
-from ..lower.fold import Budget
 
-__all__ = ["FUSIONS", "Target", "Point", "parse_budgets", "targets", "sweep", "compile_options"]
+__all__ = ["FUSIONS", "Point", "target_label", "parse_budgets", "targets", "sweep", "compile_options"]
 
 FUSIONS = {"fpga": 2, "unfused": 0}
 """Fusion choices of a sweep and their ``opt_level``: ``fpga`` fuses (the default rules), ``unfused`` puts
 every op in a stage of its own (the baseline, the way hls4ml builds designs)."""
 
 
-@dataclass(frozen=True)
-class Target:
-    """What a design must fit: a board's part, clock and budgets, or a part with a DSP budget."""
-
-    board: str | None
-    part: str
-    clock: float  # ns
-    dsp: int | None
-    bram18: int | None
-
-    @property
-    def label(self) -> str:
-        if self.board is not None and (self.dsp, self.bram18) == (BOARDS[self.board].dsp, BOARDS[self.board].bram18):
-            return self.board
-        where = self.board or self.part
-        return f"{where}-dsp{self.dsp}" + (f"-bram{self.bram18}" if self.bram18 is not None and not self.board else "")
+def target_label(target: Target) -> str:
+    """A target's part of a point's id: the board's name at its full budgets, else where and the budgets."""
+    preset = BOARDS.get(target.board)
+    if preset is not None and (target.dsp, target.bram18) == (preset.dsp, preset.bram18):
+        return preset.board
+    where = target.board or target.part
+    bram = f"-bram{target.bram18}" if target.bram18 is not None and not target.board else ""
+    return f"{where}-dsp{target.dsp}{bram}"
 
 
 @dataclass(frozen=True)
@@ -55,7 +45,7 @@ class Point:
 
     @property
     def id(self) -> str:
-        parts = [self.fusion, self.target.label]
+        parts = [self.fusion, target_label(self.target)]
         if self.port_lanes is not None:
             parts.append(f"lanes{self.port_lanes}")
         if self.precision is not None:
@@ -97,13 +87,8 @@ def targets(boards: list[str], dsp: list[int], base: str | None, part: str | Non
             bram18: int | None) -> list[Target]:
     """Each board of ``boards`` at its full budgets, and each DSP budget of ``dsp`` on ``base`` (a board: its
     part, clock and BRAM18s) or on ``part``; ``bram18`` overrides the BRAM18 budget of the DSP budgets."""
-    out = [Target(b.name, b.part, b.clock, b.dsp, b.bram18) for b in map(board, boards)]
-    if dsp:
-        preset = board(base) if base else None
-        where_part = part or (preset.part if preset else DEFAULT_PART)
-        where_clock = clock if clock is not None else (preset.clock if preset else 5.0)
-        limit = bram18 if bram18 is not None else (preset.bram18 if preset else None)
-        out += [Target(base, where_part, where_clock, n, limit) for n in dsp]
+    out = [board(name) for name in boards]
+    out += [target_of(base, part, clock, n, bram18) for n in dsp]
     return list(dict.fromkeys(out))
 
 
@@ -118,6 +103,5 @@ def sweep(fusions: list[str], target_list: list[Target], lanes: list[int | None]
 
 
 def compile_options(point: Point, target: str = "hls") -> CompileOptions:
-    t = point.target
-    return CompileOptions(target=target, opt_level=FUSIONS[point.fusion], hls=HlsOptions(part=t.part, clock=t.clock),
-                          budget=Budget(dsp=t.dsp, bram18=t.bram18), board=t.board, port_lanes=point.port_lanes)
+    return CompileOptions(target=target, opt_level=FUSIONS[point.fusion], device=point.target,
+                          port_lanes=point.port_lanes)

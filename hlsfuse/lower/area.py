@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from ..errors import HlsfuseError
+from ..boards import Dsp
 from ..ir import Graph
 from ..ops import get_op
 from ..types import DType
@@ -52,8 +52,6 @@ __all__ = [
     "LUT_PRODUCT_BITS",
     "FLOAT_MAC_DSP",
     "BRAM18_SHAPES",
-    "Dsp",
-    "dsp_of_part",
     "Area",
     "dsp_per_product",
     "lut_multiplier",
@@ -81,33 +79,6 @@ BRAM18_SHAPES = ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 
 CONTROL_LUT = 40
 CONTROL_FF = 40
 """The counters and handshakes of a stage's loop, a rough constant."""
-
-
-@dataclass(frozen=True)
-class Dsp:
-    """A family's DSP slice: the signed operand widths of one multiplier."""
-
-    name: str
-    a: int
-    b: int
-
-
-DSP48E1 = Dsp("DSP48E1", 25, 18)  # 7 series
-DSP48E2 = Dsp("DSP48E2", 27, 18)  # UltraScale, UltraScale+
-DSP58 = Dsp("DSP58", 27, 24)  # Versal
-
-
-def dsp_of_part(part: str) -> Dsp:
-    """The DSP slice of an AMD part by its name: xc7* 7 series, xcvu*/xcku*/xczu*/xck*/xcu* UltraScale(+),
-    other xcv* Versal."""
-    p = part.lower()
-    if p.startswith("xc7"):
-        return DSP48E1
-    if p.startswith(("xcvu", "xcku", "xczu", "xck", "xcu", "xcau")):
-        return DSP48E2
-    if p.startswith("xcv"):
-        return DSP58
-    raise HlsfuseError(f"part '{part}': not an AMD 7-series, UltraScale(+) or Versal part name (xc7..., xczu..., ...)")
 
 
 def _signed_bits(t: DType) -> int:
@@ -244,7 +215,7 @@ def fifo_area(plan: DataflowPlan) -> Area:
 
 
 def design_area(graph: Graph, plan: DataflowPlan, dsp: Dsp) -> tuple[dict[str, Area], Area, Area]:
-    """(area per stage, the FIFOs' area, the total)."""
+    """(area per stage, the FIFOs' area, the total); ``dsp``: the target's DSP slice (``boards.Target.dsp_slice``)."""
     stages = {s.name: stage_area(graph, s, dsp) for s in plan.stages}
     fifos = fifo_area(plan)
     total = sum(stages.values(), Area()) + fifos

@@ -1,4 +1,4 @@
-"""The Vitis HLS C++ backend: ``emit_hls(graph, plan, options)`` -> {path: text}.
+"""The Vitis HLS C++ backend: ``emit_hls(graph, plan, options, target)`` -> {path: text}.
 
 See ``emit.py`` for the files, ``stages.py`` for how stage kinds are added, ``expr.py`` and
 ``templates/hls/ops.j2`` for the C++ of elementwise nodes.

@@ -10,7 +10,7 @@
     hlsfuse/        the kernel-library headers the stages use      data/   seeded inputs and golden outputs
 
 Paths are relative to the project folder (``OUT/hls``); the caller writes them. The same graph,
-plan and options always give byte-identical files.
+plan, options and target always give byte-identical files.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...boards import Target
 from ...errors import HlsfuseError
 from ...ir import Constant, Graph
 from ...lower.area import fifo_storage
@@ -219,9 +220,12 @@ def _manifest(ctx: Context, ports: tuple[PortView, ...]) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None) -> Files:
-    """The Vitis HLS project of ``plan`` as {path relative to OUT/hls: text}; weights.h is made as it is written."""
+def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None,
+             target: Target | None = None) -> Files:
+    """The Vitis HLS project of ``plan`` as {path relative to OUT/hls: text} for ``target``'s part and clock (default:
+    the fallback ``Target()``); weights.h is made as it is written."""
     options = options if options is not None else HlsOptions()
+    target = target if target is not None else Target()
     ctx = make_context(graph, plan, options)
     for stage in plan.stages:
         if stage.kind not in STAGE_KINDS:
@@ -236,6 +240,7 @@ def emit_hls(graph: Graph, plan: DataflowPlan, options: HlsOptions | None = None
         "graph": graph.name,
         "plan": plan,
         "options": options,
+        "target": target,
         "stages": stages,
         "inputs": tuple(p for p in ports if p.direction == "in"),
         "outputs": tuple(p for p in ports if p.direction == "out"),

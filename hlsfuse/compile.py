@@ -30,13 +30,14 @@ from .boards import Target
 from .errors import HlsfuseError
 from .fusion import FusionPlan, fuse
 from .fusion.report import to_dot, to_json
-from .graph_json import graph_text, graph_to_dict, side_file_bytes, wants_side_file
+from .graph_json import graph_text, graph_to_dict
 from .ir import Graph
 from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area
 from .lower.fold import Budget, Space, fit, fold_json, space, within
 from .lower.report import report_markdown
 from .outdir import Files, write_tree
+from .side_file import side_file_bytes, wants_side_file
 
 __all__ = ["TARGETS", "CompileOptions", "Design", "Planned", "compile", "plan_design", "solver_space"]
 
@@ -51,7 +52,7 @@ class CompileOptions:
     the DSP and BRAM18 budgets the solver fits the folding within); ``target_cycles``: the cycles per frame the
     solver meets with the fewest DSPs; ``hls``: how the HLS project is spelled; ``weights_file``: keep
     OUT/graph.json's constant values in OUT/graph.npz (True), inline (False), or by the graph's size (None,
-    ``graph_json.wants_side_file``)."""
+    ``side_file.wants_side_file``)."""
 
     target: str = "hls"
     top: str | None = None

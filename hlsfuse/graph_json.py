@@ -34,11 +34,10 @@ from .errors import HlsfuseError
 from .fileio import write_together
 from .ir import Constant, Graph, Input, Node, TensorType, check_size
 from .ops import Pattern
-from .side_file import THRESHOLD, SideFiles, array_names, is_inside, npz_bytes, stored_array
+from .side_file import SideFiles, array_names, is_inside, side_file_bytes, side_path, valued, wants_side_file
 from .types import DType, from_float, parse_dtype, to_float
 
-__all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "graph_text", "init_values",
-           "side_file_bytes", "wants_side_file", "side_path", "THRESHOLD"]
+__all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "graph_text", "init_values"]
 
 _GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
 _INPUT_FIELDS = ("name", "shape", "dtype")
@@ -339,7 +338,7 @@ def graph_to_dict(graph: Graph, side_file: str | None = None) -> dict[str, Any]:
     if side_file is not None and not is_inside(side_file):
         raise HlsfuseError(f"side file {side_file!r}: must be a relative path inside the graph's folder (no '..', "
                            "not absolute), as loading requires")
-    arrays = array_names(_valued(graph)) if side_file is not None else {}
+    arrays = array_names(valued(graph)) if side_file is not None else {}
     return {
         "name": graph.name,
         "inputs": [{"name": i.name, "shape": list(i.type.shape), "dtype": str(i.type.dtype)} for i in graph.inputs],
@@ -358,35 +357,6 @@ def _constant_dict(const: Constant, side_file: str | None, array: str | None) ->
     else:
         entry["data"] = _real_values(const)
     return entry
-
-
-def _valued(graph: Graph) -> dict[str, Constant]:
-    """The constants written as values (inline or in a side file): those without an ``init`` generator."""
-    return {c.name: c for c in graph.constants if c.init is None}
-
-
-def side_file_bytes(graph: Graph) -> bytes:
-    """The .npz archive ``graph_to_dict(graph, side_file)`` names: the raw values of every constant
-    without an ``init`` generator (``hlsfuse.side_file``)."""
-    valued = _valued(graph)
-    return npz_bytes({array: stored_array(valued[name]) for name, array in array_names(valued).items()})
-
-
-def wants_side_file(graph: Graph, weights_file: bool | None = None) -> bool:
-    """Whether to save ``graph`` with a side file: as ``weights_file`` says, or by default (None) when its
-    constants written as values hold more than ``THRESHOLD`` values (1 MiB as float32)."""
-    if weights_file is not None:
-        return weights_file
-    return sum(c.data.size for c in _valued(graph).values()) > THRESHOLD
-
-
-def side_path(path: str | os.PathLike) -> Path:
-    """The side file ``save_graph`` writes beside the JSON file ``path``: the same name, ending in .npz."""
-    path = Path(path)
-    side = path.with_suffix(".npz")
-    if side == path:
-        raise HlsfuseError(f"{path}: a graph saved with a side file must not end in .npz (the side file's name)")
-    return side
 
 
 def _real_values(const: Constant) -> list:

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from . import collector
+from .attrs import attrs_key, canonical
 from .errors import HlsfuseError, OpError
 from .ops import OPS, Pattern, Sig, get_op
-from .types import DType, FixedType, FloatType, to_float
+from .types import DType, to_float
 
 __all__ = ["TensorType", "Input", "Constant", "Node", "Graph", "verify", "MAX_ELEMENTS", "check_size"]
 
@@ -98,29 +99,8 @@ class Constant:
     __hash__ = None  # type: ignore[assignment]
 
 
-_SCALARS = frozenset((str, int, float, bool, type(None)))  # already canonical (not subclasses: a Pattern is an int)
 _set = object.__setattr__
 _NO_ATTRS: Mapping[str, Any] = MappingProxyType({})  # shared by the nodes without attributes
-
-
-def _frozen(value: Any) -> Any:
-    """An attribute value in immutable canonical form, the same whether the node came from
-    JSON or from Python: lists and tuples become tuples, numpy scalars Python numbers, dtypes
-    and pattern kinds their spellings (which the attribute rules parse)."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if (kind is list or kind is tuple) and _SCALARS.issuperset(map(type, value)):  # most lists: flat, of scalars
-        return tuple(value)
-    if isinstance(value, (np.ndarray, np.generic)):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return tuple([_frozen(v) for v in value])
-    if isinstance(value, (FixedType, FloatType)):
-        return str(value)
-    if isinstance(value, Pattern):
-        return value.name
-    return value
 
 
 @dataclass(frozen=True, init=False)
@@ -149,7 +129,7 @@ class Node:
             "name": name,
             "op": op,
             "inputs": tuple(inputs),
-            "attrs": MappingProxyType({k: _frozen(v) for k, v in attrs.items()}) if attrs else _NO_ATTRS,
+            "attrs": MappingProxyType({k: canonical(v) for k, v in attrs.items()}) if attrs else _NO_ATTRS,
             "dtype": dtype,
             "pattern": pattern,
             "edge_patterns": None if edge_patterns is None else tuple(edge_patterns),
@@ -414,7 +394,7 @@ def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, 
         # the signature: what ``infer`` reads of the node, its input types by number (written out
         # here, not called: this runs once per node); None when an attribute is not plain data,
         # then the node is inferred on its own
-        attrs = _attrs_key(node.attrs) if node.attrs else ()
+        attrs = attrs_key(node.attrs) if node.attrs else ()
         key = None if attrs is None else (
             node.op, tuple(map(number_of, node.inputs)), attrs, node.dtype, node.pattern, node.edge_patterns, node.shape
         )
@@ -431,31 +411,6 @@ def _infer_all(order: list[Node], types: dict[str, TensorType], sigs: dict[str, 
                 inferred[key] = known
         sigs[node.name], patterns[node.name], types[node.name], type_no[node.name] = known
     return numbers.keys()
-
-
-_EXACT = frozenset((str, int, bool, type(None)))  # equal values of one of these types are the same value
-
-
-def _attrs_key(attrs: Mapping[str, Any]) -> tuple | None:
-    """The attributes as a dict key, or ``None`` when one is not plain data: a string, integer,
-    boolean, None, float, or a flat tuple (a JSON list) of any of those but floats.
-
-    1, 1.0 and True are one key in a dict but not one attribute value (an integer attribute refuses
-    True), so each value's type stands beside it; a float is spelled in hex, so that -0.0 is not 0.0.
-    """
-    key = []
-    for name, value in attrs.items():
-        kind = type(value)
-        if kind is tuple:
-            kind = tuple(map(type, value))
-            if not _EXACT.issuperset(kind):
-                return None
-        elif kind is float:
-            value = value.hex()
-        elif kind not in _EXACT:
-            return None
-        key.append((name, kind, value))
-    return tuple(key)
 
 
 def infer(node: Node, types: dict[str, TensorType]) -> tuple[Sig, Pattern]:

@@ -21,6 +21,7 @@ constant and the archive.
 from __future__ import annotations
 
 import io
+import os
 import re
 import zipfile
 from collections.abc import Iterable, Mapping
@@ -30,10 +31,11 @@ import numpy as np
 
 from .errors import HlsfuseError
 from .fileio import check_readable
-from .ir import Constant, TensorType
+from .ir import Constant, Graph, TensorType
 from .types import DType
 
-__all__ = ["THRESHOLD", "storage_dtype", "is_inside", "array_names", "stored_array", "npz_bytes", "SideFiles"]
+__all__ = ["THRESHOLD", "storage_dtype", "is_inside", "array_names", "stored_array", "npz_bytes", "SideFiles", "valued",
+           "side_file_bytes", "wants_side_file", "side_path"]
 
 THRESHOLD = 262_144
 """Graphs whose constants hold more values than this (1 MiB as float32) are saved with a side file."""
@@ -192,3 +194,31 @@ def _checked_values(where: str, values: np.ndarray, dtype: DType) -> np.ndarray:
                            f"{dtype.raw_max}], the raw range of {dtype}")
     return raw
 
+
+def valued(graph: Graph) -> dict[str, Constant]:
+    """The constants written as values (inline or in a side file): those without an ``init`` generator."""
+    return {c.name: c for c in graph.constants if c.init is None}
+
+
+def side_file_bytes(graph: Graph) -> bytes:
+    """The .npz archive ``graph_to_dict(graph, side_file)`` names: the raw values of every constant
+    without an ``init`` generator (``hlsfuse.side_file``)."""
+    written = valued(graph)
+    return npz_bytes({array: stored_array(written[name]) for name, array in array_names(written).items()})
+
+
+def wants_side_file(graph: Graph, weights_file: bool | None = None) -> bool:
+    """Whether to save ``graph`` with a side file: as ``weights_file`` says, or by default (None) when its
+    constants written as values hold more than ``THRESHOLD`` values (1 MiB as float32)."""
+    if weights_file is not None:
+        return weights_file
+    return sum(c.data.size for c in valued(graph).values()) > THRESHOLD
+
+
+def side_path(path: str | os.PathLike) -> Path:
+    """The side file ``save_graph`` writes beside the JSON file ``path``: the same name, ending in .npz."""
+    path = Path(path)
+    side = path.with_suffix(".npz")
+    if side == path:
+        raise HlsfuseError(f"{path}: a graph saved with a side file must not end in .npz (the side file's name)")
+    return side

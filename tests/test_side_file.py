@@ -17,8 +17,8 @@ from test_json import BASE, mixed_graph
 
 import hlsfuse.fileio
 from hlsfuse import FLOAT32, Constant, FixedType, Graph, GraphBuilder, HlsfuseError, TensorType, load_graph, save_graph
-from hlsfuse.graph_json import THRESHOLD, graph_from_dict, graph_to_dict, side_file_bytes, wants_side_file
-from hlsfuse.side_file import storage_dtype
+from hlsfuse.graph_json import graph_from_dict, graph_to_dict
+from hlsfuse.side_file import THRESHOLD, side_file_bytes, storage_dtype, wants_side_file
 
 
 def with_constants(*constants: Constant) -> Graph:

@@ -20,9 +20,10 @@ import numpy as np
 from .. import overflow
 from ..errors import HlsfuseError
 from ..fileio import check_readable
-from ..graph_json import THRESHOLD, load_graph
+from ..graph_json import load_graph
 from ..ir import Graph, check_size
 from ..reference import quantize_inputs
+from ..side_file import THRESHOLD
 from ..types import DEFAULT_PRECISION, EXACT
 
 __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",

@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import HlsfuseError
-from ..graph_json import save_graph, side_path, wants_side_file
+from ..graph_json import save_graph
+from ..side_file import side_path, wants_side_file
 from .common import (
     add_graph_arg,
     add_overflow_arg,

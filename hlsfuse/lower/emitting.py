@@ -11,10 +11,36 @@ from __future__ import annotations
 
 from ..errors import HlsfuseError
 from . import elements
+from .elements import ElementPhase
+from .engine import Folded
 from .schedule import Schedule, StageInputs, head_of
 from .storage import COUNTERS, State, held_buffers, held_inputs, lane_parts, memory, phase_buffers
 
-__all__ = ["emitting_schedule"]
+__all__ = ["Emitting", "emitting_schedule"]
+
+
+class Emitting(Folded):
+    """What the mains of window and rows stages share (the ``Main`` protocol): one push/emit loop, outputs of
+    ``pe`` elements per token, and the epilogue as their element phase."""
+
+    epilogue: ElementPhase
+    pe: int
+
+    @property
+    def loops(self) -> tuple[tuple[str, int], ...]:
+        return (("push and emit", self.iterations),)
+
+    @property
+    def lanes_out(self) -> int:
+        """Elements per token of the output and of the epilogue's streamed inputs: the PE."""
+        return self.pe
+
+    @property
+    def phases(self) -> tuple[ElementPhase, ...]:
+        return (self.epilogue,)
+
+    def node_lanes(self, name: str) -> int:
+        return self.pe
 
 
 def emitting_schedule(s: StageInputs, kind: str, build) -> Schedule:

@@ -14,7 +14,8 @@ import numpy as np
 
 from .schedule import Factors
 
-__all__ = ["MAX_RANK", "Dims", "Source", "OneSource", "PadMain", "ConcatMain", "SliceMain", "TransposeMain", "tokens"]
+__all__ = ["MAX_RANK", "Dims", "Source", "OwnMain", "OneSource", "PadMain", "ConcatMain", "SliceMain", "TransposeMain",
+           "tokens"]
 
 
 MAX_RANK = 6
@@ -48,8 +49,27 @@ def _blocks(outer: int, sizes: tuple[int, ...]) -> list[np.ndarray]:
     return [(base + s + np.arange(n, dtype=np.int64)).reshape(-1) for s, n in zip(starts, sizes)]
 
 
-class OneSource:
-    """A main of one operand, ``source``; ``sources`` as a concat's."""
+class OwnMain:
+    """What the main of every own op shares (the ``Main`` protocol): ``lanes_in`` elements per input token, as
+    many per output token unless the op says otherwise, and no element phases."""
+
+    lanes_in: int
+    phases = ()
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes_in
+
+    @property
+    def factors(self) -> Factors:
+        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
+
+    def node_lanes(self, name: str) -> int:
+        return self.lanes_in
+
+
+class OneSource(OwnMain):
+    """An own op's main of one operand, ``source``; ``sources`` as a concat's."""
 
     source: Source
 
@@ -96,10 +116,6 @@ class PadMain(_Blocks, OneSource):
     indices: tuple[Dims, ...] = ()  # per axis from block_axis on: the input index each output index copies
 
     @property
-    def lanes_out(self) -> int:
-        return self.lanes_in
-
-    @property
     def out_block(self) -> int:
         return math.prod(self.out_shape[self.block_axis :])
 
@@ -113,15 +129,6 @@ class PadMain(_Blocks, OneSource):
     def loops(self) -> tuple[tuple[str, int], ...]:
         return ((("write the output, reading inside the input", self.iterations),) if self.block_axis is None
                 else (("store a block", self.block), ("write it padded", self.out_block)))
-
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
-
-    phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes_in
 
     def inside(self) -> np.ndarray:
         """Per output element: it comes from the input."""
@@ -152,7 +159,7 @@ class PadMain(_Blocks, OneSource):
 
 
 @dataclass(frozen=True)
-class ConcatMain:
+class ConcatMain(OwnMain):
     sources: tuple[Source, ...]
     outer: int  # product of the axes before the concat axis
     inner: int  # product of the axes after it
@@ -162,25 +169,12 @@ class ConcatMain:
     lanes_in: int = 1  # inner (or, along the innermost axis, the extents) counts tokens of this many elements
 
     @property
-    def lanes_out(self) -> int:
-        return self.lanes_in
-
-    @property
     def iterations(self) -> int:
         return self.outer * sum(self.extents) * self.inner
 
     @property
     def loops(self) -> tuple[tuple[str, int], ...]:
         return (("copy each input's block in turn", self.iterations),)
-
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
-
-    phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes_in
 
     def io(self):
         phases = _blocks(self.outer, tuple(e * self.inner for e in self.extents))
@@ -199,10 +193,6 @@ class SliceMain(_Blocks, OneSource):
     write: str
     op: str = "slice"
     lanes_in: int = 1  # the shapes and starts count tokens of this many innermost elements
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes_in
 
     def picked(self, axes: range) -> np.ndarray:
         """Per element of the input axes ``axes`` (row-major): picked on each of them."""
@@ -244,15 +234,6 @@ class SliceMain(_Blocks, OneSource):
         return ((("read the input, writing the picked elements", self.iterations),) if self.block_axis is None
                 else (("store a block", self.block), ("write its picked elements", self.out_block)))
 
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
-
-    phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes_in
-
     def io(self):
         if self.block_axis is None:
             every = np.arange(self.iterations, dtype=np.int64)
@@ -283,25 +264,12 @@ class TransposeMain(_Blocks, OneSource):
     lanes_in: int = 1  # the shapes count tokens of this many innermost elements (the innermost axis stays)
 
     @property
-    def lanes_out(self) -> int:
-        return self.lanes_in
-
-    @property
     def iterations(self) -> int:
         return 2 * math.prod(self.in_shape)
 
     @property
     def loops(self) -> tuple[tuple[str, int], ...]:
         return (("store a block", self.block), ("write it permuted", self.block))
-
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
-
-    phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes_in
 
     def addresses(self) -> np.ndarray:
         """The block element each output element of a block reads, in output order."""

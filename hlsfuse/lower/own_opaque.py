@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .own_movers import OneSource, Source, _blocks, _io
-from .schedule import Factors
 
 __all__ = ["SoftmaxMain", "ArgmaxMain", "TopkMain"]
 
@@ -25,10 +24,6 @@ class SoftmaxMain(OneSource):
     lanes_in: int = 1  # elements per token of the input and the output
 
     @property
-    def lanes_out(self) -> int:
-        return self.lanes_in
-
-    @property
     def iterations(self) -> int:
         return 3 * self.rows * self.n // self.lanes_in
 
@@ -36,15 +31,6 @@ class SoftmaxMain(OneSource):
     def loops(self) -> tuple[tuple[str, int], ...]:
         return tuple((what, self.n // self.lanes_in) for what in ("read a row, tracking its max", "exp and sum",
                                                                  "write"))
-
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
-
-    phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes_in
 
     def io(self):
         t = self.n // self.lanes_in
@@ -91,15 +77,6 @@ class ArgmaxMain(OneSource):
         return ((("read a row, keeping its first maximum", self.reads), ("write its index", 1)) if self.by_row
                 else (("read a block, keeping the running maxima", self.reads), ("write their indices", self.writes)))
 
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
-
-    phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes_in
-
     def io(self):
         reads, writes = _blocks(self.outer, (self.reads, self.writes))
         return _io({self.source: reads}, self.write, writes)
@@ -125,15 +102,6 @@ class TopkMain(OneSource):
     @property
     def loops(self) -> tuple[tuple[str, int], ...]:
         return (("read a row into the sorted list", self.n // self.lanes_in), ("write the list", self.k))
-
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes_in, lanes_out=self.lanes_out)
-
-    phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes_in
 
     def io(self):
         reads, writes = _blocks(self.rows, (self.n // self.lanes_in, self.k))

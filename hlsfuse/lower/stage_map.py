@@ -19,8 +19,29 @@ from .storage import COUNTERS, State, held_buffers, held_inputs, lane_parts, pha
 __all__ = ["MapMain", "ForkMain", "map_schedule", "fork_schedule"]
 
 
+class _Tokens:
+    """A main whose every streamed token, in and out, has ``lanes`` elements."""
+
+    lanes: int
+
+    @property
+    def lanes_in(self) -> int:
+        return self.lanes
+
+    @property
+    def lanes_out(self) -> int:
+        return self.lanes
+
+    @property
+    def factors(self) -> Factors:
+        return Factors(lanes_in=self.lanes, lanes_out=self.lanes)
+
+    def node_lanes(self, name: str) -> int:
+        return self.lanes
+
+
 @dataclass(frozen=True)
-class MapMain:
+class MapMain(_Tokens):
     count: int  # tokens per frame
     phase: ElementPhase  # over the sink's tokens (``ElementPhase.widen``)
     writes: tuple[str, ...]
@@ -39,27 +60,12 @@ class MapMain:
         return (("read, compute, write", self.count),)
 
     @property
-    def lanes_in(self) -> int:
-        return self.lanes
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes
-
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes, lanes_out=self.lanes)
-
-    @property
     def phases(self) -> tuple[ElementPhase, ...]:
         return (self.phase,)
 
-    def node_lanes(self, name: str) -> int:
-        return self.lanes
-
 
 @dataclass(frozen=True)
-class ForkMain:
+class ForkMain(_Tokens):
     count: int  # tokens per frame
     read: str
     writes: tuple[str, ...]
@@ -77,22 +83,7 @@ class ForkMain:
     def loops(self) -> tuple[tuple[str, int], ...]:
         return (("copy", self.count),)
 
-    @property
-    def lanes_in(self) -> int:
-        return self.lanes
-
-    @property
-    def lanes_out(self) -> int:
-        return self.lanes
-
-    @property
-    def factors(self) -> Factors:
-        return Factors(lanes_in=self.lanes, lanes_out=self.lanes)
-
     phases = ()
-
-    def node_lanes(self, name: str) -> int:
-        return self.lanes
 
 
 

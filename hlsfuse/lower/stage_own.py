@@ -43,7 +43,8 @@ from dataclasses import dataclass
 
 from ..errors import HlsfuseError
 from ..ir import Graph
-from ..ops.injective import pad_indices, reversed_axis, slice_ranges
+from ..ops.injective import reversed_axis, slice_ranges
+from ..ops.pad import pad_indices
 from .own_movers import MAX_RANK, ConcatMain, Dims, PadMain, SliceMain, Source, TransposeMain, tokens
 from .own_opaque import ArgmaxMain, SoftmaxMain, TopkMain
 from .schedule import Schedule, StageInputs

@@ -19,8 +19,8 @@ from ..errors import HlsfuseError
 from ..ir import Graph
 from ..types import Fmt
 from .elements import ElementPhase
-from .emitting import emitting_schedule
-from .engine import Engine, Folded, Streamed, check_simd
+from .emitting import Emitting, emitting_schedule
+from .engine import Engine, Streamed, check_simd
 from .schedule import Factors, Schedule, StageInputs, exact_accumulator, head_of
 from .storage import Buffer, memory
 
@@ -28,7 +28,7 @@ __all__ = ["RowsMain", "rows_main", "batch_offsets", "rows_schedule"]
 
 
 @dataclass(frozen=True)
-class RowsMain(Folded):
+class RowsMain(Emitting):
     """Rows of K elements, each pushed in K / ``lanes_in`` tokens, each giving N outputs emitted ``pe`` at a time
     (one output token of ``pe`` lanes per emit, over ``folds`` iterations): per row K / lanes_in pushes and
     N / pe x folds emits."""
@@ -48,22 +48,6 @@ class RowsMain(Folded):
     simd: int  # products per iteration, a divisor of k
     pe: int = 1  # output columns computed per emit (a divisor of n): the output token's lanes
     lanes_in: int = 1  # row elements per push (a divisor of k): the input token's lanes
-
-    @property
-    def loops(self) -> tuple[tuple[str, int], ...]:
-        return (("push and emit", self.iterations),)
-
-    @property
-    def lanes_out(self) -> int:
-        """Elements per token of the output and of the epilogue's streamed inputs: the PE."""
-        return self.pe
-
-    @property
-    def phases(self) -> tuple[ElementPhase, ...]:
-        return (self.epilogue,)
-
-    def node_lanes(self, name: str) -> int:
-        return self.pe
 
     @property
     def factors(self) -> Factors:

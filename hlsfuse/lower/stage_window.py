@@ -21,8 +21,8 @@ from ..ir import Graph
 from ..ops.nn import pool_counts
 from ..types import Fmt
 from .elements import ElementPhase
-from .emitting import emitting_schedule
-from .engine import Engine, Folded, check_simd
+from .emitting import Emitting, emitting_schedule
+from .engine import Engine, check_simd
 from .schedule import Factors, Schedule, StageInputs, exact_accumulator, head_of
 from .storage import Buffer
 
@@ -161,7 +161,7 @@ def window_engine(geometry: WindowGeometry, emits: int, folds: int = 1, slots: i
 
 
 @dataclass(frozen=True)
-class WindowMain(Folded):
+class WindowMain(Emitting):
     op: str  # the head's op, for the reader of the generated code
     combine: str  # mac | max | mean (ops/head.py)
     products: int  # per output: a MAC's KH*KW*Cin/groups products, a pool's KH*KW taps
@@ -180,22 +180,6 @@ class WindowMain(Folded):
     snapshots: int = 1  # completed windows held for emission (``Engine.slots``)
 
     strided = True
-
-    @property
-    def loops(self) -> tuple[tuple[str, int], ...]:
-        return (("push and emit", self.iterations),)
-
-    @property
-    def lanes_out(self) -> int:
-        """Elements per token of the output and of the epilogue's streamed inputs: the PE."""
-        return self.pe
-
-    @property
-    def phases(self) -> tuple[ElementPhase, ...]:
-        return (self.epilogue,)
-
-    def node_lanes(self, name: str) -> int:
-        return self.pe
 
     @property
     def lanes_in(self) -> int:

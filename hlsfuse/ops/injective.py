@@ -1,4 +1,4 @@
-"""Injective ops: each output element is one input element (or a constant, for pad).
+"""Injective ops: each output element is one input element (pad, which also inserts constants, is in pad.py).
 
 They move values without computing on them, so a fixed-point result is the input
 re-assigned to the node's output type (a no-op for the default type, which is the
@@ -6,8 +6,6 @@ input's). ``needs_buffer`` tells the FPGA fusion mode whether the op can emit it
 output in row-major stream order while reading its input in row-major order:
 
     reshape, flatten, squeeze, expand_dims        always (same order)
-    pad                                           in mode 'constant' (it inserts constants); 'reflect'
-                                                  and 'edge' copy input elements out of stream order
     slice                                         unless an axis is read backwards
     transpose                                     only if it keeps the order of the axes of size > 1
     concat                                        only if the blocks it interleaves are single rows
@@ -21,15 +19,14 @@ import math
 import numpy as np
 
 from ..errors import OpError
-from ..types import FixedType, from_float
 from .base import Attr, OpDef, Pattern, Sig, fixed_inputs, same_family
 from .exact import aligned, finish
 from .interval import Interval
 
-__all__ = ["OPS", "PAD_MODES", "normalize_axes", "slice_ranges", "reversed_axis", "pad_indices"]
+__all__ = ["OPS", "normalize_axes", "slice_ranges", "reversed_axis", "listed"]
 
 
-def _listed(values) -> list[int]:
+def listed(values) -> list[int]:
     return [int(v) for v in values]
 
 
@@ -43,7 +40,7 @@ def _axis(value: int, ndim: int, name: str, low: int, high: int) -> int:
 def normalize_axes(axes, ndim: int, name: str = "axes") -> tuple[int, ...]:
     """Axes (negative counting from the end) as sorted non-negative ints, no duplicates."""
     if ndim == 0 and axes:
-        raise OpError(f"attribute '{name}' must be empty for a 0-dim input, not {_listed(axes)}")
+        raise OpError(f"attribute '{name}' must be empty for a 0-dim input, not {listed(axes)}")
     seen: list[int] = []
     for a in axes:
         if not -ndim <= a < ndim:
@@ -118,14 +115,14 @@ def _op(name, shape, move, doc, attrs=(), needs_buffer=_streams, stream="map", b
 def _reshape_shape(sig: Sig) -> tuple[int, ...]:
     x, new = sig.shapes[0], sig["newshape"]
     if any(d < 1 and d != -1 for d in new):
-        raise OpError(f"attribute 'newshape' entries must be positive or -1, not {_listed(new)}")
+        raise OpError(f"attribute 'newshape' entries must be positive or -1, not {listed(new)}")
     if new.count(-1) > 1:
         raise OpError(f"attribute 'newshape' may hold at most one -1, not {new.count(-1)}")
     size, known = math.prod(x), math.prod(d for d in new if d != -1)
     if -1 in new and size % known == 0:
         new = tuple(size // known if d == -1 else d for d in new)
     if -1 in new or math.prod(new) != size:
-        raise OpError(f"cannot reshape {list(x)} ({size} elements) to {_listed(sig['newshape'])}")
+        raise OpError(f"cannot reshape {list(x)} ({size} elements) to {listed(sig['newshape'])}")
     return new
 
 
@@ -176,7 +173,7 @@ def _perm(sig: Sig) -> tuple[int, ...]:
     if axes is None:
         return tuple(reversed(range(n)))
     if sorted(axes) != list(range(n)):
-        raise OpError(f"attribute 'axes' must be a permutation of {list(range(n))}, not {_listed(axes)}")
+        raise OpError(f"attribute 'axes' must be a permutation of {list(range(n))}, not {listed(axes)}")
     return axes
 
 
@@ -215,7 +212,7 @@ def _slices(sig: Sig) -> tuple[slice, ...]:
     if len(begin) > len(x):
         raise OpError(f"attribute 'begin' has {len(begin)} values, more than the {len(x)} dims of input 'x'")
     if 0 in step:
-        raise OpError(f"attribute 'step' must not contain 0, not {_listed(step)}")
+        raise OpError(f"attribute 'step' must not contain 0, not {listed(step)}")
     slices = tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))
     for axis, (s, n) in enumerate(zip(slices, x)):
         if not range(*s.indices(n)):
@@ -259,81 +256,6 @@ def _slice_bounds(ins, sig: Sig) -> Interval:
 def _slice_buffer(sig: Sig) -> str | None:
     axis = reversed_axis(sig)
     return None if axis is None else f"negative step on axis {axis} reverses the element order"
-
-
-# --------------------------------------------------------------------------
-# pad
-# --------------------------------------------------------------------------
-
-PAD_MODES = ("constant", "reflect", "edge")
-"""numpy.pad's (and ONNX Pad's) modes: the fill ``value``; the input mirrored without repeating its
-border element; the border element repeated."""
-
-
-def _pad_mode(value: str) -> str | None:
-    return None if value in PAD_MODES else f"must be one of {', '.join(PAD_MODES)}, not {value!r}"
-
-
-def _pad_widths(sig: Sig) -> list[tuple[int, int]]:
-    n, pads = len(sig.shapes[0]), sig["pads"]
-    if len(pads) != 2 * n:
-        raise OpError(f"attribute 'pads' must have {2 * n} values (before and after each of {n} dims), not {len(pads)}")
-    if sig["mode"] != "constant" and sig["value"] != 0.0:
-        raise OpError(f"attribute 'value' ({sig['value']}) applies to mode 'constant' only, not '{sig['mode']}'")
-    return list(zip(pads[:n], pads[n:]))
-
-
-def _pad_shape(sig: Sig) -> tuple[int, ...]:
-    return tuple(d + lo + hi for d, (lo, hi) in zip(sig.shapes[0], _pad_widths(sig)))
-
-
-def pad_indices(shape, widths, mode: str) -> tuple[np.ndarray, ...]:
-    """Per axis of a 'reflect' or 'edge' pad, the input index each output index copies: numpy.pad of the
-    indices, so the hardware's tables are the reference's own geometry."""
-    return tuple(np.pad(np.arange(n), w, mode=mode) for n, w in zip(shape, widths))
-
-
-def _pad_constants(sig: Sig) -> dict:
-    """fill: the float of a float32 graph, else the raw value of ``value`` in the output type (RND, SAT)."""
-    t = sig.out_dtype
-    if t.is_float:
-        return {"fill": sig["value"]}
-    return {"fill": int(from_float(np.array(sig["value"]), FixedType(t.width, t.int_bits, t.signed, "RND", "SAT")))}
-
-
-def _pad(args, sig):
-    widths = _pad_widths(sig)
-    t, mode = sig.out_dtype, sig["mode"]
-    x = args[0] if t.is_float else finish(args[0], sig.dtypes[0].frac, sig)
-    if mode != "constant":
-        y = np.pad(x, widths, mode=mode)
-    elif t.is_float:
-        y = np.pad(x, widths, constant_values=np.float32(sig["value"]))
-    else:
-        y = np.pad(x, widths, constant_values=_pad_constants(sig)["fill"])
-    return y.astype(np.float32) if t.is_float else y
-
-
-def _pad_bounds(ins, sig: Sig) -> Interval:
-    x, widths = ins[0], _pad_widths(sig)
-    moved = x.flat() if x.per_channel and any(widths[-1]) else x.like(x.lo, x.hi)
-    if sig["mode"] != "constant" or not any(sig["pads"]):
-        return moved
-    t = sig.out_dtype
-    if t.is_float:
-        return moved.union(Interval(sig["value"], sig["value"], None))
-    fill = _pad_constants(sig)["fill"]
-    return moved.union(Interval(fill, fill, t.frac))
-
-
-def _pad_buffer(sig: Sig) -> str | None:
-    if sig["mode"] == "constant" or not any(sig["pads"]):
-        return None
-    return f"{sig['mode']} padding copies input elements out of stream order"
-
-
-def _non_negative(values) -> str | None:
-    return None if all(v >= 0 for v in values) else f"must be non-negative, not {_listed(values)}"
 
 
 # --------------------------------------------------------------------------
@@ -445,25 +367,6 @@ OPS = (
         needs_buffer=_slice_buffer,
         bounds=_slice_bounds,
         stream="own",
-    ),
-    OpDef(
-        name="pad",
-        inputs=("x",),
-        attrs=(
-            Attr("pads", "ints", check=_non_negative),
-            Attr("value", "float", 0.0),
-            Attr("mode", "str", "constant", check=_pad_mode),
-        ),
-        shape=_pad_shape,
-        pattern=Pattern.INJECTIVE,
-        check=same_family,
-        compute=_pad,
-        bounds=_pad_bounds,
-        constants=_pad_constants,
-        needs_buffer=_pad_buffer,
-        stream="own",
-        doc="numpy.pad, pads = [before..., after...]; mode 'constant' fills with value rounded to the output "
-        "type (RND, SAT), 'reflect' mirrors, 'edge' repeats the border",
     ),
     _op(
         "squeeze",

@@ -25,7 +25,8 @@ from ...outdir import Files
 from ...resources import hw_dir
 from ..templates import render
 from . import stage_map, stage_own, stage_reduce, stage_rows, stage_window
-from .module import ModuleBuilder, StageModule, StreamPort, fixed_type
+from .decls import StageModule, StreamPort, fixed_type
+from .module import ModuleBuilder
 from .vlog import bits_for, index_width
 
 __all__ = ["emit_verilog", "STAGE_BUILDERS"]

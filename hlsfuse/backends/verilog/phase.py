@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from ...lower.elements import ElementPhase
 from ...lower.schedule import Schedule
+from .decls import Assign, Sequencer, Update
 from .expr import counters, program
-from .module import Assign, ModuleBuilder, Sequencer, Update
+from .module import ModuleBuilder
 from .vlog import XW, bits_for, ulit, zext
 
 __all__ = ["setup", "reads", "element_phase", "lane_values", "lanes_phase", "PushEmit", "push_emit",

@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 
 from ...lower.plan import Stage
-from .module import ModuleBuilder, StageModule, Update
+from .decls import StageModule, Update
+from .module import ModuleBuilder
 from .phase import element_phase, lanes_phase, reads, setup
 from .vlog import bits_for, ulit, zext
 

@@ -23,7 +23,8 @@ import numpy as np
 from ...lower import own_opaque
 from ...ops.opaque import softmax_tables
 from ...types import FixedType, Fmt
-from .module import ModuleBuilder, Update
+from .decls import Update
+from .module import ModuleBuilder
 from .own_tokens import assign, exact, first_max, join, lane_tag, moved, source, split
 from .vlog import XW, bits_for, index_width, sext64, slit, ulit, zext
 

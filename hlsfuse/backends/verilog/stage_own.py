@@ -31,7 +31,8 @@ from ...lower import own_movers
 from ...lower.plan import Stage
 from ...ops import get_op
 from ...types import FixedType
-from .module import Assign, ModuleBuilder, StageModule, Update
+from .decls import Assign, StageModule, Update
+from .module import ModuleBuilder
 from .own_tokens import assign, join, lane_tag, mask, moved_token, source, split
 from .stage_opaque import OPS as OPAQUE
 from .vlog import XW, bits_for, sext64, ulit, zext

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from ...lower.plan import Stage
 from ...types import Fmt
+from .decls import StageModule, Update
 from .expr import counters, index_sum
-from .module import ModuleBuilder, StageModule, Update
+from .module import ModuleBuilder
 from .phase import element_phase, lane_values, lanes_phase, reads, setup
 from .stage_window import quotient
 from .vlog import assign_params, extend, sext64, ulit, zext

@@ -19,8 +19,9 @@ dot product (and of the epilogue) per lane, written as one token.
 from __future__ import annotations
 
 from ...lower.plan import Stage
+from .decls import StageModule, Update
 from .expr import rom
-from .module import ModuleBuilder, StageModule, Update
+from .module import ModuleBuilder
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, sext64, ulit, zext
 

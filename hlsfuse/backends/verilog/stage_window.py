@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from ...lower.plan import Stage
 from ...types import Fmt
+from .decls import Assign, StageModule
 from .expr import rom
-from .module import Assign, ModuleBuilder, StageModule
+from .module import ModuleBuilder
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, sext64, ulit, zext
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.injective import PAD_MODES
+from ...ops.pad import PAD_MODES
 from . import layout
 from .context import Context, Deferred, Value
 from .fold import constant_input, ints_input, normalize_axes, reshape_target, slice_plan

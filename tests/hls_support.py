@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -25,11 +26,11 @@ from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.lower import lower
 from hlsfuse.outdir import Files, write_tree
 from hlsfuse.resources import hw_dir
-from hlsfuse.sim import csim
+from hlsfuse.sim import cache, csim
 from hlsfuse.sim.csim import CsimResult
 
 __all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "in_ci", "amd_cache", "amd_headers", "amd_include_flags",
-           "write_project", "csim_both"]
+           "write_project", "csim_both", "built"]
 
 INCLUDE = hw_dir() / "hls" / "include"  # hlsfuse's work-alike ap_int.h, ap_fixed.h, hls_stream.h, ap_axi_sdata.h
 KERNELS_ROOT = hw_dir() / "hls"  # holds hlsfuse/kernels.h, included as <hlsfuse/kernels.h>
@@ -115,3 +116,30 @@ def csim_both(out, *args, **kwargs) -> CsimResult:
         raise AssertionError(f"{out}: AMD's headers and the work-alikes disagree\n"
                              f"with AMD's headers: {amd.report()}\nwith the work-alikes: {ours.report()}")
     return ours
+
+
+def built(files: dict[str, str], source: Path, args: list[str], trees: tuple[Path, ...]) -> tuple[Path, str]:
+    """``g++ ARGS -iquote BUILD SOURCE -o BUILD/check`` with ``files`` written into BUILD, kept in hlsfuse's build
+    cache (``hlsfuse.sim.cache``, kind "tests") so that a run after the first builds nothing: the key is g++'s
+    version, the arguments, ``files``, ``source`` and every file under ``trees`` (the headers it can include).
+    Returns the binary and g++'s diagnostics; a failed build is an AssertionError with them."""
+    key = hashlib.sha256()
+    version = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
+    for part in (version, *args, *(f"{name}\0{text}" for name, text in sorted(files.items()))):
+        key.update(part.encode() + b"\0")
+    key.update(source.read_bytes())
+    for tree in trees:
+        for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+            key.update(str(path.relative_to(tree)).encode() + b"\0" + path.read_bytes())
+    folder = cache.root("tests") / f"{source.stem}-{key.hexdigest()[:24]}"
+
+    def build(scratch: Path) -> None:
+        for name, text in files.items():
+            (scratch / name).write_text(text)
+        cmd = ["g++", *args, "-iquote", str(scratch), str(source), "-o", str(scratch / "check")]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, f"g++ failed:\n{done.stderr[-8000:]}"
+        (scratch / "diagnostics.txt").write_text(done.stderr)
+
+    binary, _ = cache.entry(folder, "check", build)
+    return binary, (folder / "diagnostics.txt").read_text()

@@ -150,7 +150,9 @@ def test_an_interrupted_sweep_keeps_its_points_and_resume_does_not_redo_them(tmp
     args = [sys.executable, "-m", "hlsfuse", "explore", str(ROOT / "examples" / "resnet8.json"), "-o", str(out),
             "--dsp", "20:2000:20", "--board", "zcu104", "--fusion", "fpga", "--jobs", "2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # SIGINT at its default: a suite started as a background job passes SIG_IGN on, and Python would keep it
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while len(list(out.glob("points/*/point.json"))) < 4 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hls_support import INCLUDE, KERNELS_ROOT, STRICT, amd_cache, amd_headers, amd_include_flags
+from hls_support import INCLUDE, KERNELS_ROOT, STRICT, amd_cache, amd_headers, amd_include_flags, built
 
 from hlsfuse.types import OVERFLOW_MODES, QUANT_MODES, FixedType, Fmt, assign, from_float
 
@@ -220,17 +220,10 @@ def expected_keys(with_defaults: bool) -> set[tuple[str, int]]:
 # --------------------------------------------------------------------------
 
 
-def build(workdir: Path, include_flags: list[str], flags: list[str]) -> tuple[Path, str]:
-    """Compile the check program; returns the binary and g++'s diagnostics."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "values.inc").write_text(values_inc())
-    (workdir / "cases.inc").write_text(cases_inc())
-    binary = workdir / "check"
-    cmd = ["g++", *flags, *include_flags, "-I", str(KERNELS_ROOT), "-iquote", str(workdir), str(CHECK_CPP),
-           "-o", str(binary)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"g++ failed:\n{done.stderr[-6000:]}"
-    return binary, done.stderr
+def build(include_flags: list[str], flags: list[str], headers: Path) -> tuple[Path, str]:
+    """The check program, compiled (or found in the build cache); returns the binary and g++'s diagnostics."""
+    files = {"values.inc": values_inc(), "cases.inc": cases_inc()}
+    return built(files, CHECK_CPP, [*flags, *include_flags, "-I", str(KERNELS_ROOT)], (KERNELS_ROOT, headers))
 
 
 def run(binary: Path) -> dict[tuple[str, int], list[int]]:
@@ -244,21 +237,21 @@ def run(binary: Path) -> dict[tuple[str, int], list[int]]:
 
 
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory):
+def ours():
     # -Wno-unknown-pragmas: hlsfuse/numeric.h (hlsf::lanes) has `#pragma HLS`, which g++ warns about
     flags = [*STRICT, "-Wno-unknown-pragmas"]
-    binary, diagnostics = build(tmp_path_factory.mktemp("ours"), ["-I", str(INCLUDE)], flags)
+    binary, diagnostics = build(["-I", str(INCLUDE)], flags, INCLUDE)
     return binary, diagnostics, run(binary)
 
 
 @pytest.fixture(scope="module")
-def amd(tmp_path_factory):
+def amd():
     headers = amd_headers(amd_cache())
     # Without -Werror (AMD's headers are not warning-free). NDEBUG: AMD's assignment reads a bit beyond
     # the source's MSB (an assert) when every source bit lies below the target's LSB, before choosing the
     # sign bit instead; -O0 because these headers compile slowly.
     include = amd_include_flags(headers)
-    binary, _ = build(tmp_path_factory.mktemp("amd"), include, ["-std=c++14", "-O0", "-w", "-DNDEBUG"])
+    binary, _ = build(include, ["-std=c++14", "-O0", "-w", "-DNDEBUG"], headers)
     return run(binary)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hls_support import INCLUDE, KERNELS_ROOT, STRICT, amd_cache, amd_headers, amd_include_flags
+from hls_support import INCLUDE, KERNELS_ROOT, STRICT, amd_cache, amd_headers, amd_include_flags, built
 
 from hlsfuse import GraphBuilder
 from hlsfuse.backends.hls.toolchain import AMD_FLAGS, CXX_STANDARD
@@ -532,15 +532,11 @@ def data_text(cases: list[Case]) -> str:
     return " ".join(tokens) + "\n"
 
 
-def build_and_run(workdir: Path, cases: list[Case], include_flags: list[str], flags: list[str]):
-    """Compile the harness with these cases; returns (g++ diagnostics, {case number: output tokens})."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "cases.inc").write_text(cases_inc(cases))
-    binary = workdir / "check"
-    cmd = ["g++", *flags, *include_flags, "-I", str(KERNELS_ROOT), "-iquote", str(workdir), str(CHECK_CPP),
-           "-o", str(binary)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, f"g++ failed:\n{done.stderr[-8000:]}"
+def build_and_run(cases: list[Case], include_flags: list[str], flags: list[str], headers: Path):
+    """Compile the harness with these cases (or find it in the build cache); returns (g++ diagnostics, {case
+    number: output tokens})."""
+    binary, diagnostics = built({"cases.inc": cases_inc(cases)}, CHECK_CPP,
+                                [*flags, *include_flags, "-I", str(KERNELS_ROOT)], (KERNELS_ROOT, headers))
     run = subprocess.run([str(binary)], input=data_text(cases), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and not run.stderr, run.stderr[-4000:]
     results = {}
@@ -548,7 +544,7 @@ def build_and_run(workdir: Path, cases: list[Case], include_flags: list[str], fl
         ident, *values = line.split()
         results[int(ident)] = values
     assert sorted(results) == list(range(len(cases)))
-    return done.stderr, results
+    return diagnostics, results
 
 
 def check(case: Case, tokens: list[str]) -> None:
@@ -566,8 +562,8 @@ def check(case: Case, tokens: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    return build_and_run(tmp_path_factory.mktemp("ours"), CASES, ["-I", str(INCLUDE)], OURS_FLAGS)
+def ours():
+    return build_and_run(CASES, ["-I", str(INCLUDE)], OURS_FLAGS, INCLUDE)
 
 
 # --------------------------------------------------------------------------
@@ -584,11 +580,11 @@ def test_kernel_matches_reference(ours, n):
     check(CASES[n], ours[1][n])
 
 
-def test_amd_headers_give_the_same_results(tmp_path):
+def test_amd_headers_give_the_same_results():
     """Every case, built against AMD's headers (with csim's flags for them, at -O1), matches the reference too."""
     headers = amd_headers(amd_cache())
     flags = [CXX_STANDARD, "-O1", *(f for f in AMD_FLAGS if f not in (CXX_STANDARD, "-O2"))]
-    _, results = build_and_run(tmp_path, CASES, amd_include_flags(headers), flags)
+    _, results = build_and_run(CASES, amd_include_flags(headers), flags, headers)
     for n, case in enumerate(CASES):
         check(case, results[n])
 

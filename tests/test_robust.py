@@ -480,9 +480,10 @@ def test_an_interrupt_during_a_verilator_build_stops_the_whole_build_and_leaves_
     out = tmp_path / "OUT"
     assert main(["compile", str(ROOT / "examples" / "mlp.json"), "-o", str(out), "--target", "verilog"]) == 0
     cache = tmp_path / "cache"
+    # SIGINT at its default: a suite started as a background job passes SIG_IGN on, and Python would keep it
     proc = subprocess.Popen([sys.executable, "-m", "hlsfuse", "rtlsim", str(out), "--driver", "native"],
                             env=_env(XDG_CACHE_HOME=str(cache)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     rtl = cache / "hlsfuse" / "rtlsim"
     # wait until make is compiling: Verilator has written its makefiles into the scratch folder
     while proc.poll() is None and not list(rtl.glob("*/obj/*.mk")):

@@ -1042,8 +1042,9 @@ def inventory_designs():
     import test_lanes as lanes
     import test_lut_replicas as replicas
     import test_wide_ports as wide
-    from map_graphs import awkward_names, fixed_zoo, float_zoo, union
+    from map_graphs import awkward_names, fixed_zoo, float_zoo
     from nn_graphs import nn_zoo
+    from union import union
 
     from hlsfuse import load_graph
     from hlsfuse.compile import CompileOptions
@@ -1051,7 +1052,7 @@ def inventory_designs():
 
     examples = Path(__file__).parent.parent / "examples"
     return [
-        ("zoo", union("zoo", [fixed_zoo(), float_zoo(), awkward_names()], keep_names=(2,)), CompileOptions()),
+        ("zoo", union([fixed_zoo(), float_zoo(), awkward_names()], "zoo", keep_names=(2,)), CompileOptions()),
         ("nn_fixed", nn_zoo(True), CompileOptions()),
         ("nn_float", nn_zoo(False), CompileOptions()),
         ("movers", own.movers(), CompileOptions()),

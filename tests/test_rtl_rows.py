@@ -1,6 +1,6 @@
 """Rows stages (dense, matmul) of the Verilog backend: Verilator simulation bit-exact with the reference.
 
-One design holds many small graphs side by side (``rtl_design.union``: one Verilator build): dense
+One design holds many small graphs side by side (``union``: one Verilator build): dense
 and matmul with constant, streamed (held) and batch-broadcast second operands, 1-D to 4-D inputs,
 epilogues with constant (broadcast and full-size) and streamed broadcast operands, nodes computed
 before the rows, residual joins and lookup tables, integer and fixed types with every rounding and
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rtl_design import design, lint, plan_of, simulate, union
+from rtl_design import design, lint, plan_of, simulate
+from union import union
 
 from hlsfuse import GraphBuilder, HlsfuseError
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hls_support import csim_both
-from rtl_design import lint, plan_of, simulate, union
+from rtl_design import lint, plan_of, simulate
 from test_schedule import REPRO, REPRODUCERS
 from test_snapshots import GRAPHS
+from union import union
 
 from hlsfuse import GraphBuilder
 from hlsfuse.compile import compile

@@ -8,14 +8,13 @@ import csv
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from cli_process import cli_env, run_cli, start_cli
 from onnx_build import model, node, weights
 
 from hlsfuse import HlsfuseError
@@ -147,10 +146,9 @@ def test_a_folder_is_refused_replaced_or_resumed(swept, tmp_path, capsys):
 
 def test_an_interrupted_sweep_keeps_its_points_and_resume_does_not_redo_them(tmp_path):
     out = tmp_path / "x"
-    args = [sys.executable, "-m", "hlsfuse", "explore", str(ROOT / "examples" / "resnet8.json"), "-o", str(out),
-            "--dsp", "20:2000:20", "--board", "zcu104", "--fusion", "fpga", "--jobs", "2"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    args = ["explore", ROOT / "examples" / "resnet8.json", "-o", out, "--dsp", "20:2000:20", "--board", "zcu104",
+            "--fusion", "fpga", "--jobs", "2"]
+    proc = start_cli(*args)
     deadline = time.monotonic() + 120
     while len(list(out.glob("points/*/point.json"))) < 4 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -162,7 +160,7 @@ def test_an_interrupted_sweep_keeps_its_points_and_resume_does_not_redo_them(tmp
     done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("points/*/point.json")}
     assert 4 <= len(done) < 100
     assert {p["id"] for p in _points(out)} == set(done)  # the tables hold what finished
-    finished = subprocess.run([*args, "--resume"], capture_output=True, text=True, env=env, timeout=300)
+    finished = run_cli(*args, "--resume", timeout=300)
     assert finished.returncode == 0, finished.stderr
     assert len(_points(out)) == 100
     assert all((out / "points" / k / "point.json").stat().st_mtime_ns == t for k, t in done.items())
@@ -250,11 +248,10 @@ def test_a_long_step_shows_its_elapsed_time_on_a_terminal_only(monkeypatch):
 def test_compile_shows_its_steps_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     import pty
 
-    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTHONPATH": str(ROOT), "TERM": "xterm"}
-    args = [sys.executable, "-m", "hlsfuse", "compile", RESIDUAL, "--target", "all"]
+    env = {k: v for k, v in cli_env(TERM="xterm").items() if k != "CI"}
+    args = ["compile", RESIDUAL, "--target", "all"]
     master, slave = pty.openpty()
-    done = subprocess.run([*args, "-o", str(tmp_path / "a")], stdout=subprocess.PIPE, stderr=slave, env=env,
-                          timeout=120)
+    done = run_cli(*args, "-o", tmp_path / "a", env=env, stderr=slave)
     os.close(slave)
     drawn = b""
     while True:
@@ -269,7 +266,7 @@ def test_compile_shows_its_steps_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     assert done.returncode == 0
     progress = drawn.partition(b"hlsfuse: warning: ")[0]  # the line is erased before the overflow warning
     assert b"\rcompile: fusing and folding, 0:00" in progress and progress.endswith(b"\r")
-    piped = subprocess.run([*args, "-o", str(tmp_path / "b")], capture_output=True, env=env, timeout=120)
+    piped = run_cli(*args, "-o", tmp_path / "b", env=env)
     # nothing but the warning about the types that can overflow
-    assert piped.returncode == 0 and [line for line in piped.stderr.decode().splitlines()
+    assert piped.returncode == 0 and [line for line in piped.stderr.splitlines()
                                       if not line.startswith("hlsfuse: warning: ")] == []

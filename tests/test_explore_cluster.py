@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import cli_env
 
 import hlsfuse.explore.sweep as sweep_module
 from hlsfuse.cli import main
@@ -82,7 +82,7 @@ def cluster(tmp_path_factory):
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     space = tmp_path_factory.mktemp("dask")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = cli_env()  # the workers import hlsfuse from this checkout
     quiet = {"stdout": subprocess.DEVNULL, "stderr": open(space / "log", "w"), "env": env, "cwd": space}  # noqa: SIM115
     procs = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port",
                                str(port), "--no-dashboard"], **quiet)]

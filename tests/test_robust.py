@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_process import cli_env, run_cli, start_cli
 
 import hlsfuse.cli.run
 import hlsfuse.compile
@@ -34,13 +35,6 @@ from hlsfuse.sim.rtlsim import rtlsim
 
 ROOT = Path(__file__).resolve().parents[1]
 RESIDUAL = str(ROOT / "examples" / "residual.json")
-
-
-def _env(**extra) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(ROOT)
-    env.update(extra)
-    return env
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -187,7 +181,7 @@ def test_a_kill_at_any_instant_leaves_the_old_out_or_the_new_one(tmp_path, where
     out = tmp_path / "OUT"
     old = {"a.txt": b"old", "c.txt": b"old c"}
     write_tree(out, old)
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(out), where], env=_env(), timeout=60)
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(out), where], env=cli_env(), timeout=60)
     assert done.returncode == 9
     check_out_dir(out, force=True)  # what the next run does first: a moved-away OUT comes back
     assert _tree(out) in (old, {"a.txt": b"new", "sub/b.txt": b"new b"})
@@ -220,9 +214,8 @@ def test_compiling_twice_with_different_hash_seeds_gives_identical_files(tmp_pat
     trees = []
     for seed in ("0", "12345"):
         out = tmp_path / f"out{seed}"
-        done = subprocess.run([sys.executable, "-m", "hlsfuse", "compile", RESIDUAL, "-o", str(out), "--target", "all",
-                               "--board", "pynq-z2"], env=_env(PYTHONHASHSEED=seed), capture_output=True, text=True,
-                              timeout=300)
+        done = run_cli("compile", RESIDUAL, "-o", out, "--target", "all", "--board", "pynq-z2",
+                       env=cli_env(PYTHONHASHSEED=seed), timeout=300)
         assert done.returncode == 0, done.stderr
         trees.append(_tree(out))
     assert trees[0] == trees[1]
@@ -480,9 +473,7 @@ def test_an_interrupt_during_a_verilator_build_stops_the_whole_build_and_leaves_
     out = tmp_path / "OUT"
     assert main(["compile", str(ROOT / "examples" / "mlp.json"), "-o", str(out), "--target", "verilog"]) == 0
     cache = tmp_path / "cache"
-    proc = subprocess.Popen([sys.executable, "-m", "hlsfuse", "rtlsim", str(out), "--driver", "native"],
-                            env=_env(XDG_CACHE_HOME=str(cache)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = start_cli("rtlsim", out, "--driver", "native", env=cli_env(XDG_CACHE_HOME=str(cache)))
     rtl = cache / "hlsfuse" / "rtlsim"
     # wait until make is compiling: Verilator has written its makefiles into the scratch folder
     while proc.poll() is None and not list(rtl.glob("*/obj/*.mk")):

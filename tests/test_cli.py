@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_process import PYTHON_M, run_cli
-from conftest import in_ci
+from tiers import in_ci
 
 from hlsfuse import GraphBuilder, load_graph, reference, save_graph
 from hlsfuse.cli import COMMANDS, main

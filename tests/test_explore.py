@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 from cli_process import cli_env, run_cli, start_cli
-from onnx_build import model, node, weights
+from tiers import need
 
 from hlsfuse import HlsfuseError
 from hlsfuse.cli import main
@@ -63,6 +62,7 @@ def test_budgets_are_lists_and_ranges():
             parse_budgets(bad)
 
 
+@pytest.mark.matplotlib
 def test_every_point_is_a_row_with_every_column_and_its_files(swept):
     with open(swept / "points.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -82,6 +82,7 @@ def test_every_point_is_a_row_with_every_column_and_its_files(swept):
         assert p["fifo_bits"] == report["fifo_bits"] and p["fifos"] == report["channels"]
 
 
+@pytest.mark.matplotlib
 def test_the_fronts_are_the_points_no_other_beats(swept):
     points = _points(swept)
     for resource, key in (("dsp", "pareto_dsp"), ("bram18", "pareto_bram")):
@@ -96,6 +97,7 @@ def test_the_fronts_are_the_points_no_other_beats(swept):
     assert {p["id"] for p in ranked} == {p["id"] for p in points if p["pareto_dsp"]}
 
 
+@pytest.mark.matplotlib
 def test_the_unfused_baseline_has_more_stages_fifos_and_fifo_bits(swept):
     points = {p["id"]: p for p in _points(swept)}
     pairs = [(p, points["unfused" + p["id"].removeprefix("fpga")]) for p in points.values() if p["fusion"] == "fpga"]
@@ -105,6 +107,7 @@ def test_the_unfused_baseline_has_more_stages_fifos_and_fifo_bits(swept):
         assert unfused["fifo_bits"] > fused["fifo_bits"], (fused["id"], fused["fifo_bits"], unfused["fifo_bits"])
 
 
+@pytest.mark.matplotlib
 def test_a_points_fold_json_compiles_to_the_same_design(swept, tmp_path):
     point = next(p for p in _points(swept) if p["id"] == "fpga_pynq-z2-dsp16")
     out = tmp_path / "c"
@@ -115,11 +118,13 @@ def test_a_points_fold_json_compiles_to_the_same_design(swept, tmp_path):
         point["cycles_per_frame"], point["dsp"], point["bram18"])
 
 
+@pytest.mark.matplotlib
 def test_a_pool_finds_what_one_process_finds(swept, tmp_path):
     code, out = _explore(tmp_path, RESIDUAL, *SMALL, jobs="2")
     assert code == 0 and _points(out) == _points(swept)
 
 
+@pytest.mark.matplotlib
 def test_a_folder_is_refused_replaced_or_resumed(swept, tmp_path, capsys):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "mine.txt").write_text("keep")
@@ -144,6 +149,7 @@ def test_a_folder_is_refused_replaced_or_resumed(swept, tmp_path, capsys):
     assert len(_points(out)) == 2 and not (out / "points" / "fpga_zcu104").exists()
 
 
+@pytest.mark.matplotlib
 def test_an_interrupted_sweep_keeps_its_points_and_resume_does_not_redo_them(tmp_path):
     out = tmp_path / "x"
     args = ["explore", ROOT / "examples" / "resnet8.json", "-o", out, "--dsp", "20:2000:20", "--board", "zcu104",
@@ -167,6 +173,10 @@ def test_an_interrupted_sweep_keeps_its_points_and_resume_does_not_redo_them(tmp
 
 
 def _mlp_onnx(path: Path) -> Path:
+    onnx = need("onnx")
+    need("onnxruntime")  # onnx_build's reference
+    from onnx_build import model, node, weights
+
     rng = np.random.default_rng(3)
     proto = model([node("Gemm", ["x", "w1", "b1"], ["h"], transB=1), node("Relu", ["h"], ["r"]),
                    node("Gemm", ["r", "w2", "b2"], ["y"], transB=1)],
@@ -176,6 +186,7 @@ def _mlp_onnx(path: Path) -> Path:
     return path
 
 
+@pytest.mark.matplotlib
 def test_precisions_of_an_onnx_model_are_points_with_their_error(tmp_path):
     path = _mlp_onnx(tmp_path / "mlp.onnx")
     code, out = _explore(tmp_path, str(path), "--boards", "pynq-z2", "--fusion", "fpga",

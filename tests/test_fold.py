@@ -452,6 +452,7 @@ def test_a_streamed_row_is_bit_exact_in_csim(tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
     from union import union
 

@@ -200,6 +200,7 @@ def test_gearbox_converters_between_lanes_neither_dividing_the_other_run_as_mode
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_wide_ports_and_converters_are_bit_exact_in_the_pyverilator_driver(tmp_path):
     g = chain()
     p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=FOLDS[2]))
@@ -285,6 +286,7 @@ def test_wide_window_stages_run_at_their_predicted_rate_in_rtlsim(tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_a_pe_as_wide_as_a_tiny_conv_leaves_no_unused_bits(tmp_path):
     # reproducer of a random rtlsim batch (seed 3136534100): Cout = PE = 2 and a 1-bit weight index; the lane's
     # channel was a 2-bit wire (wide enough for the literal PE) of which the index read one bit

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_process import cli_env, run_cli, start_cli
+from tiers import need
 
 import hlsfuse.cli.run
 import hlsfuse.compile
@@ -322,7 +323,7 @@ def test_an_out_without_checksums_is_refused_unless_edits_are_allowed(compiled, 
 
 
 def test_an_onnx_model_whose_external_data_is_missing_is_one_line(tmp_path, capsys):
-    onnx = pytest.importorskip("onnx")
+    onnx = need("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
@@ -531,7 +532,10 @@ def test_checksums_of_the_wrong_shape_are_one_line_naming_the_file(document, com
                                        "or pass --allow-edits to simulate the files as they are\n")
 
 
-@pytest.mark.parametrize("command, folder", [("csim", "hls"), ("rtlsim", "verilog")])
+@pytest.mark.parametrize("command, folder", [  # --allow-edits builds and runs the design
+    pytest.param("csim", "hls", marks=pytest.mark.gxx),
+    pytest.param("rtlsim", "verilog", marks=[pytest.mark.verilator, pytest.mark.pyverilator]),
+])
 @pytest.mark.parametrize("how", ["emptied", "entry removed", "source added"])
 def test_a_source_with_no_checksum_is_one_line_naming_it(command, folder, how, compiled, tmp_path, capsys):
     out = tmp_path / "OUT"
@@ -582,7 +586,7 @@ def _single_file_command(kind: str, tmp_path: Path) -> list[str]:
     """A command that writes the one file tmp_path/target (refused up front if it exists, without --force)."""
     target = str(tmp_path / "target")
     if kind == "convert":
-        onnx = pytest.importorskip("onnx")
+        onnx = need("onnx")
         from onnx import TensorProto, helper
 
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
@@ -691,7 +695,7 @@ def test_a_device_given_as_a_file_is_refused_before_reading(what, tmp_path, caps
     device.symlink_to("/dev/zero")  # a .json name, so the suffix check lets it through
     model = str(tmp_path / "m.onnx")
     if what in ("precision-map", "calibrate"):
-        onnx = pytest.importorskip("onnx")
+        onnx = need("onnx")
         from onnx import TensorProto, helper
 
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])

@@ -16,7 +16,7 @@ from rtl_design import lint, plan_of, simulate
 
 from hlsfuse import GraphBuilder
 
-pytestmark = pytest.mark.verilator
+pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
 
 
 def check(graph, tmp_path, frames=3):

@@ -19,7 +19,7 @@ from union import union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = pytest.mark.verilator
+pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
 
 QUANTS = ("TRN", "TRN_ZERO", "RND", "RND_ZERO", "RND_MIN_INF", "RND_INF", "RND_CONV")
 OVERFLOWS = ("WRAP", "SAT", "SAT_ZERO", "SAT_SYM")

@@ -130,10 +130,12 @@ def _check(graph, folder, frames):
     return r, plan
 
 
+@pytest.mark.pyverilator
 def test_dense_stages_are_bit_exact(tmp_path):
     _check(union(_dense_graphs()), tmp_path, frames=3)
 
 
+@pytest.mark.pyverilator
 def test_matmul_stages_are_bit_exact(tmp_path):
     _check(union(_matmul_graphs()), tmp_path, frames=3)
 
@@ -145,6 +147,7 @@ def _rows_busy_equals_the_schedule(r, plan, frames):
             assert count.busy == frames * s.cycles, (s.name, count.busy, s.cycles)
 
 
+@pytest.mark.pyverilator
 def test_dense_chain_runs_at_the_analytic_rate(tmp_path):
     rng = np.random.default_rng(8)
     b = GraphBuilder("mlp_small", dtype="fixed<12,4,RND,SAT>")
@@ -160,6 +163,7 @@ def test_dense_chain_runs_at_the_analytic_rate(tmp_path):
     _rows_busy_equals_the_schedule(r, plan, frames)
 
 
+@pytest.mark.pyverilator
 def test_matmul_with_held_operands_runs_at_the_analytic_rate(tmp_path):
     rng = np.random.default_rng(9)
     b = GraphBuilder("matmul_rate", dtype="fixed<10,4>")

@@ -22,7 +22,7 @@ from union import union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = pytest.mark.verilator
+pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
 
 
 def _const(b, rng, name, shape, dtype, scale=1.0):

@@ -34,6 +34,7 @@ LINT_SEEDS = seeds(tuple(range(101, 111)))  # 200 linted graphs
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.pyverilator
 def test_random_graphs_are_bit_exact_in_rtlsim(tmp_path, seed):
     graph = union(batch(seed, BATCH), name=f"batch_{seed}")
     fold = random_fold(graph, random.Random(seed))  # each MAC stage folded at random (SIMD 1 to all products)

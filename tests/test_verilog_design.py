@@ -54,6 +54,7 @@ def _held_and_fork():
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("make", [_every_map_op, _held_and_fork])
+@pytest.mark.pyverilator
 def test_map_and_fork_stages_are_bit_exact_at_the_predicted_rate(make, tmp_path):
     graph = make()
     plan = plan_of(graph)
@@ -68,6 +69,7 @@ def test_map_and_fork_stages_are_bit_exact_at_the_predicted_rate(make, tmp_path)
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_rtlsim_reports_a_timeout_instead_of_hanging(tmp_path):
     graph = _held_and_fork()
     result = simulate(graph, tmp_path, frames=1, timeout_cycles=5)
@@ -120,6 +122,7 @@ def test_compile_targets(tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_cli_compiles_and_simulates(tmp_path):
     from hlsfuse.graph_json import save_graph
 
@@ -184,6 +187,7 @@ def test_wide_dot_products_are_trees_of_small_adders():
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_models_are_cached_by_content(tmp_path):
     graph = _held_and_fork()
     simulate(graph, tmp_path / "a", frames=1)  # built now or by an earlier test

@@ -1,9 +1,11 @@
 """Test tiers and settings shared by the whole suite.
 
 Tests that need a system tool carry its marker (``@pytest.mark.gxx``, ``@pytest.mark.verilator``,
-``@pytest.mark.iverilog``, ``@pytest.mark.chromium``, ``@pytest.mark.dot``).
-Where the tool is missing they are skipped, except in CI (``CI=true``): CI installs every tool,
-so a missing one there is a broken set-up and those tests fail instead of passing silently.
+``@pytest.mark.iverilog``, ``@pytest.mark.chromium``, ``@pytest.mark.dot``); tests that need an optional
+Python package as they run carry its marker too (``@pytest.mark.pyverilator``, ``@pytest.mark.matplotlib``,
+``@pytest.mark.dask``, ...), and test modules that import one take it from ``tiers.need``.
+Where the need is missing they are skipped, except in CI (``CI=true``): CI installs everything,
+so a missing one there is a broken set-up and those tests fail instead of passing silently (tests/tiers.py).
 
 Random tests are reproducible: every run draws one hypothesis seed (unless ``--hypothesis-seed``
 gives it) and prints it in the header, so ``pytest --hypothesis-seed=N`` repeats a run exactly. Under
@@ -13,29 +15,15 @@ suites (csim, rtlsim) run on seeds listed in the tests instead (``random_graphs.
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 
 import pytest
 from hypothesis import settings
-
-# marker -> the command it needs, and how to get it on Debian/Ubuntu
-TOOLS = {
-    "gxx": ("g++", "apt-get install g++"),
-    "verilator": ("verilator", "apt-get install verilator"),
-    "iverilog": ("iverilog", "apt-get install iverilog"),
-    "chromium": ("chromium", "apt-get install chromium"),
-    "dot": ("dot", "apt-get install graphviz"),
-}
+from tiers import EXTRAS, TOOLS, check
 
 # No per-example deadline: the machines running the suite are shared and their timing varies.
 settings.register_profile("hlsfuse", deadline=None)
 settings.load_profile("hlsfuse")
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -45,8 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.hypothesis_seed = worker["hypothesis_seed"]
     elif config.getoption("hypothesis_seed", None) is None:  # before hypothesis's plugin reads it
         config.option.hypothesis_seed = str(random.SystemRandom().randrange(2**32))
-    for marker, (command, _) in TOOLS.items():
-        config.addinivalue_line("markers", f"{marker}: needs `{command}` (skipped where missing, except in CI)")
+    for marker, (needed, _) in (TOOLS | EXTRAS).items():
+        config.addinivalue_line("markers", f"{marker}: needs `{needed}` (skipped where missing, except in CI)")
     config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker with the group's other tests")
 
 
@@ -69,12 +57,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    for marker, (command, install) in TOOLS.items():
-        if item.get_closest_marker(marker) is None or shutil.which(command) is not None:
-            continue
-        if in_ci():
-            pytest.fail(f"`{command}` is not installed, and CI must run every test ({install})", pytrace=False)
-        pytest.skip(f"`{command}` is not installed ({install}, or `make setup` as root)")
+    for marker in (*TOOLS, *EXTRAS):
+        if item.get_closest_marker(marker) is not None:
+            check(marker)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tiers import in_ci
 
 from hlsfuse import HlsfuseError, fuse
 from hlsfuse.backends.hls import HlsOptions, emit_hls
@@ -29,7 +30,7 @@ from hlsfuse.resources import hw_dir
 from hlsfuse.sim import cache, csim
 from hlsfuse.sim.csim import CsimResult
 
-__all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "in_ci", "amd_cache", "amd_headers", "amd_include_flags",
+__all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "amd_cache", "amd_headers", "amd_include_flags",
            "write_project", "csim_both", "built"]
 
 INCLUDE = hw_dir() / "hls" / "include"  # hlsfuse's work-alike ap_int.h, ap_fixed.h, hls_stream.h, ap_axi_sdata.h
@@ -38,10 +39,6 @@ STRICT = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Werror"]
 
 HLS4ML = "hls4ml==1.3.0"
 AMD_DIR_IN_WHEEL = "hls4ml/templates/vivado/ap_types/"  # ap_int.h, ap_fixed.h, hls_stream.h, etc/...
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1")
 
 
 def amd_cache() -> Path:

@@ -3,8 +3,7 @@
 ``fixed_zoo()`` and ``float_zoo()`` put every map op of the registry into one graph each, with
 several fixed-point types, rounding and overflow modes, broadcasts of streamed and constant
 operands, fan-out and several inputs and outputs, so that one g++ run covers them all.
-``random_map_graph`` builds a random graph of map ops from a numpy seed; ``union`` puts several
-graphs side by side in one (one compilation then checks all of them).
+``random_map_graph`` builds a random graph of map ops from a numpy seed.
 """
 
 from __future__ import annotations
@@ -12,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from hlsfuse import GraphBuilder
-from hlsfuse.ir import Constant, Graph, Input, Node
+from hlsfuse.ir import Constant, Graph
 
-__all__ = ["fixed_zoo", "float_zoo", "small_graph", "awkward_names", "random_map_graph", "union"]
+__all__ = ["fixed_zoo", "float_zoo", "small_graph", "awkward_names", "random_map_graph"]
 
 
 def fixed_zoo() -> Graph:
@@ -169,14 +168,3 @@ def random_map_graph(seed: int, name: str = "random") -> Graph:
     b.output(*dict.fromkeys([last] + extra))
     return b.build()
 
-
-def union(name: str, graphs: list[Graph], keep_names: tuple[int, ...] = ()) -> Graph:
-    """The graphs side by side in one graph; names get the prefix ``g<k>_``, except in graphs ``keep_names``."""
-    inputs, constants, nodes, outputs = [], [], [], []
-    for k, g in enumerate(graphs):
-        p = "" if k in keep_names else f"g{k}_"
-        inputs += [Input(p + i.name, i.type) for i in g.inputs]
-        constants += [Constant(p + c.name, c.type, c.data) for c in g.constants]
-        nodes += [Node(p + n.name, n.op, tuple(p + s for s in n.inputs), dict(n.attrs), n.dtype) for n in g.nodes]
-        outputs += [p + o for o in g.outputs]
-    return Graph(name, tuple(inputs), tuple(constants), tuple(nodes), tuple(outputs))

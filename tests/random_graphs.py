@@ -1,15 +1,18 @@
-"""The random-graph harness of the expensive random suites (csim, rtlsim): batches drawn from listed seeds.
+"""The random-graph harness: the random suites' seeds and batches, and what a failing graph leaves behind.
 
+    uses_every_input(graph)   every graph input is read by a node (hardware is refused for an unused input)
     seeds(listed)       the seeds a suite runs: ``listed`` (fixed in the test, so that ``make test`` checks the same
                         graphs on every run and their g++ and Verilator builds come from the cache), or as many
                         fresh ones derived from HLSFUSE_RANDOM_SEED when it is set (``make test-random``)
     batch(seed, size)   ``size`` random graphs drawn from ``seed``: the same graphs for the same seed (and hypothesis
                         release), mixing the ops of ``strategies.op_graphs`` and the geometry of ``nn_graphs``
-    save(name, graph, fold)   a failing graph and its folding under tests/failed/, where ``hlsfuse compile --fold``
-                        and ``hlsfuse csim``/``rtlsim`` reproduce it
+    save(name, graph, fold, inputs)   a failing graph under tests/failed/, with its folding (``hlsfuse compile
+                        --fold`` and ``hlsfuse csim``/``rtlsim`` reproduce it) or the inputs it failed on
 
-A failure names its seed (in the test's id) and saves its input instead of shrinking: shrinking would cost minutes
-of builds. A random failure is a bug to fix, never a flake: rerun the seed, then fix what it shows.
+The expensive suites (csim, rtlsim) draw batches from listed seeds; a failure names its seed (in the test's id) and
+saves its batch instead of shrinking: shrinking would cost minutes of builds. The cheap property suites
+(tests/test_ranges.py, tests/test_schedule.py) draw on the run's hypothesis seed and save a failing graph the same
+way. A random failure is a bug to fix, never a flake: rerun the seed, then fix what it shows.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import random
 from pathlib import Path
 
+import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from rtl_design import saved_fold
@@ -26,17 +30,17 @@ from strategies import nn_graphs, op_graphs
 
 from hlsfuse.graph_json import graph_to_dict
 
-__all__ = ["seeds", "fresh", "batch", "save", "FAILED"]
+__all__ = ["uses_every_input", "seeds", "fresh", "batch", "save", "FAILED"]
 
 FAILED = Path(__file__).parent / "failed"
 FRESH = "HLSFUSE_RANDOM_SEED"  # set by `make test-random`
 
 
-def _uses_every_input(graph) -> bool:
+def uses_every_input(graph) -> bool:
     return all(graph.consumers[i.name] for i in graph.inputs)
 
 
-GRAPHS = op_graphs(max_ops=12).filter(_uses_every_input) | nn_graphs().filter(_uses_every_input)
+GRAPHS = op_graphs(max_ops=12).filter(uses_every_input) | nn_graphs().filter(uses_every_input)
 
 
 def fresh() -> bool:
@@ -68,10 +72,14 @@ def batch(seed_: int, size: int) -> list:
     return drawn[-1]
 
 
-def save(name: str, graph, fold) -> Path:
-    """tests/failed/<name>.json and <name>.fold.json; returns the graph's path."""
+def save(name: str, graph, fold=None, inputs: dict | None = None) -> Path:
+    """tests/failed/<name>.json, and <name>.fold.json with ``fold``, <name>-inputs.npz with ``inputs`` (raw
+    values by input name); returns the graph's path."""
     FAILED.mkdir(exist_ok=True)
     path = FAILED / f"{name}.json"
     path.write_text(json.dumps(graph_to_dict(graph), indent=1))
-    (FAILED / f"{name}.fold.json").write_text(saved_fold(graph, fold))
+    if fold is not None:
+        (FAILED / f"{name}.fold.json").write_text(saved_fold(graph, fold))
+    if inputs is not None:
+        np.savez(FAILED / f"{name}-inputs.npz", **inputs)
     return path

@@ -135,23 +135,3 @@ def lint(folder: Path) -> str:
     done = subprocess.run(cmd, cwd=vdir, capture_output=True, text=True, timeout=600)
     return (done.stdout + done.stderr).strip()
 
-
-def union(graphs, name: str = "batch"):
-    """One graph holding ``graphs`` side by side (names prefixed ``g<k>_``): one design, one Verilator build."""
-    from hlsfuse.graph_json import graph_from_dict
-
-    merged = {"name": name, "inputs": [], "constants": [], "nodes": [], "outputs": []}
-    for k, graph in enumerate(graphs):
-        data = graph_to_dict(graph)
-        rename = {}
-        for section in ("inputs", "constants", "nodes"):
-            for entry in data[section]:
-                rename[entry["name"]] = f"g{k}_{entry['name']}"
-        for section in ("inputs", "constants", "nodes"):
-            for entry in data[section]:
-                entry["name"] = rename[entry["name"]]
-                if "inputs" in entry:
-                    entry["inputs"] = [rename[i] for i in entry["inputs"]]
-                merged[section].append(entry)
-        merged["outputs"] += [rename[o] for o in data["outputs"]]
-    return graph_from_dict(merged)

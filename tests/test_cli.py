@@ -1,14 +1,13 @@
 """The command line: `check` and `run` through main(argv) and through the installed command."""
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import in_ci
+from cli_process import PYTHON_M, run_cli
+from tiers import in_ci
 
 from hlsfuse import GraphBuilder, load_graph, reference, save_graph
 from hlsfuse.cli import COMMANDS, main
@@ -208,21 +207,14 @@ def installed_command() -> list[str]:
 def command(request):
     if request.param == "console_script":
         return installed_command()
-    return [sys.executable, "-m", "hlsfuse"]
-
-
-def run_command(command, *args, cwd):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    if command[0] == sys.executable:  # python -m hlsfuse: works from the source tree too
-        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    return subprocess.run([*command, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return PYTHON_M  # works from the source tree too
 
 
 def test_command_checks_and_runs(command, graph_file, tmp_path):
-    done = run_command(command, "check", str(graph_file), cwd=tmp_path)
+    done = run_cli("check", str(graph_file), command=command, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("graph 'small' is valid: 4 nodes\n")
-    done = run_command(command, "run", str(graph_file), "-o", "out.npz", cwd=tmp_path)
+    done = run_cli("run", str(graph_file), "-o", "out.npz", command=command, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out.npz").is_file()
 
@@ -230,7 +222,7 @@ def test_command_checks_and_runs(command, graph_file, tmp_path):
 @pytest.mark.parametrize("how", sorted(BROKEN))
 def test_command_exits_2_with_one_line(command, tmp_path, how):
     path = broken_file(tmp_path, how)
-    done = run_command(command, "check", str(path), cwd=tmp_path)
+    done = run_cli("check", str(path), command=command, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == f"hlsfuse: error: {path}: {BROKEN[how]}\n"
@@ -258,7 +250,8 @@ def test_a_command_given_by_name_imports_only_what_it_needs(graph_file):
     # `hlsfuse fuse` reads, fuses and prints: none of the code generators, simulators or the explorer
     script = ("import sys; from hlsfuse.cli import main; code = main(['--debug', 'fuse', sys.argv[1], '--json']); "
               "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jinja2' or m.startswith('hlsfuse.')))")
-    done = subprocess.run([sys.executable, "-c", script, str(graph_file)], capture_output=True, text=True, check=True)
+    done = run_cli(graph_file, command=(sys.executable, "-c", script))
+    assert done.returncode == 0, done.stderr
     modules = eval(done.stdout.splitlines()[-1])
     assert "hlsfuse.cli.fuse" in modules and "hlsfuse.fusion" in modules
     unneeded = ("jinja2", "hlsfuse.cli.compile", "hlsfuse.compile", "hlsfuse.backends", "hlsfuse.lower", "hlsfuse.sim",

@@ -19,7 +19,8 @@ import pytest
 from hls_support import csim_both, write_project
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from map_graphs import awkward_names, fixed_zoo, float_zoo, random_map_graph, small_graph, union
+from map_graphs import awkward_names, fixed_zoo, float_zoo, random_map_graph, small_graph
+from union import union
 
 from hlsfuse import HlsfuseError, reference
 from hlsfuse.backends.hls.toolchain import WORKALIKE_FLAGS
@@ -35,7 +36,7 @@ def output_elements(graph) -> int:
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory):
-    graph = union("zoo", [fixed_zoo(), float_zoo(), awkward_names()], keep_names=(2,))
+    graph = union([fixed_zoo(), float_zoo(), awkward_names()], "zoo", keep_names=(2,))
     return graph, write_project(graph, tmp_path_factory.mktemp("zoo"))
 
 
@@ -60,7 +61,7 @@ def test_every_map_op_is_bit_exact(zoo):
 @settings(max_examples=2, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=10, max_size=10, unique=True))
 def test_random_map_graphs_are_bit_exact(tmp_path_factory, seeds):
-    graph = union("random", [random_map_graph(seed) for seed in seeds])
+    graph = union([random_map_graph(seed) for seed in seeds], "random")
     out = write_project(graph, tmp_path_factory.mktemp("random"))
     result = csim_both(out, inputs=[reference.random_inputs(graph, 1), reference.random_inputs(graph, 2)])
     assert result.passed, f"seeds {seeds}:\n{result.report()}"

@@ -8,7 +8,7 @@ folded at random, map and reduce stages and ports given random lanes, window and
 and PE, with the width converters they need (``rtl_design.random_fold``). The first 60 are also built against
 AMD's headers (every one under ``make test-random``, which draws fresh seeds). g++ dominates the cost, and most
 of a small design's build is the headers and the testbench, so the graphs of a batch are built as two designs of
-ten graphs side by side (``rtl_design.union``), the two at once. The seeds are listed, so a rerun takes its
+ten graphs side by side (``union``), the two at once. The seeds are listed, so a rerun takes its
 builds from the cache.
 
 A failing design is saved under tests/failed/ with its folding (``hlsfuse compile --fold`` and ``hlsfuse csim``
@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from hls_support import csim_both
 from random_graphs import batch, fresh, save, seeds
-from rtl_design import random_fold, union
+from rtl_design import random_fold
+from union import union
 
 from hlsfuse.compile import CompileOptions, compile
 from hlsfuse.sim import csim

@@ -23,6 +23,7 @@ def _graph(name: str):
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.pyverilator
 def test_example_is_bit_exact_at_the_analytic_rate(name, tmp_path):
     graph = _graph(name)
     driver = "pyverilator" if name in SMALL else "native"
@@ -35,6 +36,7 @@ def test_example_is_bit_exact_at_the_analytic_rate(name, tmp_path):
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("name", SMALL)
+@pytest.mark.pyverilator
 def test_both_drivers_report_the_same_run(name, tmp_path):
     graph = _graph(name)
     plan = plan_of(graph)
@@ -46,7 +48,7 @@ def test_both_drivers_report_the_same_run(name, tmp_path):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("driver", ["pyverilator", "native"])
+@pytest.mark.parametrize("driver", [pytest.param("pyverilator", marks=pytest.mark.pyverilator), "native"])
 def test_residual_deadlock_is_detected_and_located(driver, tmp_path):
     graph = _graph("residual")
     fine = plan_of(graph)

@@ -8,15 +8,13 @@ import csv
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx_build import model, node, weights
+from cli_process import cli_env, run_cli, start_cli
+from tiers import need
 
 from hlsfuse import HlsfuseError
 from hlsfuse.cli import main
@@ -64,6 +62,7 @@ def test_budgets_are_lists_and_ranges():
             parse_budgets(bad)
 
 
+@pytest.mark.matplotlib
 def test_every_point_is_a_row_with_every_column_and_its_files(swept):
     with open(swept / "points.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -83,6 +82,7 @@ def test_every_point_is_a_row_with_every_column_and_its_files(swept):
         assert p["fifo_bits"] == report["fifo_bits"] and p["fifos"] == report["channels"]
 
 
+@pytest.mark.matplotlib
 def test_the_fronts_are_the_points_no_other_beats(swept):
     points = _points(swept)
     for resource, key in (("dsp", "pareto_dsp"), ("bram18", "pareto_bram")):
@@ -97,6 +97,7 @@ def test_the_fronts_are_the_points_no_other_beats(swept):
     assert {p["id"] for p in ranked} == {p["id"] for p in points if p["pareto_dsp"]}
 
 
+@pytest.mark.matplotlib
 def test_the_unfused_baseline_has_more_stages_fifos_and_fifo_bits(swept):
     points = {p["id"]: p for p in _points(swept)}
     pairs = [(p, points["unfused" + p["id"].removeprefix("fpga")]) for p in points.values() if p["fusion"] == "fpga"]
@@ -106,6 +107,7 @@ def test_the_unfused_baseline_has_more_stages_fifos_and_fifo_bits(swept):
         assert unfused["fifo_bits"] > fused["fifo_bits"], (fused["id"], fused["fifo_bits"], unfused["fifo_bits"])
 
 
+@pytest.mark.matplotlib
 def test_a_points_fold_json_compiles_to_the_same_design(swept, tmp_path):
     point = next(p for p in _points(swept) if p["id"] == "fpga_pynq-z2-dsp16")
     out = tmp_path / "c"
@@ -116,11 +118,13 @@ def test_a_points_fold_json_compiles_to_the_same_design(swept, tmp_path):
         point["cycles_per_frame"], point["dsp"], point["bram18"])
 
 
+@pytest.mark.matplotlib
 def test_a_pool_finds_what_one_process_finds(swept, tmp_path):
     code, out = _explore(tmp_path, RESIDUAL, *SMALL, jobs="2")
     assert code == 0 and _points(out) == _points(swept)
 
 
+@pytest.mark.matplotlib
 def test_a_folder_is_refused_replaced_or_resumed(swept, tmp_path, capsys):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "mine.txt").write_text("keep")
@@ -145,14 +149,12 @@ def test_a_folder_is_refused_replaced_or_resumed(swept, tmp_path, capsys):
     assert len(_points(out)) == 2 and not (out / "points" / "fpga_zcu104").exists()
 
 
+@pytest.mark.matplotlib
 def test_an_interrupted_sweep_keeps_its_points_and_resume_does_not_redo_them(tmp_path):
     out = tmp_path / "x"
-    args = [sys.executable, "-m", "hlsfuse", "explore", str(ROOT / "examples" / "resnet8.json"), "-o", str(out),
-            "--dsp", "20:2000:20", "--board", "zcu104", "--fusion", "fpga", "--jobs", "2"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    # SIGINT at its default: a suite started as a background job passes SIG_IGN on, and Python would keep it
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    args = ["explore", ROOT / "examples" / "resnet8.json", "-o", out, "--dsp", "20:2000:20", "--board", "zcu104",
+            "--fusion", "fpga", "--jobs", "2"]
+    proc = start_cli(*args)
     deadline = time.monotonic() + 120
     while len(list(out.glob("points/*/point.json"))) < 4 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -164,13 +166,17 @@ def test_an_interrupted_sweep_keeps_its_points_and_resume_does_not_redo_them(tmp
     done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("points/*/point.json")}
     assert 4 <= len(done) < 100
     assert {p["id"] for p in _points(out)} == set(done)  # the tables hold what finished
-    finished = subprocess.run([*args, "--resume"], capture_output=True, text=True, env=env, timeout=300)
+    finished = run_cli(*args, "--resume", timeout=300)
     assert finished.returncode == 0, finished.stderr
     assert len(_points(out)) == 100
     assert all((out / "points" / k / "point.json").stat().st_mtime_ns == t for k, t in done.items())
 
 
 def _mlp_onnx(path: Path) -> Path:
+    onnx = need("onnx")
+    need("onnxruntime")  # onnx_build's reference
+    from onnx_build import model, node, weights
+
     rng = np.random.default_rng(3)
     proto = model([node("Gemm", ["x", "w1", "b1"], ["h"], transB=1), node("Relu", ["h"], ["r"]),
                    node("Gemm", ["r", "w2", "b2"], ["y"], transB=1)],
@@ -180,6 +186,7 @@ def _mlp_onnx(path: Path) -> Path:
     return path
 
 
+@pytest.mark.matplotlib
 def test_precisions_of_an_onnx_model_are_points_with_their_error(tmp_path):
     path = _mlp_onnx(tmp_path / "mlp.onnx")
     code, out = _explore(tmp_path, str(path), "--boards", "pynq-z2", "--fusion", "fpga",
@@ -252,11 +259,10 @@ def test_a_long_step_shows_its_elapsed_time_on_a_terminal_only(monkeypatch):
 def test_compile_shows_its_steps_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     import pty
 
-    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTHONPATH": str(ROOT), "TERM": "xterm"}
-    args = [sys.executable, "-m", "hlsfuse", "compile", RESIDUAL, "--target", "all"]
+    env = {k: v for k, v in cli_env(TERM="xterm").items() if k != "CI"}
+    args = ["compile", RESIDUAL, "--target", "all"]
     master, slave = pty.openpty()
-    done = subprocess.run([*args, "-o", str(tmp_path / "a")], stdout=subprocess.PIPE, stderr=slave, env=env,
-                          timeout=120)
+    done = run_cli(*args, "-o", tmp_path / "a", env=env, stderr=slave)
     os.close(slave)
     drawn = b""
     while True:
@@ -271,7 +277,7 @@ def test_compile_shows_its_steps_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     assert done.returncode == 0
     progress = drawn.partition(b"hlsfuse: warning: ")[0]  # the line is erased before the overflow warning
     assert b"\rcompile: fusing and folding, 0:00" in progress and progress.endswith(b"\r")
-    piped = subprocess.run([*args, "-o", str(tmp_path / "b")], capture_output=True, env=env, timeout=120)
+    piped = run_cli(*args, "-o", tmp_path / "b", env=env)
     # nothing but the warning about the types that can overflow
-    assert piped.returncode == 0 and [line for line in piped.stderr.decode().splitlines()
+    assert piped.returncode == 0 and [line for line in piped.stderr.splitlines()
                                       if not line.startswith("hlsfuse: warning: ")] == []

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import cli_env
 
 import hlsfuse.explore.sweep as sweep_module
 from hlsfuse.cli import main
@@ -34,6 +34,7 @@ def test_a_point_is_flagged_when_it_is_not_exact_or_strays_from_the_model():
     assert flag(False, 1.0, "stage s1 stalled").startswith("deadlock: stage s1 stalled")
 
 
+@pytest.mark.matplotlib
 def test_a_flagged_point_is_in_the_table_and_the_exit_code(tmp_path, monkeypatch, capsys):
     def slow(key, point, payload=None, frames=3, seed=0):
         return {"id": point.id, "measured_cycles": 2000.0, "model_cycles": 1575, "measured_ratio": 1.27,
@@ -58,6 +59,7 @@ def local_sweep(tmp_path_factory):
 
 
 @pytest.mark.verilator
+@pytest.mark.matplotlib
 def test_the_best_point_is_verified_bit_exact_at_the_models_rate(local_sweep):
     points = _points(local_sweep)
     [verified] = [p for p in points if p["measured_cycles"] is not None]
@@ -76,13 +78,12 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A Dask scheduler and two single-threaded workers on 127.0.0.1, stopped afterwards."""
-    pytest.importorskip("distributed")
     from distributed import Client
 
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     space = tmp_path_factory.mktemp("dask")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = cli_env()  # the workers import hlsfuse from this checkout
     quiet = {"stdout": subprocess.DEVNULL, "stderr": open(space / "log", "w"), "env": env, "cwd": space}  # noqa: SIM115
     procs = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port",
                                str(port), "--no-dashboard"], **quiet)]
@@ -110,6 +111,8 @@ def cluster(tmp_path_factory):
 
 
 @pytest.mark.verilator
+@pytest.mark.matplotlib
+@pytest.mark.dask
 def test_a_dask_cluster_gives_the_local_result(cluster, local_sweep, tmp_path):
     out = tmp_path / "x"
     assert main(["explore", *SWEEP, "-o", str(out), "--scheduler", cluster]) == 0
@@ -118,6 +121,7 @@ def test_a_dask_cluster_gives_the_local_result(cluster, local_sweep, tmp_path):
         p.parent.name for p in local_sweep.glob("points/*/verify.json")}
 
 
+@pytest.mark.dask
 def test_an_address_without_a_scheduler_is_one_line(tmp_path, capsys):
     address = f"tcp://127.0.0.1:{_free_port()}"
     assert main(["explore", RESIDUAL, "--boards", "pynq-z2", "-o", str(tmp_path / "x"), "--scheduler", address]) == 2

@@ -10,8 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tiers import need
 
-pytest.importorskip("matplotlib")
+need("matplotlib")
 
 from hlsfuse.boards import BOARDS  # noqa: E402
 from hlsfuse.compile import plan_design  # noqa: E402

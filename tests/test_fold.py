@@ -450,8 +450,9 @@ def test_a_streamed_row_is_bit_exact_in_csim(tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
-    from rtl_design import union
+    from union import union
 
     graph = union([small_net(), small_net(), attention_like(), mlp()], name="folded")
     fold = tuple((f"g{k}_{n}", s) for k, f in enumerate(FOLDS) for n, s in f) + (("g2_q", 2), ("g2_scores", 2))

@@ -1031,12 +1031,13 @@ def api_entry(symbol: str) -> str | None:
 
 def inventory_designs():
     """(name, graph, options) of designs that together instantiate every stage template branch and kernel."""
-    import test_hls_stages_own as own
     import test_lanes as lanes
     import test_lut_replicas as replicas
     import test_wide_ports as wide
-    from map_graphs import awkward_names, fixed_zoo, float_zoo, union
+    from map_graphs import awkward_names, fixed_zoo, float_zoo
     from nn_graphs import nn_zoo
+    from own_graphs import hls_floats, hls_movers, hls_rows
+    from union import union
 
     from hlsfuse import load_graph
     from hlsfuse.boards import Target
@@ -1045,12 +1046,12 @@ def inventory_designs():
 
     examples = Path(__file__).parent.parent / "examples"
     return [
-        ("zoo", union("zoo", [fixed_zoo(), float_zoo(), awkward_names()], keep_names=(2,)), CompileOptions()),
+        ("zoo", union([fixed_zoo(), float_zoo(), awkward_names()], "zoo", keep_names=(2,)), CompileOptions()),
         ("nn_fixed", nn_zoo(True), CompileOptions()),
         ("nn_float", nn_zoo(False), CompileOptions()),
-        ("movers", own.movers(), CompileOptions()),
-        ("rows", own.rows(), CompileOptions()),
-        ("floats", own.floats(), CompileOptions()),
+        ("movers", hls_movers(), CompileOptions()),
+        ("rows", hls_rows(), CompileOptions()),
+        ("floats", hls_floats(), CompileOptions()),
         ("replicas", replicas.every_kind(),
          CompileOptions(fold=Folding(lanes=(("sg", 8), ("th", 4), ("ad", 8), ("sg2", 8), ("sm", 4), ("tot", 4))))),
         ("convs", lanes.convs(), CompileOptions(fold=lanes.WIDE)),

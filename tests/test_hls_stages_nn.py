@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hls_support import csim_both, write_project
-from map_graphs import union
 from nn_graphs import nn_zoo, random_nn_graph, wide_graph
+from union import union
 
 from hlsfuse import GraphBuilder, HlsfuseError, fuse, reference
 from hlsfuse.backends.hls import emit_hls
@@ -155,7 +155,7 @@ def test_wide_accumulators_stay_exact(projects):
 @pytest.mark.gxx
 @pytest.mark.parametrize("seed", [0, 1])
 def test_random_nn_graphs_are_bit_exact(projects, seed):
-    g = union(f"random_nn_union{seed}", [random_nn_graph(10 * seed + k) for k in range(3)])
+    g = union([random_nn_graph(10 * seed + k) for k in range(3)], f"random_nn_union{seed}")
     _run(g, projects(g))
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hls_support import csim_both
+from own_graphs import lanes_small, own_stages
 from rtl_design import lint, simulate
 
 from hlsfuse import GraphBuilder
@@ -200,6 +201,7 @@ def test_gearbox_converters_between_lanes_neither_dividing_the_other_run_as_mode
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_wide_ports_and_converters_are_bit_exact_in_the_pyverilator_driver(tmp_path):
     g = chain()
     p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=FOLDS[2]))
@@ -285,6 +287,7 @@ def test_wide_window_stages_run_at_their_predicted_rate_in_rtlsim(tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_a_pe_as_wide_as_a_tiny_conv_leaves_no_unused_bits(tmp_path):
     # reproducer of a random rtlsim batch (seed 3136534100): Cout = PE = 2 and a 1-bit weight index; the lane's
     # channel was a 2-bit wire (wide enough for the literal PE) of which the index read one bit
@@ -482,29 +485,16 @@ def test_a_one_token_frame_in_the_shallowest_fifo_is_no_note(capsys, tmp_path):
     assert "(2 lanes)" in printed and "note:" not in printed
 
 
-
 # --------------------------------------------------------------------------
 # Own stages
 # --------------------------------------------------------------------------
 
 
-def own_ops():
-    """Every own op over x [2, 3, 8], each allowing 4 lanes."""
-    b = GraphBuilder("own", dtype="fixed<16,6>")
-    x = b.input("x", [2, 3, 8])
-    b.output(b.pad(x, pads=[0, 1, 4, 0, 0, 4], value=0.5, name="pad"),
-             b.concat(x, b.constant("c", np.ones((2, 3, 4))), axis=2, name="cat"),
-             b.transpose(x, axes=[1, 0, 2], name="tr"), b.softmax(x, table_bits=5, name="sm"),
-             b.argmax(x, axis=2, dtype="int16", name="last"), b.argmax(x, axis=1, dtype="int16", name="outer"),
-             b.topk(x, k=2, name="tk"), b.slice(x, begin=[0, 1, 4], end=[2, 3, 8], name="sl"))
-    return b.build()
-
-
 def test_own_stages_of_l_lanes_count_tokens():
-    graph = own_ops()
+    graph = lanes_small()
     heads = ("pad", "cat", "tr", "sm", "last", "outer", "tk", "sl")
-    one = {s.head: s for s in plan(graph).stages if s.kind == "own"}
-    four = {s.head: s for s in plan(graph, lanes=tuple((h, 4) for h in heads)).stages if s.kind == "own"}
+    one = own_stages(plan(graph))
+    four = own_stages(plan(graph, lanes=tuple((h, 4) for h in heads)))
     # pad: 2 x 4 x 16 out / 4; concat: 2 x 3 x 12 / 4; transpose: 48 / 4 read, then written; softmax: 6 rows of
     # 8 / 4 tokens, 3 phases; argmax over the innermost axis: 6 rows of 2 tokens + 1 index; over axis 1: 2 x (3 x 8
     # read + 8 written) / 4; topk: 6 rows of 2 tokens + 2 writes; slice: the 48 / 4 input tokens
@@ -538,7 +528,7 @@ def test_own_stages_refuse_lanes_their_op_cannot_take(build, lanes, message):
 
 
 def test_the_solver_gives_own_stages_lanes():
-    graph = own_ops()
+    graph = lanes_small()
     fusion = fuse(graph, mode="fpga")
     from hlsfuse.lower.fold import Budget, fit, space
     folded = fit(space(graph, fusion, LowerOptions(), family_of("xczu7ev-ffvc1156-2-e").dsp_slice), Budget(dsp=100))

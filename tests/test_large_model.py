@@ -4,12 +4,11 @@ file, compiled to both backends, and C-simulated bit-exactly (bench/large_models
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_process import PYTHON_M, run_cli
 
 from hlsfuse import load_graph, save_graph
 from hlsfuse.cli import main
@@ -65,9 +64,8 @@ _PEAK = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=T
 
 def _peak_megabytes(*args: str) -> float:
     """Peak resident memory of ``hlsfuse ARGS`` in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-m", "hlsfuse", *args], env=env,
-                          capture_output=True, text=True, check=True)
+    done = run_cli(*args, command=(sys.executable, "-c", _PEAK, *PYTHON_M), timeout=None)
+    assert done.returncode == 0, done.stderr
     return int(done.stdout) / 1024
 
 

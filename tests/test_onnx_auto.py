@@ -14,9 +14,10 @@ import json
 
 import numpy as np
 import pytest
+from tiers import need
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+need("onnx")
+need("onnxruntime")
 
 from onnx_build import feeds, hls_run, ort_run  # noqa: E402
 from onnx_zoo import MODELS, deep_cnn, mlp  # noqa: E402
@@ -236,6 +237,7 @@ def test_auto_types_are_bit_exact_in_csim(deep, tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_auto_types_are_bit_exact_in_rtlsim(tmp_path):
     from hlsfuse.compile import CompileOptions, compile
     from hlsfuse.sim.rtlsim import rtlsim

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+onnx = need("onnx")
+need("onnxruntime")
 
 from hls_support import csim_both  # noqa: E402
 from onnx import numpy_helper, version_converter  # noqa: E402
@@ -177,6 +178,7 @@ def test_small_model_is_bit_exact_in_csim(small_design, tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_small_model_is_bit_exact_in_rtlsim(small_design, tmp_path):
     from rtl_design import lint, simulate
 

@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+onnx = need("onnx")
+need("onnxruntime")
 
 from onnx_build import feeds, model, node, ort_run  # noqa: E402
 from onnx_zoo import cnn  # noqa: E402

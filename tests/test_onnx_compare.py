@@ -9,9 +9,10 @@ import sys
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+onnx = need("onnx")
+need("onnxruntime")
 
 from doc_blocks import commands  # noqa: E402
 from onnx_build import feeds, ort_run  # noqa: E402

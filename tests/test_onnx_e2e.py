@@ -9,9 +9,10 @@ import json
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+onnx = need("onnx")
+need("onnxruntime")
 
 from onnx_build import feeds  # noqa: E402
 from onnx_zoo import cnn  # noqa: E402
@@ -82,6 +83,7 @@ def test_csim_takes_inputs_in_the_models_layout(compiled, capsys):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_rtlsim_of_the_onnx_model_matches_in_the_models_layout(compiled, capsys):
     folder, model, _, code, _ = compiled
     assert code == 0

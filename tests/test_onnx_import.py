@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+onnx = need("onnx")
+need("onnxruntime")
 
 from onnx_build import errors, feeds, hls_run, model, node, ort_run, weights  # noqa: E402
 from onnx_zoo import cnn, conv1d, residual  # noqa: E402

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiers import need
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+need("onnx")
+need("onnxruntime")
 
 from onnx_build import errors, feeds  # noqa: E402
 from onnx_zoo import MODELS  # noqa: E402

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+onnx = need("onnx")
+need("onnxruntime")
 
 from onnx_build import errors, model, node, weights  # noqa: E402
 

@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from tiers import need
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+need("onnx")
+need("onnxruntime")
 
 from onnx_build import feeds  # noqa: E402
 from onnx_zoo import cnn, mlp  # noqa: E402

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+onnx = need("onnx")
+ort = need("onnxruntime")
 
 from onnx_build import feeds  # noqa: E402
 from onnx_zoo import cnn, mlp  # noqa: E402
@@ -146,6 +147,7 @@ def test_csim_of_the_qdq_mlp_matches_onnxruntime(tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_rtlsim_of_the_qdq_cnn_matches_onnxruntime(tmp_path):
     from hlsfuse.sim.rtlsim import rtlsim
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiers import need
 
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("qonnx")
+onnx = need("onnx")
+need("qonnx")
 
 from quant_build import Net, compiled, frames, qonnx_cnn, qonnx_mlp, qonnx_run  # noqa: E402
 
@@ -357,6 +358,7 @@ def test_csim_of_the_quantized_cnn_matches_qonnx(tmp_path):
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_rtlsim_of_the_quantized_mlp_matches_qonnx(tmp_path):
     from hlsfuse.sim.rtlsim import rtlsim
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from doc_blocks import commands
 from test_ranges import OP_CASES, _corners
+from tiers import need
 
 from hlsfuse import GraphBuilder, load_graph, reference, save_graph
 from hlsfuse.cli import main
@@ -111,7 +112,7 @@ def test_events_of_every_op_happen_only_where_the_analysis_allows_them(op):
 
 @pytest.fixture
 def mlp_onnx(tmp_path):
-    onnx = pytest.importorskip("onnx")
+    onnx = need("onnx")
     from onnx_zoo import mlp
 
     path = tmp_path / "mlp.onnx"
@@ -176,7 +177,7 @@ def test_input_ranges_apply_to_the_overflow_check_only_where_it_runs(scaled_file
 def test_the_docs_example_is_real_output(tmp_path, monkeypatch, capsys):
     """docs/onnx.md's 'Overflow' shows what these commands print: tests/onnx_zoo.py's deep_cnn, and
     the graph of ``_scaled`` with the inputs of test_run_reports_each_node_that_overflowed."""
-    onnx = pytest.importorskip("onnx")
+    onnx = need("onnx")
     from onnx_zoo import deep_cnn
 
     monkeypatch.chdir(tmp_path)

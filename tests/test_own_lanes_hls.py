@@ -10,71 +10,13 @@ trees are uneven) and 6 (one token per row).
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hls_support import csim_both
+from own_graphs import LANES_ZOO_HEADS, lanes_whole_tokens, lanes_zoo, own_stages
 
 from hlsfuse import GraphBuilder, HlsfuseError
 from hlsfuse.compile import CompileOptions, compile
-from hlsfuse.ir import Graph
 from hlsfuse.lower import Folding
-
-
-def own_ops() -> Graph:
-    """Every own op with a lanes-friendly innermost axis (8, or 4 for y), next to map stages:
-
-    pad        innermost padding 4 before and after, a value rounded into the output type
-    pad_rf     reflect padding of the outer axes (a block of the whole tensor, tokens moved whole)
-    cat_last   concat along the innermost axis, inputs of 8 and 4 elements there
-    cat_outer  concat along axis 1 with a constant operand (read from its ROM as tokens)
-    sl         streaming slice: outer axes stepped, the innermost from 4
-    sl_block   block slice: axis 1 read backwards by 2
-    sl_wide    block slice of s: the rows swapped (its block a memory)
-    pad_sl     a slice of the pad (own stage to own stage, tokens on both sides)
-    tr         transpose of a rank-4 tensor keeping the innermost axis
-    sm, sm_u   fixed-point softmax, two table and type settings (sm_u over rows of 128: memories)
-    am_outer   argmax over axis 1 (INNER = 8: per-lane running maxima)
-    am_first   argmax over axis 0 (INNER = 24)
-    am_wide    argmax over axis 0 of s (INNER = 128: the running maxima a memory)
-    am_last    argmax over the innermost axis of few values (ties across and within tokens)
-    top_v      topk values; top_i, top_all: indices, and a full sort
-    """
-    b = GraphBuilder("own_lanes", dtype="fixed<12,4>")
-    x = b.input("x", [2, 3, 8])
-    y = b.input("y", [2, 3, 4], dtype="fixed<8,3,RND,SAT>")
-    t = b.input("t", [2, 3, 2, 8])
-    w = b.input("w", [4, 8], dtype="fixed<4,2>")  # 16 values: ties for argmax and topk
-    s = b.input("s", [2, 128])  # rows long enough for buffers in memories, not registers
-    c = b.constant("c", np.random.default_rng(5).uniform(-2, 2, [2, 1, 8]), dtype="fixed<10,3>")
-    r = b.relu(b.add(x, x, dtype="fixed<12,4,RND,SAT>"))  # a map stage feeding own stages
-    pad = b.pad(x, pads=[0, 1, 4, 1, 0, 4], value=0.7, dtype="fixed<10,3,RND,SAT>", name="pad")
-    b.output(
-        pad,
-        b.pad(x, pads=[1, 2, 0, 0, 1, 0], mode="reflect", name="pad_rf"),
-        b.concat(x, y, axis=-1, dtype="fixed<11,4,RND,SAT>", name="cat_last"),
-        b.concat(r, c, axis=1, name="cat_outer"),
-        b.slice(x, begin=[1, 0, 4], end=[2, 3, 8], step=[1, 2, 1], name="sl"),
-        b.slice(r, begin=[0, 2, 0], end=[2, -100, 8], step=[1, -2, 1], dtype="fixed<8,2,RND_CONV,SAT>",
-                name="sl_block"),
-        b.slice(pad, begin=[1, 0, 4], end=[3, 4, 16], step=[1, 3, 1], name="pad_sl"),
-        b.transpose(t, axes=[2, 0, 1, 3], dtype="fixed<8,3,RND,WRAP>", name="tr"),
-        b.softmax(x, table_bits=8, name="sm"),
-        b.softmax(s, table_bits=10, exp_dtype="ufixed<10,1,RND,SAT>", recip_dtype="ufixed<10,3,RND,SAT>",
-                  dtype="ufixed<8,0,RND_CONV,SAT>", name="sm_u"),
-        b.argmax(x, axis=1, name="am_outer"),
-        b.argmax(r, axis=0, keepdims=True, dtype="uint8", name="am_first"),
-        b.argmax(w, axis=-1, name="am_last"),
-        b.argmax(s, axis=0, name="am_wide"),
-        b.slice(s, begin=[1, 0], end=[-100, 128], step=[-1, 1], name="sl_wide"),
-        b.topk(w, k=3, name="top_v"),
-        b.topk(w, k=5, ret="indices", name="top_i"),
-        b.topk(x, k=8, ret="indices", dtype="int8", name="top_all"),
-    )
-    return b.build()
-
-
-HEADS = ("pad", "pad_rf", "cat_last", "cat_outer", "sl", "sl_block", "sl_wide", "pad_sl", "tr", "sm", "sm_u",
-         "am_outer", "am_first", "am_wide", "am_last", "top_v", "top_i", "top_all")
 
 
 def tokens(lanes: int) -> dict[str, int]:
@@ -107,19 +49,15 @@ def lanes_out(head: str, lanes: int) -> int:
 
 
 def design(lanes: int):
-    graph = own_ops()
-    return graph, compile(graph, CompileOptions(fold=Folding(lanes=tuple((h, lanes) for h in HEADS))))
-
-
-def own_stages(plan) -> dict:
-    return {s.head: s for s in plan.stages if s.kind == "own"}
+    graph = lanes_zoo()
+    return graph, compile(graph, CompileOptions(fold=Folding(lanes=tuple((h, lanes) for h in LANES_ZOO_HEADS))))
 
 
 @pytest.mark.parametrize("lanes", [2, 4])
 def test_own_stages_of_l_lanes_loop_over_tokens(lanes):
     _, d = design(lanes)
     stages = own_stages(d.plan)
-    assert set(stages) == set(HEADS)
+    assert set(stages) == set(LANES_ZOO_HEADS)
     assert {h: s.cycles for h, s in stages.items()} == tokens(lanes)
     for head, s in stages.items():
         main = s.schedule.main
@@ -204,34 +142,10 @@ def test_own_stages_of_l_lanes_are_bit_exact_in_csim(lanes, tmp_path):
     assert result.passed, result.report()
 
 
-def whole_tokens(n: int) -> Graph:
-    """Every own op over an innermost axis of n, for lanes that are not powers of two or take a row at once:
-    padding and a concat of n, a constant operand of the outer-axis concat, a reversed outer axis, a transpose,
-    and argmax and topk over rows of few values (ties)."""
-    b = GraphBuilder("whole", dtype="fixed<10,3>")
-    x = b.input("x", [2, 3, n])
-    w = b.input("w", [3, n], dtype="fixed<3,1>")
-    c = b.constant("c", np.random.default_rng(1).uniform(-2, 2, [2, 2, n]), dtype="fixed<10,3>")
-    b.output(
-        b.pad(x, pads=[1, 0, n, 0, 1, n], value=-0.3, name="pad"),
-        b.concat(x, x, axis=-1, name="cat_last"),
-        b.concat(c, x, axis=1, name="cat_outer"),
-        b.slice(x, begin=[1, 2, 0], end=[-100, -100, n], step=[-1, -1, 1], name="sl_block"),
-        b.slice(x, begin=[0, 1, 0], end=[2, 3, n], name="sl"),
-        b.transpose(x, axes=[1, 0, 2], name="tr"),
-        b.softmax(x, table_bits=6, name="sm"),
-        b.argmax(w, axis=-1, name="am_last"),
-        b.argmax(w, axis=0, name="am_outer"),
-        b.topk(w, k=n, name="top_v"),
-        b.topk(w, k=2, ret="indices", name="top_i"),
-    )
-    return b.build()
-
-
 @pytest.mark.gxx
 @pytest.mark.parametrize("lanes", [3, 6])
 def test_odd_lanes_and_a_token_per_row_are_bit_exact_in_csim(lanes, tmp_path):
-    graph = whole_tokens(6)
+    graph = lanes_whole_tokens(6)
     d = compile(graph, CompileOptions(fold=Folding(lanes=tuple((n.name, lanes) for n in graph.nodes))))
     stages = own_stages(d.plan)
     assert len(stages) == len(graph.nodes)

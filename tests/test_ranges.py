@@ -9,7 +9,6 @@ session header, and the graph and its inputs are saved under tests/failed/.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -18,18 +17,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from random_graphs import save
 from strategies import nn_graphs, op_graphs
 
 from hlsfuse import GraphBuilder, load_graph, reference
 from hlsfuse.errors import HlsfuseError
-from hlsfuse.graph_json import graph_to_dict
 from hlsfuse.ops import OPS, get_op
 from hlsfuse.ops.interval import Interval
 from hlsfuse.ops.lut import TABLE_OPS
 from hlsfuse.ranges import auto_types, bounds, fitting_type, int_bits_needed, ranges, retyped
 from hlsfuse.types import FixedType, parse_dtype
 
-FAILED = Path(__file__).parent / "failed"
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.json"))
 
 
@@ -90,14 +88,6 @@ def _corners(graph, rng, found):
     return [pick(how) for how in ("lo", "hi", "either", "either", "random")]
 
 
-def _save(graph, raw, name: str) -> Path:
-    FAILED.mkdir(exist_ok=True)
-    path = FAILED / f"{name}.json"
-    path.write_text(json.dumps(graph_to_dict(graph), indent=1))
-    np.savez(FAILED / f"{name}-inputs.npz", **raw)
-    return path
-
-
 _GRAPHS = op_graphs(max_ops=10) | nn_graphs()
 
 
@@ -111,7 +101,7 @@ def test_exact_values_lie_in_their_bounds(graph, seed, narrow):
     for index, raw in enumerate(_corners(graph, rng, found)):
         bad = outside(found, exact_values(graph, found, raw))
         if bad:
-            path = _save(graph, raw, "ranges")
+            path = save("ranges", graph, inputs=raw)
             pytest.fail(f"input set {index} (ranges {given_ranges}), saved as {path}: " + "; ".join(bad))
 
 
@@ -124,12 +114,12 @@ def test_auto_typed_random_graphs_cannot_overflow(graph, seed, width):
     rng = np.random.default_rng(seed)
     overflows = [n for n, r in found.items() if not r.fits]
     if overflows:
-        path = _save(auto, {}, "ranges-auto")
+        path = save("ranges-auto", auto, inputs={})
         pytest.fail(f"auto:{width} types can overflow at {overflows}, saved as {path}")
     for index, raw in enumerate(_corners(auto, rng, found)):
         bad = outside(found, exact_values(auto, found, raw))
         if bad:
-            path = _save(auto, raw, "ranges-auto")
+            path = save("ranges-auto", auto, inputs=raw)
             pytest.fail(f"input set {index}, saved as {path}: " + "; ".join(bad))
 
 

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_process import cli_env, run_cli, start_cli
+from tiers import need
 
 import hlsfuse.cli.run
 import hlsfuse.compile
@@ -34,13 +36,6 @@ from hlsfuse.sim.rtlsim import rtlsim
 
 ROOT = Path(__file__).resolve().parents[1]
 RESIDUAL = str(ROOT / "examples" / "residual.json")
-
-
-def _env(**extra) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(ROOT)
-    env.update(extra)
-    return env
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -187,7 +182,7 @@ def test_a_kill_at_any_instant_leaves_the_old_out_or_the_new_one(tmp_path, where
     out = tmp_path / "OUT"
     old = {"a.txt": b"old", "c.txt": b"old c"}
     write_tree(out, old)
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(out), where], env=_env(), timeout=60)
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(out), where], env=cli_env(), timeout=60)
     assert done.returncode == 9
     check_out_dir(out, force=True)  # what the next run does first: a moved-away OUT comes back
     assert _tree(out) in (old, {"a.txt": b"new", "sub/b.txt": b"new b"})
@@ -220,9 +215,8 @@ def test_compiling_twice_with_different_hash_seeds_gives_identical_files(tmp_pat
     trees = []
     for seed in ("0", "12345"):
         out = tmp_path / f"out{seed}"
-        done = subprocess.run([sys.executable, "-m", "hlsfuse", "compile", RESIDUAL, "-o", str(out), "--target", "all",
-                               "--board", "pynq-z2"], env=_env(PYTHONHASHSEED=seed), capture_output=True, text=True,
-                              timeout=300)
+        done = run_cli("compile", RESIDUAL, "-o", out, "--target", "all", "--board", "pynq-z2",
+                       env=cli_env(PYTHONHASHSEED=seed), timeout=300)
         assert done.returncode == 0, done.stderr
         trees.append(_tree(out))
     assert trees[0] == trees[1]
@@ -329,7 +323,7 @@ def test_an_out_without_checksums_is_refused_unless_edits_are_allowed(compiled, 
 
 
 def test_an_onnx_model_whose_external_data_is_missing_is_one_line(tmp_path, capsys):
-    onnx = pytest.importorskip("onnx")
+    onnx = need("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
@@ -480,10 +474,7 @@ def test_an_interrupt_during_a_verilator_build_stops_the_whole_build_and_leaves_
     out = tmp_path / "OUT"
     assert main(["compile", str(ROOT / "examples" / "mlp.json"), "-o", str(out), "--target", "verilog"]) == 0
     cache = tmp_path / "cache"
-    # SIGINT at its default: a suite started as a background job passes SIG_IGN on, and Python would keep it
-    proc = subprocess.Popen([sys.executable, "-m", "hlsfuse", "rtlsim", str(out), "--driver", "native"],
-                            env=_env(XDG_CACHE_HOME=str(cache)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = start_cli("rtlsim", out, "--driver", "native", env=cli_env(XDG_CACHE_HOME=str(cache)))
     rtl = cache / "hlsfuse" / "rtlsim"
     # wait until make is compiling: Verilator has written its makefiles into the scratch folder
     while proc.poll() is None and not list(rtl.glob("*/obj/*.mk")):
@@ -541,7 +532,10 @@ def test_checksums_of_the_wrong_shape_are_one_line_naming_the_file(document, com
                                        "or pass --allow-edits to simulate the files as they are\n")
 
 
-@pytest.mark.parametrize("command, folder", [("csim", "hls"), ("rtlsim", "verilog")])
+@pytest.mark.parametrize("command, folder", [  # --allow-edits builds and runs the design
+    pytest.param("csim", "hls", marks=pytest.mark.gxx),
+    pytest.param("rtlsim", "verilog", marks=[pytest.mark.verilator, pytest.mark.pyverilator]),
+])
 @pytest.mark.parametrize("how", ["emptied", "entry removed", "source added"])
 def test_a_source_with_no_checksum_is_one_line_naming_it(command, folder, how, compiled, tmp_path, capsys):
     out = tmp_path / "OUT"
@@ -592,7 +586,7 @@ def _single_file_command(kind: str, tmp_path: Path) -> list[str]:
     """A command that writes the one file tmp_path/target (refused up front if it exists, without --force)."""
     target = str(tmp_path / "target")
     if kind == "convert":
-        onnx = pytest.importorskip("onnx")
+        onnx = need("onnx")
         from onnx import TensorProto, helper
 
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
@@ -701,7 +695,7 @@ def test_a_device_given_as_a_file_is_refused_before_reading(what, tmp_path, caps
     device.symlink_to("/dev/zero")  # a .json name, so the suffix check lets it through
     model = str(tmp_path / "m.onnx")
     if what in ("precision-map", "calibrate"):
-        onnx = pytest.importorskip("onnx")
+        onnx = need("onnx")
         from onnx import TensorProto, helper
 
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])

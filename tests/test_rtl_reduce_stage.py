@@ -1,7 +1,7 @@
 """Reduce stages (sum, mean, max, global_avg_pool) of the Verilog backend, bit-exact with the reference.
 
 (tests/test_rtl_reduce.py tests the hw/rtl module hlsf_reduce; this file the generated stages.)
-One design holds many small graphs side by side (``rtl_design.union``: one Verilator build): every
+One design holds many small graphs side by side (``union``: one Verilator build): every
 reduction over single, several, negative, default (all) and size-1 axes, with and without keepdims;
 prologues (products, held broadcast operands, nodes computed before the loop) and epilogues (bias,
 lookup tables, constant and streamed broadcast operands, residual joins); means whose quotient is
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rtl_design import design, lint, plan_of, simulate, union
+from rtl_design import design, lint, plan_of, simulate
+from union import union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = pytest.mark.verilator
+pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
 
 QUANTS = ("TRN", "TRN_ZERO", "RND", "RND_ZERO", "RND_MIN_INF", "RND_INF", "RND_CONV")
 OVERFLOWS = ("WRAP", "SAT", "SAT_ZERO", "SAT_SYM")

@@ -1,6 +1,6 @@
 """Rows stages (dense, matmul) of the Verilog backend: Verilator simulation bit-exact with the reference.
 
-One design holds many small graphs side by side (``rtl_design.union``: one Verilator build): dense
+One design holds many small graphs side by side (``union``: one Verilator build): dense
 and matmul with constant, streamed (held) and batch-broadcast second operands, 1-D to 4-D inputs,
 epilogues with constant (broadcast and full-size) and streamed broadcast operands, nodes computed
 before the rows, residual joins and lookup tables, integer and fixed types with every rounding and
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rtl_design import design, lint, plan_of, simulate, union
+from rtl_design import design, lint, plan_of, simulate
+from union import union
 
 from hlsfuse import GraphBuilder, HlsfuseError
 
@@ -129,10 +130,12 @@ def _check(graph, folder, frames):
     return r, plan
 
 
+@pytest.mark.pyverilator
 def test_dense_stages_are_bit_exact(tmp_path):
     _check(union(_dense_graphs()), tmp_path, frames=3)
 
 
+@pytest.mark.pyverilator
 def test_matmul_stages_are_bit_exact(tmp_path):
     _check(union(_matmul_graphs()), tmp_path, frames=3)
 
@@ -144,6 +147,7 @@ def _rows_busy_equals_the_schedule(r, plan, frames):
             assert count.busy == frames * s.cycles, (s.name, count.busy, s.cycles)
 
 
+@pytest.mark.pyverilator
 def test_dense_chain_runs_at_the_analytic_rate(tmp_path):
     rng = np.random.default_rng(8)
     b = GraphBuilder("mlp_small", dtype="fixed<12,4,RND,SAT>")
@@ -159,6 +163,7 @@ def test_dense_chain_runs_at_the_analytic_rate(tmp_path):
     _rows_busy_equals_the_schedule(r, plan, frames)
 
 
+@pytest.mark.pyverilator
 def test_matmul_with_held_operands_runs_at_the_analytic_rate(tmp_path):
     rng = np.random.default_rng(9)
     b = GraphBuilder("matmul_rate", dtype="fixed<10,4>")

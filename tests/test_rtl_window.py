@@ -1,7 +1,7 @@
 """Window stages (conv2d, max_pool2d, avg_pool2d) of the Verilog backend: Verilator simulation bit-exact
 with the reference.
 
-Designs hold several small graphs side by side (``rtl_design.union``: one Verilator build each):
+Designs hold several small graphs side by side (``union``: one Verilator build each):
 conv2d with kernel, stride, asymmetric padding, dilation, groups and depthwise geometries, constant
 and streamed (held) weights, batches of images; pools of both kinds with padding, per-position
 counts and count_include_pad; epilogues with constant and streamed broadcast operands, nodes
@@ -17,11 +17,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from rtl_design import lint, plan_of, simulate, union
+from rtl_design import lint, plan_of, simulate
+from union import union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = pytest.mark.verilator
+pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
 
 
 def _const(b, rng, name, shape, dtype, scale=1.0):

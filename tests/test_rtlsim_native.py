@@ -100,6 +100,7 @@ def _assert_same(py, native):
 
 
 @pytest.mark.parametrize("make", [_zoo, _awkward, _reconvergent])
+@pytest.mark.pyverilator
 def test_native_and_pyverilator_observe_the_same_run(make, tmp_path):
     graph = make()
     py, native = _both(graph, tmp_path, frames=3)
@@ -112,6 +113,7 @@ def test_native_and_pyverilator_observe_the_same_run(make, tmp_path):
     assert result.report() == rtlsim(tmp_path, frames=3, graph=graph).report().replace("pyverilator", "native")
 
 
+@pytest.mark.pyverilator
 def test_both_drivers_report_the_same_deadlock(tmp_path):
     graph = _reconvergent()
     py, native = _both(graph, tmp_path, frames=2, plan=plan_of(graph, depth=2))
@@ -127,6 +129,7 @@ def test_both_drivers_report_the_same_deadlock(tmp_path):
 
 
 @pytest.mark.parametrize("timeout", [1, 37])
+@pytest.mark.pyverilator
 def test_both_drivers_stop_at_the_same_timeout(timeout, tmp_path):
     py, native = _both(_reconvergent(), tmp_path, frames=2, timeout=timeout)
     _assert_same(py, native)

@@ -1,7 +1,7 @@
 """Random graphs through the whole Verilog flow: fuse, lower, emit, Verilator, simulate; bit-exact with the reference.
 
 A Verilator build costs tens of seconds, so each seed draws a batch of random graphs
-(``random_graphs.batch``) and puts it side by side in one design (``rtl_design.union``): one build
+(``random_graphs.batch``) and puts it side by side in one design (``union``): one build
 checks them all. Four seeds of 20 graphs give 80 random graphs per run, mixing elementwise,
 broadcast, injective, reduction, conv2d, dense, pool and opaque ops with fan-out and residual joins,
 and the strided, dilated, grouped and attention-like graphs of ``strategies.nn_graphs``, every MAC
@@ -24,7 +24,8 @@ import random
 
 import pytest
 from random_graphs import batch, save, seeds
-from rtl_design import design, lint, plan_of, random_fold, simulate, union
+from rtl_design import design, lint, plan_of, random_fold, simulate
+from union import union
 
 BATCH = 20
 SEEDS = seeds((1, 2, 3, 4))  # 80 simulated graphs
@@ -33,6 +34,7 @@ LINT_SEEDS = seeds(tuple(range(101, 111)))  # 200 linted graphs
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.pyverilator
 def test_random_graphs_are_bit_exact_in_rtlsim(tmp_path, seed):
     graph = union(batch(seed, BATCH), name=f"batch_{seed}")
     fold = random_fold(graph, random.Random(seed))  # each MAC stage folded at random (SIMD 1 to all products)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_graphs import save, uses_every_input
 from strategies import nn_graphs, op_graphs
 
 import hlsfuse
@@ -30,7 +31,6 @@ F = "fixed<16,6>"
 REPRO = Path(__file__).parent / "repro"  # reproducers of fixed bugs, one graph per file
 REPRODUCERS = sorted(p.stem for p in REPRO.glob("*.json"))
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-FAILED = Path(__file__).parent / "failed"  # where a failing random graph is saved
 
 
 def _plan(graph):
@@ -266,19 +266,12 @@ def test_a_design_that_needs_more_than_a_frame_says_so():
     assert f"channel {over[0].name} needs {over[0].depth} tokens" in summary(plan)
 
 
-def _save(graph, seed_text: str) -> Path:
-    FAILED.mkdir(exist_ok=True)
-    path = FAILED / f"timing-{abs(hash(json.dumps(graph_to_dict(graph)))) % 10**8}.json"
-    path.write_text(json.dumps(graph_to_dict(graph), indent=1))
-    return path
-
-
 # 1,000 random graphs a run, each replayed and then simulated cycle by cycle: cheap, pure Python. A failure
 # names the graph's file (saved under tests/failed/) instead of shrinking it.
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck), phases=["generate"])
 @given(op_graphs(max_ops=12) | nn_graphs())
 def test_random_plans_run_at_their_predicted_rate(graph):
-    if not all(graph.consumers[i.name] for i in graph.inputs):
+    if not uses_every_input(graph):
         return
     try:
         plan = _plan(graph)
@@ -289,4 +282,5 @@ def test_random_plans_run_at_their_predicted_rate(graph):
     try:
         check_timing(plan)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; graph saved as {_save(graph, '')}") from None
+        saved = save(f"timing-{abs(hash(json.dumps(graph_to_dict(graph)))) % 10**8}", graph)
+        raise AssertionError(f"{exc}; graph saved as {saved}") from None

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hls_support import csim_both
-from rtl_design import lint, plan_of, simulate, union
+from rtl_design import lint, plan_of, simulate
 from test_schedule import REPRO, REPRODUCERS
 from test_snapshots import GRAPHS
+from union import union
 
 from hlsfuse import GraphBuilder
 from hlsfuse.compile import compile
@@ -42,6 +43,7 @@ def attention(tokens: int = 16, features: int = 16, width: int = 8):
     return b.build()
 
 
+@pytest.mark.pyverilator
 def test_every_stage_kind_runs_its_schedule(tmp_path):
     graph = union([make() for make in GRAPHS.values()], name="kinds")
     # the first map stage moves its sink's whole innermost dimension per transfer: converters on both sides
@@ -74,6 +76,7 @@ def test_an_attention_block_runs_at_its_predicted_rate(tmp_path):
 
 
 @pytest.mark.parametrize("name", REPRODUCERS)
+@pytest.mark.pyverilator
 def test_reproducers_pass_in_rtlsim(name, tmp_path):
     # deadlock-fifo-1 deadlocked with the planned depths; wrong-reduce-post-1 was wrong from its second frame
     graph = load_graph(REPRO / f"{name}.json")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_process import run_cli
 from rtl_design import design, lint, plan_of, simulate
 
 from hlsfuse import GraphBuilder
@@ -55,6 +54,7 @@ def _held_and_fork():
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("make", [_every_map_op, _held_and_fork])
+@pytest.mark.pyverilator
 def test_map_and_fork_stages_are_bit_exact_at_the_predicted_rate(make, tmp_path):
     graph = make()
     plan = plan_of(graph)
@@ -69,6 +69,7 @@ def test_map_and_fork_stages_are_bit_exact_at_the_predicted_rate(make, tmp_path)
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_rtlsim_reports_a_timeout_instead_of_hanging(tmp_path):
     graph = _held_and_fork()
     result = simulate(graph, tmp_path, frames=1, timeout_cycles=5)
@@ -120,43 +121,39 @@ def test_compile_targets(tmp_path):
     assert {p for p in both if p.startswith("verilog/")} == {p for p in only if p.startswith("verilog/")}
 
 
-def _cli(*args, cwd):
-    command = [sys.executable, "-m", "hlsfuse", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
-
-
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_cli_compiles_and_simulates(tmp_path):
     from hlsfuse.graph_json import save_graph
 
     save_graph(_held_and_fork(), tmp_path / "g.json")
-    done = _cli("compile", "g.json", "-o", "out", "--target", "verilog", cwd=tmp_path)
+    done = run_cli("compile", "g.json", "-o", "out", "--target", "verilog", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
-    done = _cli("rtlsim", "out", "--frames", "3", cwd=tmp_path)
+    done = run_cli("rtlsim", "out", "--frames", "3", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("PASS: ") and " in 3 frame(s) match the reference" in lines[0]
     assert lines[1].startswith("cycles: ") and "per frame in steady state (predicted " in lines[1]
     vcd = tmp_path / "wave.vcd"
-    done = _cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path)
+    done = run_cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
     assert vcd.read_text().startswith("$") and "ap_clk" in vcd.read_text()
     # one frame has no steady state: the report says what it measured and how to get the rate
     assert "from the first input to the last output of the frame (predicted " in done.stdout.splitlines()[1]
     assert "measure it with --frames 2 or more" in done.stdout
-    done = _cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path)  # never overwrites a file silently
+    done = run_cli("rtlsim", "out", "--vcd", str(vcd), cwd=tmp_path, timeout=600)  # never overwrites a file silently
     assert done.returncode == 2
     assert done.stderr == f"hlsfuse: error: {vcd}: already exists; remove it or name another --vcd file\n"
 
 
 def test_cli_rtlsim_errors_are_one_line(tmp_path):
-    done = _cli("rtlsim", "nowhere", cwd=tmp_path)
+    done = run_cli("rtlsim", "nowhere", cwd=tmp_path, timeout=600)
     assert done.returncode == 2
     assert done.stderr == (
         "hlsfuse: error: nowhere: no Verilog design here (expected nowhere/verilog/manifest.json); "
         "run hlsfuse compile --target verilog (or all) first\n"
     )
-    done = _cli("rtlsim", "nowhere", "--frames", "0", cwd=tmp_path)
+    done = run_cli("rtlsim", "nowhere", "--frames", "0", cwd=tmp_path, timeout=600)
     assert done.returncode == 2 and "--frames: must be at least 1, not 0" in done.stderr
 
 
@@ -190,6 +187,7 @@ def test_wide_dot_products_are_trees_of_small_adders():
 
 
 @pytest.mark.verilator
+@pytest.mark.pyverilator
 def test_models_are_cached_by_content(tmp_path):
     graph = _held_and_fork()
     simulate(graph, tmp_path / "a", frames=1)  # built now or by an earlier test

@@ -67,7 +67,7 @@ def test_wide_ports_are_bit_exact_in_csim(tmp_path):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("driver", ["native", "pyverilator"])
+@pytest.mark.parametrize("driver", ["native", pytest.param("pyverilator", marks=pytest.mark.pyverilator)])
 def test_wide_ports_are_bit_exact_and_cycle_exact_in_rtlsim(driver, tmp_path):
     graph = wide_graph()
     plan = plan_of(graph, fold=Folding(ports=PORTS))

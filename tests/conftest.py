@@ -44,6 +44,7 @@ def pytest_configure_node(node) -> None:
     node.workerinput["hypothesis_seed"] = node.config.option.hypothesis_seed
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """pytest-xdist (``make test`` runs ``--dist loadgroup``): the tests of a module that has a module-scoped
     fixture of its own (a build its tests share) run on one worker, so the build is made once; every other test

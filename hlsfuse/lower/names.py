@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CXX_KEYWORDS", "VERILOG_KEYWORDS", "KEYWORDS", "sanitize", "Namer"]
+__all__ = ["CXX_KEYWORDS", "VERILOG_KEYWORDS", "KEYWORDS", "GLOBAL_NAMES", "sanitize", "Namer"]
 
 # C++17's keywords with the alternative tokens (and_eq, bitand, ...), and C++20's, which a later -std would reserve
 CXX_KEYWORDS = frozenset(
@@ -53,8 +53,13 @@ VERILOG_KEYWORDS = frozenset(
     """.split()
 )
 KEYWORDS = CXX_KEYWORDS | VERILOG_KEYWORDS
-# names the generated C++ uses at global scope besides AMD's ap_ ones: the testbench's main, namespaces std and hls
-_GENERATED = frozenset(("main", "hls", "std"))
+GLOBAL_NAMES = frozenset(
+    """main std hls hlsf ap_fixed ap_ufixed ap_int ap_uint ap_axis ap_axiu ap_fixed_base ap_int_base ap_detail
+    ap_q_mode ap_o_mode size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t INLINE
+    hlsfuse_tb""".split()
+)
+"""Names the generated C++ or the headers it includes define at global scope (besides AMD's other ap_ ones): the
+testbench's main, the namespaces std, hls and hlsf, the C integer types, the kernel library's INLINE."""
 
 
 def sanitize(name: str, limit: int = 40) -> str:
@@ -63,7 +68,7 @@ def sanitize(name: str, limit: int = 40) -> str:
     text = re.sub(r"_+", "_", text)[:limit].rstrip("_") or "t"
     if text[0].isdigit():
         text = f"t{text}"
-    if text in KEYWORDS or text in _GENERATED or text.lower().startswith("ap_"):
+    if text in KEYWORDS or text in GLOBAL_NAMES or text.lower().startswith("ap_"):
         text = f"{text}_"
     return text
 

@@ -17,18 +17,12 @@ from types import MappingProxyType
 
 from ...errors import HlsfuseError
 from ...ir import Graph
-from ...lower.names import CXX_KEYWORDS
+from ...lower.names import CXX_KEYWORDS, GLOBAL_NAMES
 from ...lower.plan import DataflowPlan
 
 __all__ = ["Names", "assign_names", "sanitize", "fresh", "RESERVED"]
 
-# Names the generated code or the headers it includes define at global scope.
-_LIBRARY = frozenset(
-    """main std hls hlsf ap_fixed ap_ufixed ap_int ap_uint ap_axis ap_axiu ap_fixed_base ap_int_base ap_detail
-    ap_q_mode ap_o_mode size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t INLINE
-    hlsfuse_tb""".split()
-)
-RESERVED = CXX_KEYWORDS | _LIBRARY
+RESERVED = CXX_KEYWORDS | GLOBAL_NAMES
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -86,7 +80,7 @@ def _check_plan(plan: DataflowPlan) -> set[str]:
     """The plan's identifiers, checked to be valid, distinct C++ names that hide nothing the code uses."""
     seen: dict[str, str] = {}
     for what, name, is_global in _plan_identifiers(plan):
-        clash = name in CXX_KEYWORDS or (is_global and name in _LIBRARY)
+        clash = name in CXX_KEYWORDS or (is_global and name in GLOBAL_NAMES)
         if not _IDENT.match(name) or clash or "__" in name:
             raise HlsfuseError(f"dataflow plan: {what} name {name!r} is not a usable C++ identifier")
         if name in seen:

@@ -1,9 +1,9 @@
 """The random-graph harness: the random suites' seeds and batches, and what a failing graph leaves behind.
 
     uses_every_input(graph)   every graph input is read by a node (hardware is refused for an unused input)
-    seeds(listed)       the seeds a suite runs: ``listed`` (fixed in the test, so that ``make test`` checks the same
-                        graphs on every run and their g++ and Verilator builds come from the cache), or as many
-                        fresh ones derived from HLSFUSE_RANDOM_SEED when it is set (``make test-random``)
+    seeds(listed, n)    the seeds a suite runs: ``listed`` (fixed in the test, so that ``make test`` checks the same
+                        graphs on every run and their g++ and Verilator builds come from the cache), or ``n`` (as
+                        many) fresh ones derived from HLSFUSE_RANDOM_SEED when it is set (``make test-random``)
     batch(seed, size)   ``size`` random graphs drawn from ``seed``: the same graphs for the same seed (and hypothesis
                         release), mixing the ops of ``strategies.op_graphs`` and the geometry of ``nn_graphs``
     save(name, graph, fold, inputs)   a failing graph under tests/failed/, with its folding (``hlsfuse compile
@@ -48,12 +48,13 @@ def fresh() -> bool:
     return bool(os.environ.get(FRESH))
 
 
-def seeds(listed: tuple[int, ...]) -> tuple[int, ...]:
-    """``listed``, or as many seeds derived from $HLSFUSE_RANDOM_SEED (every pytest worker derives the same)."""
+def seeds(listed: tuple[int, ...], fresh_count: int | None = None) -> tuple[int, ...]:
+    """``listed``, or ``fresh_count`` (default: as many) seeds derived from $HLSFUSE_RANDOM_SEED (every pytest
+    worker derives the same)."""
     if not fresh():
         return listed
     rng = random.Random(f"{os.environ[FRESH]}:{listed}")
-    return tuple(rng.randrange(2**31) for _ in listed)
+    return tuple(rng.randrange(2**31) for _ in range(fresh_count or len(listed)))
 
 
 def batch(seed_: int, size: int) -> list:

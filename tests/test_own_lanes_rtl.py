@@ -1,4 +1,4 @@
-"""Own stages of the Verilog backend with lanes > 1 (``lower/own.py``: tokens of L elements), bit for bit.
+"""Own stages of the Verilog backend with lanes > 1 (``lower/stage_own.py``: tokens of L elements), bit for bit.
 
 Every own op with lanes L in (2, 4): the data movers (pad in every mode, concat along the innermost and an
 outer axis with a constant operand, streaming and block slices, transposes keeping the innermost axis) over the

@@ -5,7 +5,7 @@ and simulated by ``rtlsim`` on several frames back to back (a stage that kept st
 frame fails), comparing every output element with the reference interpreter. Graphs hold many own
 stages with fixed-point and integer types, rounding and overflow modes, constant operands (ROMs) and
 map stages before and after them; single-stage designs check the steady-state cycles per frame
-against the schedule (``lower/own.py``); every run is the timing model's, cycle for cycle.
+against the schedule (``lower/stage_own.py``); every run is the timing model's, cycle for cycle.
 """
 
 from __future__ import annotations

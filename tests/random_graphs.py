@@ -4,6 +4,7 @@
     seeds(listed, n)    the seeds a suite runs: ``listed`` (fixed in the test, so that ``make test`` checks the same
                         graphs on every run and their g++ and Verilator builds come from the cache), or ``n`` (as
                         many) fresh ones derived from HLSFUSE_RANDOM_SEED when it is set (``make test-random``)
+    listed_seed(seed)   the seed of an expensive hypothesis test, listed the same way (a decorator)
     batch(seed, size)   ``size`` random graphs drawn from ``seed``: the same graphs for the same seed (and hypothesis
                         release), mixing the ops of ``strategies.op_graphs`` and the geometry of ``nn_graphs``
     save(name, graph, fold, inputs)   a failing graph under tests/failed/, with its folding (``hlsfuse compile
@@ -27,13 +28,13 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from rtl_design import saved_fold
 from strategies import nn_graphs, op_graphs
+from tiers import FRESH, fresh
 
 from hlsfuse.graph_json import graph_to_dict
 
-__all__ = ["uses_every_input", "seeds", "fresh", "batch", "save", "FAILED"]
+__all__ = ["uses_every_input", "seeds", "listed_seed", "fresh", "batch", "save", "FAILED"]
 
 FAILED = Path(__file__).parent / "failed"
-FRESH = "HLSFUSE_RANDOM_SEED"  # set by `make test-random`
 
 
 def uses_every_input(graph) -> bool:
@@ -43,11 +44,6 @@ def uses_every_input(graph) -> bool:
 GRAPHS = op_graphs(max_ops=12).filter(uses_every_input) | nn_graphs().filter(uses_every_input)
 
 
-def fresh() -> bool:
-    """The run draws fresh seeds (``make test-random``)."""
-    return bool(os.environ.get(FRESH))
-
-
 def seeds(listed: tuple[int, ...], fresh_count: int | None = None) -> tuple[int, ...]:
     """``listed``, or ``fresh_count`` (default: as many) seeds derived from $HLSFUSE_RANDOM_SEED (every pytest
     worker derives the same)."""
@@ -55,6 +51,13 @@ def seeds(listed: tuple[int, ...], fresh_count: int | None = None) -> tuple[int,
         return listed
     rng = random.Random(f"{os.environ[FRESH]}:{listed}")
     return tuple(rng.randrange(2**31) for _ in range(fresh_count or len(listed)))
+
+
+def listed_seed(seed_: int):
+    """The seed of an expensive hypothesis test, as a decorator: ``seed_`` (listed in the test, so that ``make test``
+    runs the same examples, at the same cost, on every run), or one derived from HLSFUSE_RANDOM_SEED under
+    ``make test-random``."""
+    return seed(seeds((seed_,))[0])
 
 
 def batch(seed_: int, size: int) -> list:

@@ -111,9 +111,6 @@ def test_maximum_and_minimum_of_operands_of_different_signedness(tmp_path):
 
 # tests of csim itself (its caching, its errors, its inputs), not of a design: they may build one header set only
 CSIM_ITSELF = {"hls_support.py", "test_csim.py", "test_robust.py"}
-# and the random suite, whose listed seeds beyond its first three build the work-alikes only (make test-random
-# builds every seed under both)
-CSIM_ITSELF |= {"test_csim_random.py"}
 
 
 def test_every_test_simulates_its_designs_under_both_header_sets():

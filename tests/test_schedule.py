@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from random_graphs import save, uses_every_input
+from random_graphs import listed_seed, save, uses_every_input
 from strategies import nn_graphs, op_graphs
 
 import hlsfuse
@@ -266,9 +266,11 @@ def test_a_design_that_needs_more_than_a_frame_says_so():
     assert f"channel {over[0].name} needs {over[0].depth} tokens" in summary(plan)
 
 
-# 1,000 random graphs a run, each replayed and then simulated cycle by cycle: cheap, pure Python. A failure
-# names the graph's file (saved under tests/failed/) instead of shrinking it.
+# 1,000 random graphs a run, each replayed and then simulated cycle by cycle in pure Python: their cost depends
+# on the graphs drawn (from 15 s to over 150 s), so make test draws them from a listed seed. A failure names the
+# graph's file (saved under tests/failed/) instead of shrinking it.
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck), phases=["generate"])
+@listed_seed(1)
 @given(op_graphs(max_ops=12) | nn_graphs())
 def test_random_plans_run_at_their_predicted_rate(graph):
     if not uses_every_input(graph):

@@ -6,6 +6,7 @@ so a missing need is a broken set-up and the test fails instead of passing silen
     EXTRAS         marker -> (module, how to install it): ``@pytest.mark.pyverilator`` and the others, for the
                    tests that need the package only as they run (through hlsfuse)
     in_ci()        this run is CI's
+    fresh()        this run is the random tier's (``make test-random`` sets HLSFUSE_RANDOM_SEED)
     check(marker)  skip the test if the marker's need is not met (fail it in CI); tests/conftest.py calls it for
                    every marker a test carries
     need(module)   the optional package, imported: at a test module's top (``onnx = need("onnx")``, before any
@@ -21,7 +22,16 @@ import shutil
 
 import pytest
 
-__all__ = ["TOOLS", "EXTRAS", "in_ci", "check", "need"]
+__all__ = ["TOOLS", "EXTRAS", "FRESH", "in_ci", "fresh", "check", "need"]
+
+FRESH = "HLSFUSE_RANDOM_SEED"
+"""Set by ``make test-random``: the random tier, whose suites draw fresh seeds from it (tests/random_graphs.py) and
+build under both header sets what ``make test`` builds under the work-alikes only."""
+
+
+def fresh() -> bool:
+    """This run is the random tier's (``make test-random``)."""
+    return bool(os.environ.get(FRESH))
 
 TOOLS = {
     "gxx": ("g++", "apt-get install g++"),

@@ -17,6 +17,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from random_graphs import seeds
 from rtl_design import lint, plan_of, simulate
 from union import union
 
@@ -249,6 +250,6 @@ def _random_windows(seed: int, count: int = 6):
     return b.build()
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("seed", seeds((0, 1), fresh_count=4))  # make test-random: four fresh ones
 def test_random_windows(tmp_path, seed):
     _check(_random_windows(seed), tmp_path, frames=2)

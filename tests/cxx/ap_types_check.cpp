@@ -109,6 +109,17 @@ void check_reals(int id) {
 // The values one pair of operands prints, shared by the exhaustive and the random checks.
 
 // +, -, * and every comparison at full precision.
+// a's conversions to the C integer and floating types, as bits
+template <class A>
+void put_conversions(const A& a) {
+    put(static_cast<unsigned>(a.to_int()));
+    put(a.to_uint());
+    put(static_cast<unsigned long long>(a.to_int64()));
+    put(a.to_uint64());
+    put(double_bits(a.to_double()));
+    put(float_bits(a.to_float()));
+}
+
 template <class A, class B>
 void put_arith(const A& a, const B& b) {
   put(bits(a + b));
@@ -239,12 +250,7 @@ void check_unary(int id) {
     put(bits(s));
     s >>= 2;
     put(bits(s));
-    put(static_cast<unsigned>(a.to_int()));
-    put(a.to_uint());
-    put(static_cast<unsigned long long>(a.to_int64()));
-    put(a.to_uint64());
-    put(double_bits(a.to_double()));
-    put(float_bits(a.to_float()));
+    put_conversions(a);
     put(a.range(A::width - 1, A::width / 2).to_uint64());
     put(a[0]);
     put(a[A::width - 1]);
@@ -454,12 +460,7 @@ void random_unary(int id, const int (&shifts)[NS], const int (&ranges)[NR][2]) {
       s >>= n;
       put(bits(s));
     }
-    put(static_cast<unsigned>(a.to_int()));
-    put(a.to_uint());
-    put(static_cast<unsigned long long>(a.to_int64()));
-    put(a.to_uint64());
-    put(double_bits(a.to_double()));
-    put(float_bits(a.to_float()));
+    put_conversions(a);
     put(is_negative(a));
     put(a.length());
     for (const int (&r)[2] : ranges) {

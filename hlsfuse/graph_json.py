@@ -32,14 +32,14 @@ import numpy as np
 from . import collector
 from .errors import HlsfuseError
 from .fileio import write_together
-from .ir import Constant, Graph, Input, Node, TensorType, check_size
+from .ir import Constant, Graph, Input, Node, Scaling, TensorType, check_size
 from .ops import Pattern
 from .side_file import SideFiles, array_names, is_inside, side_file_bytes, side_path, valued, wants_side_file
 from .types import DType, from_float, parse_dtype, to_float
 
 __all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "graph_text", "init_values"]
 
-_GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs")
+_GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs", "scales")
 _INPUT_FIELDS = ("name", "shape", "dtype")
 _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
@@ -124,7 +124,34 @@ def _graph(data: Any, side_files: SideFiles) -> Graph:
     ]
     nodes = [_plain_node(entry) or _node(entry, f"nodes[{i}]") for i, entry in enumerate(_list(data["nodes"], "nodes"))]
     outputs = _names(data["outputs"], "outputs")
-    return Graph(_name(data["name"], "name"), tuple(inputs), tuple(constants), tuple(nodes), outputs)
+    scales = _scales(data.get("scales", {}))
+    return Graph(_name(data["name"], "name"), tuple(inputs), tuple(constants), tuple(nodes), outputs, scales)
+
+
+_SCALING_FIELDS = ("scale", "offset", "lo", "hi", "axis")
+
+
+def _scales(value: Any) -> dict[str, Scaling]:
+    """``"scales": {name: {"scale": [..], "offset": [..], "lo": [..], "hi": [..], "axis": -1}}`` (lo/hi null
+    where unbounded; axis only with per-channel lists)."""
+    if not isinstance(value, dict):
+        raise HlsfuseError(f"scales: expected an object of graph inputs and outputs, not {_show(value)}")
+    found = {}
+    for name, entry in value.items():
+        where = f"scales.{name}"
+        _fields(entry, where, _SCALING_FIELDS, required=("scale",))
+        lists = {}
+        for key in ("scale", "offset", "lo", "hi"):
+            items = entry.get(key, [0.0 if key == "offset" else None] * len(_list(entry["scale"], f"{where}.scale")))
+            items = _list(items, f"{where}.{key}")
+            if not all(v is None or _is_number(v) for v in items):
+                raise HlsfuseError(f"{where}.{key}: expected a list of numbers (null: unbounded), not {_show(items)}")
+            lists[key] = tuple(float("nan") if v is None else float(v) for v in items)
+        axis = entry.get("axis")
+        if axis is not None and (not isinstance(axis, int) or isinstance(axis, bool)):
+            raise HlsfuseError(f"{where}.axis: expected a negative integer, not {_show(axis)}")
+        found[name] = Scaling(lists["scale"], lists["offset"], lists["lo"], lists["hi"], axis)
+    return found
 
 
 def _input(entry: Any, where: str) -> Input:
@@ -345,7 +372,17 @@ def graph_to_dict(graph: Graph, side_file: str | None = None) -> dict[str, Any]:
         "constants": [_constant_dict(c, side_file, arrays.get(c.name)) for c in graph.constants],
         "nodes": [_node_dict(n) for n in graph.nodes],
         "outputs": list(graph.outputs),
+        **({"scales": {name: _scaling_dict(s) for name, s in graph.scales.items()}} if graph.scales else {}),
     }
+
+
+def _scaling_dict(scaling: Scaling) -> dict[str, Any]:
+    def listed(values):
+        return [None if math.isnan(v) else v for v in values]
+
+    entry = {"scale": listed(scaling.scale), "offset": listed(scaling.offset), "lo": listed(scaling.lo),
+             "hi": listed(scaling.hi)}
+    return entry if scaling.axis is None else {**entry, "axis": scaling.axis}
 
 
 def _constant_dict(const: Constant, side_file: str | None, array: str | None) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from .errors import HlsfuseError, OpError
 from .ops import OPS, Pattern, Sig, get_op
 from .types import DType, to_float
 
-__all__ = ["TensorType", "Input", "Constant", "Node", "Graph", "verify", "MAX_ELEMENTS", "check_size"]
+__all__ = ["TensorType", "Input", "Constant", "Node", "Scaling", "Graph", "verify", "MAX_ELEMENTS", "check_size"]
 
 MAX_ELEMENTS = 2**31 - 1
 """The most elements a tensor may have: a stage's loop counts them in a C++ int (and the reference holds
@@ -159,15 +159,63 @@ class Node:
         return f"node '{self.name}' ({self.op})"
 
 
+@dataclass(frozen=True)
+class Scaling:
+    """The real value of a graph input's or output's element: clamp(scale * value + offset, lo, hi), with one
+    entry per tensor or one per position of axis ``axis`` (negative, from the end of the shape); ``lo``/``hi``
+    NaN where unbounded. An import of a quantized model whose scales are not powers of two computes on the
+    integer levels and leaves the scales to the host (frontend/onnx/scaled.py)."""
+
+    scale: tuple[float, ...]
+    offset: tuple[float, ...]
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    axis: int | None = None
+
+    def __post_init__(self):
+        sizes = {len(self.scale), len(self.offset), len(self.lo), len(self.hi)}
+        if len(sizes) != 1 or (self.axis is None) != (sizes == {1}):
+            raise HlsfuseError("scaling: scale, offset, lo and hi must have one entry each, or one per position of "
+                               "an axis given as 'axis'")
+
+    def check(self, name: str, shape: tuple[int, ...]) -> None:
+        if self.axis is not None and not (-len(shape) <= self.axis < 0 and shape[self.axis] == len(self.scale)):
+            raise HlsfuseError(f"scaling of '{name}': {len(self.scale)} channels on axis {self.axis} do not match "
+                               f"its shape {list(shape)}")
+
+    def _along(self, values: tuple[float, ...], rank: int) -> np.ndarray:
+        data = np.asarray(values, dtype=np.float64)
+        if self.axis is None:
+            return data.reshape(())
+        shape = [1] * rank
+        shape[self.axis] = data.size
+        return data.reshape(shape)
+
+    def to_real(self, values) -> np.ndarray:
+        """Real values (float64) of the tensor's values."""
+        values = np.asarray(values, dtype=np.float64)
+        real = values * self._along(self.scale, values.ndim) + self._along(self.offset, values.ndim)
+        lo, hi = self._along(self.lo, values.ndim), self._along(self.hi, values.ndim)
+        real = np.where(np.isnan(lo), real, np.maximum(real, np.nan_to_num(lo)))
+        return np.where(np.isnan(hi), real, np.minimum(real, np.nan_to_num(hi)))
+
+    def from_real(self, real) -> np.ndarray:
+        """The values (before their type rounds them) whose real values are ``real``: (real - offset) / scale."""
+        real = np.asarray(real, dtype=np.float64)
+        return (real - self._along(self.offset, real.ndim)) / self._along(self.scale, real.ndim)
+
+
 @dataclass(frozen=True, eq=False)
 class Graph:
-    """A verified dataflow graph. Nodes are kept in topological order."""
+    """A verified dataflow graph. Nodes are kept in topological order. ``scales``: the graph inputs and
+    outputs whose values are not the real values of the model the graph was imported from (``Scaling``)."""
 
     name: str
     inputs: tuple[Input, ...]
     constants: tuple[Constant, ...]
     nodes: tuple[Node, ...]
     outputs: tuple[str, ...]
+    scales: Mapping[str, Scaling] = field(default_factory=dict)
     types: Mapping[str, TensorType] = field(init=False, repr=False)
     sigs: Mapping[str, Sig] = field(init=False, repr=False)
     patterns: Mapping[str, Pattern] = field(init=False, repr=False)
@@ -177,6 +225,7 @@ class Graph:
     def __post_init__(self):
         for name in ("inputs", "constants", "nodes", "outputs"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "scales", MappingProxyType(dict(self.scales)))
         with collector.paused():  # verifying creates no reference cycles
             nodes, types, sigs, patterns, input_positions = _verify(self)
         object.__setattr__(self, "nodes", nodes)
@@ -188,12 +237,13 @@ class Graph:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Graph):
             return NotImplemented
-        return (self.name, self.inputs, self.constants, self.nodes, self.outputs) == (
+        return (self.name, self.inputs, self.constants, self.nodes, self.outputs, dict(self.scales)) == (
             other.name,
             other.inputs,
             other.constants,
             other.nodes,
             other.outputs,
+            dict(other.scales),
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -252,6 +302,9 @@ def _verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict
             raise HlsfuseError(f"{kind} '{name}': name already used by {article} {kinds[name]}")
         kinds[name] = kind
 
+    for name, scaling in graph.scales.items():
+        if not isinstance(scaling, Scaling):
+            raise HlsfuseError(f"scaling of '{name}': expected a Scaling, not {type(scaling).__name__}")
     for inp in graph.inputs:
         declare(inp.name, "input")
         _check_shape(inp.type.shape, f"input '{inp.name}'")
@@ -312,6 +365,11 @@ def _verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict
         if out in seen_outputs:
             raise HlsfuseError(f"output '{out}' is listed twice")
         seen_outputs.add(out)
+    ports = {i.name for i in graph.inputs} | seen_outputs
+    for name, scaling in graph.scales.items():
+        if name not in ports:
+            raise HlsfuseError(f"scaling of '{name}': names no graph input or output")
+        scaling.check(name, types[name].shape)
     return tuple(order), types, sigs, patterns, tuple(input_positions)
 
 

@@ -356,4 +356,4 @@ def retyped(graph: Graph, types: Mapping[str, DType]) -> Graph:
     nodes = []
     for node in graph.nodes:
         nodes.append(replace(node, dtype=types.get(node.name, node.dtype)))
-    return Graph(graph.name, inputs, constants, nodes, graph.outputs)
+    return Graph(graph.name, inputs, constants, nodes, graph.outputs, graph.scales)

@@ -259,3 +259,94 @@ def compiled(tmp_path, proto: onnx.ModelProto, target: str, matches):
     inputs = frames(proto, 3, seed=11)
     matches(proto, graph, inputs)
     return out, graph, [to_graph_layout(graph, f) for f in inputs]
+
+
+# --------------------------------------------------------------------------
+# Brevitas-style exports: float scales, float biases and BatchNorm between the quantizers
+# --------------------------------------------------------------------------
+
+
+def float_scale(rng, shape=()) -> np.ndarray:
+    """Scales as training leaves them: any float32, no power of two."""
+    return (2.0 ** rng.uniform(-6, 1, size=shape)).astype(np.float32)
+
+
+def batchnorm(n: Net, rng, x: str, out: str, channels: int) -> str:
+    gamma = rng.uniform(0.5, 1.5, channels) * rng.choice([-1, 1], channels, p=[0.15, 0.85])
+    params = [n.const(f"{out}_{k}", v) for k, v in (("gamma", gamma), ("beta", rng.normal(0, 0.5, channels)),
+                                                    ("mean", rng.normal(0, 1, channels)),
+                                                    ("var", rng.uniform(0.2, 2.0, channels)))]
+    return n.op("BatchNormalization", [x] + params, out, epsilon=1e-3)
+
+
+def activation(n: Net, rng, x: str, out: str, bits: int, bipolar: bool, relu: bool, per_channel=0) -> str:
+    if bipolar:
+        return n.bipolar(x, out, float_scale(rng))
+    if relu:
+        x = n.op("Relu", [x], f"{out}_relu")
+    scale = float_scale(rng, (1, per_channel) if per_channel else ())
+    return n.quant(x, out, scale, bits, signed=0 if relu else 1, narrow=int(rng.integers(0, 2)) if not relu else 0,
+                   mode=str(rng.choice(["ROUND", "FLOOR", "DOWN", "HALF_UP", "HALF_DOWN", "CEIL"])))
+
+
+def brevitas_mlp(seed=0, w_bits=4, a_bits=4, widths=(20, 16, 12, 5), bipolar=False, bn=True,
+                 output_quant=True) -> onnx.ModelProto:
+    """QuantIdentity -> [QuantLinear (per-output-channel float weight scales, float bias) -> BatchNorm1d ->
+    QuantReLU (or a bipolar / signed quantizer)] x N -> QuantLinear -> Mul (float) -> output Quant, as Brevitas
+    exports an MLP (TFC, the keyword-spotting and intrusion-detection MLPs)."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.quant("x", "xq", float_scale(rng), a_bits if not bipolar else 8)
+    for i, (k, m) in enumerate(zip(widths[:-1], widths[1:])):
+        scale = float_scale(rng, (1, m)) / 4
+        w = n.bipolar(n.const(f"w{i}", weights(rng, (k, m), 1.0)), f"w{i}q", scale) if bipolar else n.quant(
+            n.const(f"w{i}", weights(rng, (k, m), 1.0)), f"w{i}q", scale, w_bits, narrow=1)
+        h = n.op("MatMul", [x, w], f"h{i}")
+        if i < len(widths) - 2:
+            h = n.op("Add", [h, n.const(f"b{i}", rng.normal(0, 0.3, m))], f"hb{i}")
+            if bn:
+                h = batchnorm(n, rng, h, f"bn{i}", m)
+            x = activation(n, rng, h, f"a{i}", a_bits, bipolar, relu=i % 2 == 0)
+        else:
+            x = n.op("Mul", [h, n.const("out_scale", float_scale(rng))], "logits")
+    if output_quant:
+        x = n.quant(x, "y", float_scale(rng), 8)
+    return n.model({"x": [1, widths[0]]}, x, [1, widths[-1]])
+
+
+def brevitas_cnn(seed=0, w_bits=4, a_bits=4) -> onnx.ModelProto:
+    """QuantIdentity -> QuantConv (per-channel float scales, no bias) -> BatchNorm2d -> QuantReLU -> MaxPool ->
+    QuantConv -> BatchNorm2d -> QuantReLU -> GlobalAveragePool -> Flatten -> QuantLinear -> output Quant."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.quant("x", "xq", float_scale(rng), a_bits)
+    w1 = n.quant(n.const("w1", weights(rng, (4, 2, 3, 3), 1.0)), "w1q", float_scale(rng, (4, 1, 1, 1)) / 4, w_bits,
+                 narrow=1)
+    c = n.op("Conv", [x, w1], "c1", pads=[1, 1, 1, 1])
+    c = batchnorm(n, rng, c, "bn1", 4)
+    r = activation(n, rng, c, "a1", a_bits, False, relu=True)
+    p = n.op("MaxPool", [r], "p1", kernel_shape=[2, 2], strides=[2, 2])
+    w2 = n.quant(n.const("w2", weights(rng, (6, 4, 2, 2), 1.0)), "w2q", float_scale(rng, (6, 1, 1, 1)) / 4, w_bits)
+    c2 = n.op("Conv", [p, w2], "c2")
+    c2 = batchnorm(n, rng, c2, "bn2", 6)
+    r2 = activation(n, rng, c2, "a2", a_bits, False, relu=True)
+    g = n.op("GlobalAveragePool", [r2], "g")
+    f = n.op("Flatten", [g], "f")
+    w3 = n.quant(n.const("w3", weights(rng, (3, 6), 1.0)), "w3q", float_scale(rng, (3, 1)) / 4, w_bits)
+    y = n.op("Gemm", [f, w3], "z", transB=1)
+    n.quant(y, "y", float_scale(rng), 8)
+    return n.model({"x": [1, 2, 6, 6]}, "y", [1, 3])
+
+
+def grid_frames(proto: onnx.ModelProto, count: int, seed=0) -> list[dict]:
+    """``count`` frames of values on the input quantizer's grid (its scale times integers of its range), as
+    qonnx's users feed a quantized model."""
+    info = proto.graph.input[0]
+    shape = [d.dim_value for d in info.type.tensor_type.shape.dim]
+    node = next(nd for nd in proto.graph.node if info.name in nd.input)
+    inits = {t.name: numpy_helper.to_array(t) for t in proto.graph.initializer}
+    scale = np.float32(inits[node.input[1]])
+    bits = int(inits[node.input[3]]) if len(node.input) > 3 else 1
+    rng = np.random.default_rng(seed)
+    half = 1 << (bits - 1)
+    return [{info.name: (rng.integers(-half, half, size=shape) * scale).astype(np.float32)} for _ in range(count)]

@@ -270,13 +270,19 @@ def refused(proto) -> str:
     return text
 
 
-def test_a_scale_that_is_not_a_power_of_two_is_one_line_naming_the_node():
-    text = refused(one_quant("ROUND", 1, 0, scale=0.1))
-    assert text == (
-        "ONNX model: cannot import the model (1 problem): node 'y' (Quant): scale 0.1 is not a power of two "
-        "(hlsfuse maps power-of-two scales exactly; approximate_scales=True, --approximate-scales on the command "
-        "line, takes the nearest one)"
-    )
+@pytest.mark.parametrize("mode", ["ROUND", "FLOOR", "HALF_UP", "CEIL"])
+def test_a_scale_that_is_not_a_power_of_two_is_exact(mode):
+    from hlsfuse.frontend.onnx import to_model_outputs
+
+    proto = one_quant(mode, 1, 0, bits=4, scale=0.1)
+    graph = from_onnx(proto)
+    assert graph.scales["y"].scale == (float(np.float32(0.1)),)  # the input too, unless CEIL (no ap mode)
+    shape = graph.inputs[0].type.shape
+    rng = np.random.default_rng(0)
+    for x in (np.arange(np.prod(shape)) - np.prod(shape) // 2) * np.float32(0.013), rng.normal(0, 0.6, shape):
+        frame = {"x": np.asarray(x, np.float32).reshape(shape)}
+        got = to_model_outputs(graph, reference.run(graph, to_graph_layout(graph, frame)))["y"]
+        assert np.array_equal(got, qonnx_run(proto, frame)["y"])
 
 
 def test_other_unsupported_quantizers_name_the_node_and_what_is_expected():
@@ -284,10 +290,6 @@ def test_other_unsupported_quantizers_name_the_node_and_what_is_expected():
     n.quant("x", "y", 0.25, 4, zero=1.0)
     assert refused(n.model({"x": [1, 4]}, "y", [1, 4])).endswith(
         "node 'y' (Quant): zero point 1 must be 0 (hlsfuse maps symmetric quantizers; a zero point shifts the grid)")
-    n = Net()
-    n.quant(n.op("Relu", ["x"], "r"), "y", np.array([0.25, 0.5, 0.25, 0.25]).reshape(1, 4), 4)
-    assert "node 'y' (Quant): per-channel scales on a computed tensor are not supported" in refused(
-        n.model({"x": [1, 4]}, "y", [1, 4]))
     assert refused(one_quant("NEAREST", 1, 0)).endswith(
         "node 'y' (Quant): attribute 'rounding_mode' is 'NEAREST', expected one of ROUND, HALF_EVEN, FLOOR, "
         "ROUND_TO_ZERO, DOWN, HALF_UP, HALF_DOWN, CEIL")
@@ -314,13 +316,14 @@ def test_approximated_scales_are_the_nearest_power_of_two_with_a_warning():
         from_onnx(one_quant("ROUND", 1, 0, bits=4))  # a power of two: no warning
 
 
-def test_the_command_line_refuses_or_approximates(tmp_path, capsys):
+def test_the_command_line_takes_float_scales_exactly_or_approximates(tmp_path, capsys):
     path = tmp_path / "q.onnx"
     onnx.save(one_quant("ROUND", 1, 0, scale=0.3), path)
-    assert main(["convert", str(path), "-o", str(tmp_path / "q.json")]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("hlsfuse: error: ") and err.count("\n") == 1 and "scale 0.3 is not a power of two" in err
-    assert not (tmp_path / "q.json").exists()
+    assert main(["convert", str(path), "-o", str(tmp_path / "exact.json")]) == 0
+    assert "error" not in capsys.readouterr().err
+    from hlsfuse.graph_json import load_graph
+
+    assert load_graph(tmp_path / "exact.json").scales["y"].scale == (float(np.float32(0.3)),)
     assert main(["convert", str(path), "-o", str(tmp_path / "q.json"), "--approximate-scales"]) == 0
     err = capsys.readouterr().err
     assert err == ("hlsfuse: warning: node 'y' (Quant): scale 0.3 approximated by the nearest power of two 0.25 "

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import HlsfuseError, OpError
-from ..ir import Constant, Graph, Input, Node, TensorType, infer
+from ..ir import Constant, Graph, Input, Node, Scaling, TensorType, infer
 from ..ops import OPS, Pattern
 from ..types import DType, from_float, parse_dtype
 
@@ -49,6 +49,7 @@ class GraphBuilder:
         self._outputs: list[str] = []
         self._types: dict[str, TensorType] = {}
         self._counts: dict[str, int] = {}
+        self.scales: dict[str, Scaling] = {}  # graph inputs and outputs whose values are scaled (ir.Scaling)
 
     # ---------------------------------------------------------------- tensors
 
@@ -141,7 +142,8 @@ class GraphBuilder:
         return self._types[name]
 
     def build(self) -> Graph:
-        return Graph(self.name, tuple(self._inputs), tuple(self._constants), tuple(self._nodes), tuple(self._outputs))
+        return Graph(self.name, tuple(self._inputs), tuple(self._constants), tuple(self._nodes), tuple(self._outputs),
+                     self.scales)
 
     # ---------------------------------------------------------- elementwise
     # Each method adds one node; ``name`` and ``dtype`` (the output type) are optional.

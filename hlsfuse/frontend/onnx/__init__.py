@@ -25,7 +25,7 @@ from .convert import convert, supported_ops
 from .float_model import FloatModel
 from .float_model import compare as _compare
 from .float_model import float_model as _float_model
-from .layout import to_graph_layout, to_onnx_layout
+from .layout import to_graph_layout, to_model_outputs, to_onnx_layout
 from .model import Model
 from .precision import DEFAULT_PRECISION, EXACT, Precision, load_precision_map, precision_of
 from .quant import ScaleApproximation, is_quantized
@@ -41,6 +41,7 @@ __all__ = [
     "precision_of",
     "to_graph_layout",
     "to_onnx_layout",
+    "to_model_outputs",
     "supported_ops",
     "FloatModel",
     "float_model",

@@ -26,6 +26,7 @@ type saturates (``RND,SAT``) as values beyond the samples' can occur.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -36,6 +37,7 @@ from ...types import DType, FixedType
 from .convert import convert
 from .model import Model
 from .precision import MOVING_OPS, Precision
+from .scaled import FloatTie
 
 __all__ = ["auto_types", "auto_graph"]
 
@@ -67,8 +69,27 @@ def auto_types(model: Model, precision: Precision, input_ranges: Mapping[str, tu
                              precision.auto_limit, exact=precision.exact)
 
 
+MAX_ROUNDS = 16
+"""Conversions ``auto_graph`` may take to reach types that no longer change."""
+
+
 def auto_graph(model: Model, precision: Precision, input_ranges=None, peaks=None) -> Graph:
-    """The graph of ``model`` with auto types."""
-    types = auto_types(model, precision, input_ranges, peaks)
+    """The graph of ``model`` with auto types.
+
+    A quantizer that absorbs a float scale (scaled.py) computes its constants from its input's type, which the
+    probe does not know yet; so the types are computed again on each converted graph until they no longer
+    change (one round per such quantizer in a chain, at most)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FloatTie)  # the probe's quantizers see marker types: the final graph warns
+        types = auto_types(model, precision, input_ranges, peaks)
     final = replace(precision, default=FixedType(precision.auto, ranges.INPUT_INT_BITS, True, "RND", "SAT"))
+    for _ in range(MAX_ROUNDS):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FloatTie)
+            graph = convert(model, final.with_calibration(types))
+        again = ranges.auto_types(graph, precision.auto, input_ranges, types.__contains__, precision.auto_width,
+                                  peaks, precision.auto_limit, exact=precision.exact)
+        if again == types:
+            break
+        types = again
     return convert(model, final.with_calibration(types))

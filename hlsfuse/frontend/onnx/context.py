@@ -37,6 +37,7 @@ class Value:
     hls: str
     shape: tuple[int, ...]
     order: Order
+    affine: object = None  # scaled.Affine: the real value is an affine of what ``hls`` holds (None: it)
 
     @property
     def rank(self) -> int:
@@ -76,6 +77,8 @@ class Context:
         # exactly; and the quantizers of computed tensors awaiting their DequantizeLinear (quant.py)
         self.exact_types: dict[str, DType] = {}
         self.pending: dict[str, object] = {}
+        # constants quantized with float scales: their scale per element (ops_scaled.py reads their integers)
+        self.grids: dict[str, np.ndarray] = {}
 
     # ---------------------------------------------------------------- names
 
@@ -132,7 +135,7 @@ class Context:
             hls = self.in_order(entry.source, layout.plain(entry.source.rank))
             name_out = self._claim(name)
             self.builder.reshape(hls, entry.shape, name=name_out, dtype=None)
-            value = Value(name_out, entry.shape, layout.plain(2))
+            value = Value(name_out, entry.shape, layout.plain(2), entry.source.affine)
             self.values[name] = value
             return value
         return entry

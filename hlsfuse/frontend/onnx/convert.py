@@ -14,6 +14,8 @@ offending node at once and nothing is built.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...errors import HlsfuseError
@@ -24,8 +26,10 @@ from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
 from .ops_nn import NN_CONVERTERS
 from .ops_quant import QDQ_CONVERTERS, QONNX_CONVERTERS
+from .ops_scaled import affine_of, convert_scaled, materialize_inputs
 from .ops_tensor import TENSOR_CONVERTERS
 from .quant import QONNX_DOMAINS, input_types
+from .scaled import Affine, scaling_of
 
 __all__ = ["convert", "CONVERTERS", "supported_ops"]
 
@@ -56,7 +60,7 @@ def convert(model: Model, precision) -> Graph:
     lost: set[str] = set()  # outputs of failed nodes that have no stand-in
 
     spatial = _feeds_spatial(model)
-    quantized = {} if precision.is_float else input_types(model, precision.approximate_scales)
+    quantized = {} if precision.is_float else input_types(model, precision.approximate_scales, exact=True)
     for info in model.inputs:
         try:
             _graph_input(ctx, info, info.name in spatial, quantized.get(info.name))
@@ -83,7 +87,10 @@ def convert(model: Model, precision) -> Graph:
         if info.name in lost:
             continue
         try:
+            affine = affine_of(ctx, info.name)
             ctx.output(info.name)
+            if affine is not None:  # the host applies it to the integers (ir.Scaling)
+                ctx.builder.scales[info.name] = scaling_of(affine, len(ctx.shape(info.name)))
             _check_declared(ctx, info)
         except HlsfuseError as exc:
             problems.append(f"output '{info.name}': {exc}")
@@ -103,7 +110,9 @@ def _feeds_spatial(model: Model) -> set[str]:
     return wants
 
 
-def _graph_input(ctx: Context, info, feeds_spatial: bool, dtype=None) -> None:
+def _graph_input(ctx: Context, info, feeds_spatial: bool, typed=None) -> None:
+    """Declare graph input ``info``; ``typed``: (type, float scale or None) of the quantizer reading it."""
+    dtype, scale = typed or (None, None)
     where = f"input '{info.name}'"
     if info.elem not in _FLOAT_ELEMS:
         raise Unsupported(f"{where} has element type {info.elem}; only float inputs are supported")
@@ -122,12 +131,17 @@ def _graph_input(ctx: Context, info, feeds_spatial: bool, dtype=None) -> None:
         order = layout.channel_last(len(shape), unit_height=True)
     else:
         order = layout.plain(len(shape))
-    ctx.graph_input(info.name, shape, order, dtype)
+    value = ctx.graph_input(info.name, shape, order, dtype)
+    if scale is not None:  # the input holds the integer levels; the host divides the real input by the scale
+        ctx.define(info.name, replace(value, affine=Affine.of([scale])))
+        ctx.builder.scales[info.name] = scaling_of(Affine.of([scale]), len(shape))
 
 
 def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.domain:
         if node.domain in QONNX_DOMAINS and node.op in QONNX_CONVERTERS:
+            if node.op not in ("Quant", "BipolarQuant", "MultiThreshold"):  # those absorb an affine
+                materialize_inputs(ctx, node)
             QONNX_CONVERTERS[node.op](ctx, node)
             return
         raise Unsupported(f"unsupported op (domain '{node.domain}')")
@@ -139,6 +153,8 @@ def _convert_node(ctx: Context, node: NodeDef) -> None:
         for out, value in zip(node.outputs, fold(node, args, ctx.opset)):
             ctx.define(out, np.asarray(value))
         _keep_exact_type(ctx, node)
+        return
+    if convert_scaled(ctx, node):
         return
     converter = CONVERTERS.get(node.op)
     if converter is None:

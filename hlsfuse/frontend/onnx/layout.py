@@ -39,6 +39,7 @@ __all__ = [
     "flat_columns",
     "to_graph_layout",
     "to_onnx_layout",
+    "to_model_outputs",
 ]
 
 Order = tuple[int | None, ...]
@@ -152,7 +153,7 @@ def to_graph_layout(graph, inputs: Mapping[str, object]) -> dict[str, np.ndarray
         array = np.asarray(value)
         want = declared.get(name)
         if want is None or array.shape == want and array.ndim != 4:
-            out[name] = array
+            out[name] = array.astype(np.float64) if name in graph.scales else array
             continue
         if array.ndim == 4 and len(want) == 4:
             converted = array.transpose(0, 2, 3, 1)
@@ -166,7 +167,14 @@ def to_graph_layout(graph, inputs: Mapping[str, object]) -> dict[str, np.ndarray
                 f"the graph's {list(want)} (expected the model's ONNX input shape)"
             )
         out[name] = converted
-    return out
+    return {name: graph.scales[name].from_real(v) if name in graph.scales else v for name, v in out.items()}
+
+
+def to_model_outputs(graph, outputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+    """The model's real output values of a graph made by ``from_onnx``: outputs with a ``Scaling`` (an integer
+    result whose float scale the host applies) scaled to float32, as the model computes them; others unchanged."""
+    return {name: graph.scales[name].to_real(v).astype(np.float32) if name in graph.scales else np.asarray(v)
+            for name, v in outputs.items()}
 
 
 def to_onnx_layout(shapes: Mapping[str, tuple[int, ...]], inputs: Mapping[str, object]) -> dict[str, np.ndarray]:

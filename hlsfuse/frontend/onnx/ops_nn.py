@@ -21,7 +21,7 @@ from .fold import constant_input, ints_input, normalize_axes
 from .model import NodeDef, Unsupported
 from .ops_tensor import binary
 
-__all__ = ["NN_CONVERTERS"]
+__all__ = ["NN_CONVERTERS", "global_pool"]
 
 _AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
@@ -146,7 +146,9 @@ def _pool(op: str):
     return convert
 
 
-def _global_pool(op: str):
+def global_pool(op: str):
+    """GlobalAveragePool (``mean``) or another reduction ``op`` over the spatial axes, keeping them."""
+
     def convert(ctx: Context, node: NodeDef) -> None:
         x = ctx.value(node.inputs[0])
         if x.rank < 3:
@@ -330,8 +332,8 @@ NN_CONVERTERS = {
     "Conv": _conv,
     "MaxPool": _pool("max_pool2d"),
     "AveragePool": _pool("avg_pool2d"),
-    "GlobalAveragePool": _global_pool("mean"),
-    "GlobalMaxPool": _global_pool("max"),
+    "GlobalAveragePool": global_pool("mean"),
+    "GlobalMaxPool": global_pool("max"),
     "Gemm": _gemm,
     "MatMul": _matmul,
     "BatchNormalization": _batchnorm,

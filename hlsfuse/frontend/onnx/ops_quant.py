@@ -21,6 +21,7 @@ from ...types import FLOAT32, FixedType
 from . import layout
 from .context import Context, Value
 from .model import NodeDef, Unsupported
+from .ops_scaled import materialize_inputs, multithreshold_scaled, quantize_scaled
 from .quant import (
     CEIL,
     Quantizer,
@@ -110,11 +111,25 @@ def _bipolar(ctx: Context, tensor: str, x: Value, frac: int) -> None:
 
 
 def _fold(ctx: Context, node: NodeDef, x: np.ndarray, q: Quantizer) -> None:
-    """A quantizer on a constant: its exact values, and the type that holds them for its readers."""
+    """A quantizer on a constant: its exact values, and the type that holds them for its readers (with float
+    scales: the scale of each element, from which a layer takes the integers: ops_scaled.py)."""
     ints, values = q.apply(x)
-    out = node.outputs[0]
+    _constant(ctx, node.outputs[0], ints, values, q)
+
+
+def _constant(ctx: Context, out: str, ints: np.ndarray, values: np.ndarray, q: Quantizer) -> None:
     ctx.define(out, values)
-    ctx.exact_types[out] = constant_type(ints, q.frac)
+    if q.frac is None:
+        ctx.grids[out] = np.broadcast_to(q.scales, ints.shape).copy()
+    else:
+        ctx.exact_types[out] = constant_type(ints, q.frac)
+
+
+def _scaled(ctx: Context, x: Value, q: Quantizer) -> bool:
+    """Whether ``q`` on ``x`` needs the exact step-function form (ops_scaled.quantize_scaled): a float scale,
+    per-channel scales, or an input whose real value is an affine of what it holds."""
+    return (q.frac is None or np.size(q.frac) > 1 and np.any(np.ravel(q.frac) != np.ravel(q.frac)[0])
+            or (x.affine is not None and not x.affine.is_identity))
 
 
 # --------------------------------------------------------------------------
@@ -124,11 +139,15 @@ def _fold(ctx: Context, node: NodeDef, x: np.ndarray, q: Quantizer) -> None:
 
 def _quant(ctx: Context, node: NodeDef) -> None:
     consts = ctx.consts(node)
-    q = quant_of(node, consts, ctx.precision.approximate_scales)
+    q = quant_of(node, consts, ctx.precision.approximate_scales, exact=not ctx.precision.is_float)
     if consts[0] is not None:
         _fold(ctx, node, consts[0], q)
         return
-    quantize(ctx, node.outputs[0], ctx.value(node.inputs[0]), per_tensor(q))
+    x = ctx.value(node.inputs[0])
+    if _scaled(ctx, x, q):
+        quantize_scaled(ctx, node.outputs[0], x, q, node.where())
+        return
+    quantize(ctx, node.outputs[0], x, per_tensor(q))
 
 
 def _trunc(ctx: Context, node: NodeDef) -> None:
@@ -144,6 +163,7 @@ def _trunc(ctx: Context, node: NodeDef) -> None:
     mode = rounding(node, "FLOOR")
     if consts[0] is not None:
         raise Unsupported("Trunc of a constant is not supported")
+    materialize_inputs(ctx, node)
     x = ctx.value(node.inputs[0])
     t = node.outputs[0]
     if len(node.inputs) == 6:
@@ -181,10 +201,10 @@ def _on_grid(ctx: Context, tensor: str, x: Value, frac: int, bits: int) -> Value
 def _quantize_linear(ctx: Context, node: NodeDef) -> None:
     consts = ctx.consts(node)
     rank = len(ctx.shape(node.inputs[0]))
-    q, zero, kind = qdq_of(node, consts, ctx.precision.approximate_scales, rank)
+    q, zero, kind = qdq_of(node, consts, ctx.precision.approximate_scales, rank, exact=not ctx.precision.is_float)
     out = node.outputs[0]
     if consts[0] is not None:  # the integers, clipped to the integer type (per-axis zero points included)
-        rounded = np.round(np.ldexp(np.asarray(consts[0], dtype=np.float64), np.asarray(q.frac, dtype=np.int64)))
+        rounded = np.round(np.asarray(consts[0], dtype=np.float32) / q.scales.astype(np.float32))
         info = np.iinfo(kind)
         ctx.define(out, np.clip(rounded + zero, info.min, info.max).astype(kind))
         return
@@ -192,19 +212,18 @@ def _quantize_linear(ctx: Context, node: NodeDef) -> None:
     if out in ctx.outputs or any(n.op != "DequantizeLinear" or n.inputs[0] != out for n in readers):
         raise Unsupported(f"output '{out}' must feed DequantizeLinear nodes only (hlsfuse computes real values, "
                           "not integer tensors)")
-    ctx.pending[out] = (node, consts, per_tensor(q), ctx.value(node.inputs[0]))
+    ctx.pending[out] = (node, consts, q, ctx.value(node.inputs[0]))
 
 
 def _dequantize_linear(ctx: Context, node: NodeDef) -> None:
     consts = ctx.consts(node)
     pending = ctx.pending.get(node.inputs[0])
     rank = pending[3].rank if pending is not None else len(ctx.shape(node.inputs[0]))
-    q, zero, _ = qdq_of(node, consts, ctx.precision.approximate_scales, rank)
+    q, zero, _ = qdq_of(node, consts, ctx.precision.approximate_scales, rank, exact=not ctx.precision.is_float)
     out = node.outputs[0]
     if consts[0] is not None:
         ints = np.asarray(consts[0]).astype(np.int64) - zero
-        ctx.define(out, np.ldexp(ints.astype(np.float64), -np.asarray(q.frac, dtype=np.int64)))
-        ctx.exact_types[out] = constant_type(ints, q.frac)
+        _constant(ctx, out, ints, ints.astype(np.float64) * q.scales, q)
         return
     if pending is None:
         raise Unsupported(f"input '{node.inputs[0]}' must be a constant or the output of a QuantizeLinear")
@@ -212,7 +231,10 @@ def _dequantize_linear(ctx: Context, node: NodeDef) -> None:
     same = all(_same(source_consts[i], consts[i]) for i in (1, 2)) and source.attr("axis", 1) == node.attr("axis", 1)
     if not same:
         raise Unsupported(f"scale and zero point must be those of QuantizeLinear '{source.name}'")
-    quantize(ctx, out, x, quantizer)
+    if _scaled(ctx, x, quantizer):
+        quantize_scaled(ctx, out, x, quantizer, node.where())
+        return
+    quantize(ctx, out, x, per_tensor(quantizer))
 
 
 def _same(a, b) -> bool:
@@ -245,6 +267,10 @@ def _multithreshold(ctx: Context, node: NodeDef) -> None:
     if thresholds.ndim != 2 or thresholds.shape[0] not in (1, channels) or not np.all(np.isfinite(thresholds)):
         raise Unsupported(f"input 'thresholds' must be finite, of shape [{channels}, n] or [1, n], not "
                           f"{list(thresholds.shape)}")
+    if not ctx.builder.type_of(x.hls).dtype.is_float:
+        multithreshold_scaled(ctx, node.outputs[0], x, thresholds, channel, float(node.attr("out_scale", 1.0)),
+                              float(node.attr("out_bias", 0.0)), node.where())
+        return
     count = thresholds.shape[1]
     scale = scale_fracs(node, np.array(float(node.attr("out_scale", 1.0))), ctx.precision.approximate_scales)
     step = -int(scale)  # out_scale = 2^step

@@ -21,7 +21,7 @@ from .fold import constant_input, ints_input, normalize_axes, reshape_target, sl
 from .layout import Order
 from .model import NodeDef, Unsupported
 
-__all__ = ["TENSOR_CONVERTERS", "binary"]
+__all__ = ["TENSOR_CONVERTERS", "binary", "clip_bounds"]
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -48,13 +48,17 @@ def _unary(op: str, **attrs_of):
     return convert
 
 
-def _clip(ctx: Context, node: NodeDef) -> None:
+def clip_bounds(ctx: Context, node: NodeDef) -> tuple[float | None, float | None]:
+    """Clip's (min, max), None where absent (attributes before opset 11, constant inputs since)."""
     if ctx.opset < 11:
-        lo, hi = node.attr("min"), node.attr("max")
-    else:
-        consts = ctx.consts(node)
-        lo, hi = (constant_input(node, consts, i, what) for i, what in ((1, "min"), (2, "max")))
-        lo, hi = (None if v is None else float(np.asarray(v).reshape(-1)[0]) for v in (lo, hi))
+        return node.attr("min"), node.attr("max")
+    consts = ctx.consts(node)
+    lo, hi = (constant_input(node, consts, i, what) for i, what in ((1, "min"), (2, "max")))
+    return tuple(None if v is None else float(np.asarray(v).reshape(-1)[0]) for v in (lo, hi))
+
+
+def _clip(ctx: Context, node: NodeDef) -> None:
+    lo, hi = clip_bounds(ctx, node)
     if lo is None and hi is None:
         _alias(ctx, node)
         return

@@ -23,8 +23,10 @@ power of two and warns (``ScaleApproximation``) with the relative error.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -59,25 +61,70 @@ class ScaleApproximation(UserWarning):
 
 @dataclass(frozen=True)
 class Quantizer:
-    """round(x * 2^frac) with ``mode``, clipped to [lo, hi], times 2^-frac; ``frac`` is an int, or an
-    array broadcasting against a constant (per-channel scales); ``bipolar``: +-2^-frac by sign."""
+    """round(x / s) with ``mode``, clipped to [lo, hi], times s, where s = 2^-frac (``frac`` an int, or an
+    array broadcasting against the input: per-channel scales), or s = ``scale`` (float64 values of float32
+    scales, same shapes) when a scale is not a power of two and ``frac`` is None; ``bipolar``: +-s by sign."""
 
     frac: object
     lo: int
     hi: int
     mode: str
     bipolar: bool = False
+    scale: object = None
+
+    @property
+    def scales(self) -> np.ndarray:
+        """s, as float64 (exact)."""
+        if self.frac is None:
+            return np.asarray(self.scale, dtype=np.float64)
+        return np.ldexp(1.0, -np.asarray(self.frac, dtype=np.int64))
 
     def apply(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(integers q, exact real values q * 2^-frac) of constant ``x``."""
-        v = np.ldexp(np.asarray(x, dtype=np.float64), np.asarray(self.frac, dtype=np.int64))
+        """(integers q, exact real values q * s) of constant ``x``; with a float scale, x / s is computed in
+        float32 as qonnx computes it, so the integers are qonnx's."""
+        if self.frac is None:
+            v = (np.asarray(x, dtype=np.float32) / np.asarray(self.scale, dtype=np.float32)).astype(np.float64)
+        else:
+            v = np.ldexp(np.asarray(x, dtype=np.float64), np.asarray(self.frac, dtype=np.int64))
         if self.bipolar:
             q = np.where(v >= 0, 1.0, -1.0)
         else:
             q = np.clip(_ROUND[self.mode](v), self.lo, self.hi)
         q = q.astype(np.int64)
-        return q, np.ldexp(q.astype(np.float64), -np.asarray(self.frac, dtype=np.int64))
+        scales = np.broadcast_to(self.scales, np.broadcast_shapes(q.shape, np.shape(self.scales)))
+        return q, q.astype(np.float64) * scales
 
+    def level(self, y: Fraction) -> int:
+        """The integer level of the exact value ``y`` = x / s."""
+        if self.bipolar:
+            return 1 if y >= 0 else -1
+        return min(max(_EXACT_ROUND[self.mode](y), self.lo), self.hi)
+
+    def boundary_distance(self, y: Fraction) -> Fraction:
+        """How far ``y`` = x / s is from the nearest value where the level changes (in units of s)."""
+        if self.bipolar:
+            return abs(y)
+        half = self.mode not in ("TRN", "TRN_ZERO", CEIL)
+        shifted = y - Fraction(1, 2) if half else y
+        return abs(shifted - round(shifted))
+
+
+def _half_away(y: Fraction) -> int:
+    return int(math.copysign(math.floor(abs(y) + Fraction(1, 2)), y))
+
+
+def _half_toward(y: Fraction) -> int:
+    return int(math.copysign(math.ceil(abs(y) - Fraction(1, 2)), y))
+
+
+_EXACT_ROUND = {
+    "RND_CONV": round,  # Fraction rounds half to even
+    "TRN": math.floor,
+    "TRN_ZERO": math.trunc,
+    "RND_INF": _half_away,
+    "RND_ZERO": _half_toward,
+    CEIL: math.ceil,
+}
 
 _ROUND = {
     "RND_CONV": np.round,
@@ -127,8 +174,9 @@ def const_input(node: NodeDef, consts, index: int, what: str) -> np.ndarray:
     return np.asarray(consts[index])
 
 
-def scale_fracs(node: NodeDef, scale: np.ndarray, approximate: bool) -> np.ndarray:
-    """-log2 of each scale (integers), or the nearest ones with a warning when ``approximate``."""
+def scale_fracs(node: NodeDef, scale: np.ndarray, approximate: bool, exact: bool = False) -> np.ndarray | None:
+    """-log2 of each scale (integers), or the nearest ones with a warning when ``approximate``; None when a
+    scale is not a power of two and ``exact`` (the caller keeps the float scales: scaled.py)."""
     s = np.asarray(scale, dtype=np.float64)
     if s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
         raise Unsupported(f"scale {show(s)} must be positive and finite")
@@ -136,6 +184,8 @@ def scale_fracs(node: NodeDef, scale: np.ndarray, approximate: bool) -> np.ndarr
     near = np.round(exp)
     if np.array_equal(np.ldexp(1.0, near.astype(np.int64)), s):
         return (-near).astype(np.int64)
+    if exact and not approximate:
+        return None
     if not approximate:
         raise Unsupported(f"scale {show(s)} is not a power of two (hlsfuse maps power-of-two scales exactly; "
                           "approximate_scales=True, --approximate-scales on the command line, takes the nearest one)")
@@ -186,20 +236,24 @@ def require_zero(node: NodeDef, consts, index: int) -> None:
                           "shifts the grid)")
 
 
-def quant_of(node: NodeDef, consts, approximate: bool) -> Quantizer:
-    """The quantizer of a QONNX Quant or BipolarQuant node (its input 0 aside)."""
-    frac = scale_fracs(node, const_input(node, consts, 1, "scale"), approximate)
+def quant_of(node: NodeDef, consts, approximate: bool, exact: bool = False) -> Quantizer:
+    """The quantizer of a QONNX Quant or BipolarQuant node (its input 0 aside); with ``exact`` a scale that
+    is not a power of two is kept as it is (``Quantizer.scale``) instead of being refused."""
+    scale = const_input(node, consts, 1, "scale")
+    frac = scale_fracs(node, scale, approximate, exact)
+    real = np.asarray(scale, dtype=np.float32).astype(np.float64) if frac is None else None
     if node.op == "BipolarQuant":
-        return Quantizer(frac, -1, 1, "TRN", bipolar=True)
+        return Quantizer(frac, -1, 1, "TRN", bipolar=True, scale=real)
     require_zero(node, consts, 2)
     bits = bit_width(node, const_input(node, consts, 3, "bitwidth"), "bitwidth")
     signed, narrow = flag(node, "signed", 1), flag(node, "narrow", 0)
     if bits == 1 and signed:  # as qonnx executes it: a 1-bit signed Quant is bipolar
-        return Quantizer(frac, -1, 1, "TRN", bipolar=True)
-    return Quantizer(frac, *bit_range(bits, signed, narrow), rounding(node, "ROUND"))
+        return Quantizer(frac, -1, 1, "TRN", bipolar=True, scale=real)
+    return Quantizer(frac, *bit_range(bits, signed, narrow), rounding(node, "ROUND"), scale=real)
 
 
-def qdq_of(node: NodeDef, consts, approximate: bool, rank: int) -> tuple[Quantizer, np.ndarray, str]:
+def qdq_of(node: NodeDef, consts, approximate: bool, rank: int,
+           exact: bool = False) -> tuple[Quantizer, np.ndarray, str]:
     """(quantizer on the integer range less the zero point, zero point, integer type) of a QuantizeLinear
     or DequantizeLinear node; per-axis scales are shaped to broadcast along ``axis`` of a ``rank``-dim input."""
     scale = const_input(node, consts, 1, "scale")
@@ -217,12 +271,13 @@ def qdq_of(node: NodeDef, consts, approximate: bool, rank: int) -> tuple[Quantiz
         shape = [1] * rank
         shape[axis] = scale.size
         scale, zero = scale.reshape(shape), (zero.reshape(shape) if zero.ndim == 1 else zero)
-    frac = scale_fracs(node, scale, approximate)
+    frac = scale_fracs(node, scale, approximate, exact)
+    real = np.asarray(scale, dtype=np.float32).astype(np.float64) if frac is None else None
     qmin, qmax = _QDQ_RANGES[kind]
     zero = zero.astype(np.int64)
     if zero.size == 1:
-        return Quantizer(frac, qmin - int(zero.flat[0]), qmax - int(zero.flat[0]), "RND_CONV"), zero, kind
-    return Quantizer(frac, qmin - int(zero.max()), qmax - int(zero.min()), "RND_CONV"), zero, kind
+        return Quantizer(frac, qmin - int(zero.flat[0]), qmax - int(zero.flat[0]), "RND_CONV", scale=real), zero, kind
+    return Quantizer(frac, qmin - int(zero.max()), qmax - int(zero.min()), "RND_CONV", scale=real), zero, kind
 
 
 def per_tensor(q: Quantizer, what: str = "scale") -> Quantizer:
@@ -251,21 +306,23 @@ def is_quantized(model: Model) -> bool:
                for n in model.nodes)
 
 
-def input_types(model: Model, approximate: bool) -> dict[str, FixedType]:
+def input_types(model: Model, approximate: bool, exact: bool = False) -> dict[str, tuple[FixedType, float | None]]:
     """Graph inputs read only by one kind of per-tensor quantizer that rounds with an ap_fixed mode: such
     an input gets the quantizer's type, so that the real input is rounded once, exactly as the quantizer
-    rounds it (a clip to a narrower range may follow), and the quantizer costs nothing else."""
-    found: dict[str, FixedType] = {}
+    rounds it (a clip to a narrower range may follow), and the quantizer costs nothing else. With ``exact``
+    a float scale s is kept: the input is the integer level (type on the grid 1), its real value s times it
+    (the second item; None for a power of two)."""
+    found: dict[str, tuple[FixedType, float | None]] = {}
     for info in model.inputs:
         readers = [n for n in model.nodes if info.name in n.inputs]
         rank = len(info.shape or ())
-        types = {_input_type(model, n, info.name, rank, approximate) for n in readers}
+        types = {_input_type(model, n, info.name, rank, approximate, exact) for n in readers}
         if len(types) == 1 and None not in types:
             found[info.name] = types.pop()
     return found
 
 
-def _input_type(model: Model, node: NodeDef, name: str, rank: int, approximate: bool) -> FixedType | None:
+def _input_type(model: Model, node: NodeDef, name: str, rank: int, approximate: bool, exact: bool):
     if node.inputs[0] != name or name in node.inputs[1:]:
         return None
     consts = [model.initializers.get(i) if i else None for i in node.inputs]
@@ -273,13 +330,20 @@ def _input_type(model: Model, node: NodeDef, name: str, rank: int, approximate: 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ScaleApproximation)  # the node warns when it is converted
             if node.domain in QONNX_DOMAINS and node.op in ("Quant", "BipolarQuant"):
-                q = per_tensor(quant_of(node, consts, approximate))
+                q = quant_of(node, consts, approximate, exact)
             elif node.op == "QuantizeLinear" and not node.domain:
-                q = per_tensor(qdq_of(node, consts, approximate, rank)[0])
+                q = qdq_of(node, consts, approximate, rank, exact)[0]
             else:
                 return None
+            scales = np.ravel(q.scales)
+            if scales.size != 1 and np.any(scales != scales[0]):
+                return None
+            q = Quantizer(None if q.frac is None else int(np.ravel(q.frac)[0]), q.lo, q.hi, q.mode, q.bipolar,
+                          None if q.frac is not None else float(scales[0]))
     except Unsupported:
         return None
     if q.bipolar or q.mode == CEIL:
         return None
-    return range_type(q.lo, q.hi, q.frac, q.mode)[0]
+    if q.frac is None:
+        return range_type(q.lo, q.hi, 0, q.mode)[0], float(q.scale)
+    return range_type(q.lo, q.hi, q.frac, q.mode)[0], None

@@ -1,0 +1,104 @@
+"""Quantized models with float scales, as Brevitas exports them (per-tensor and per-channel float scales, float
+biases and BatchNorm between the quantizers, bipolar and narrow-range quantizers, 1- to 8-bit weights and
+activations): bit-exact with qonnx's own execution on inputs on the input quantizer's grid, in the reference,
+C simulation and RTL simulation, at the default precision and without --approximate-scales."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from tiers import need
+
+need("onnx")
+need("qonnx")
+
+from quant_build import brevitas_cnn, brevitas_mlp, compiled, grid_frames, qonnx_run  # noqa: E402
+
+from hlsfuse import reference  # noqa: E402
+from hlsfuse.frontend.onnx import from_onnx, to_graph_layout, to_model_outputs  # noqa: E402
+from hlsfuse.frontend.onnx.scaled import FloatTie  # noqa: E402
+
+MODELS = {
+    "mlp-w4a4": lambda seed: brevitas_mlp(seed),
+    "mlp-w2a2": lambda seed: brevitas_mlp(seed, w_bits=2, a_bits=2),
+    "mlp-w3a3-no-bn": lambda seed: brevitas_mlp(seed, w_bits=3, a_bits=3, bn=False),
+    "mlp-w1a1-bipolar": lambda seed: brevitas_mlp(seed, bipolar=True),
+    "mlp-w8a8": lambda seed: brevitas_mlp(seed, w_bits=8, a_bits=8),
+    "mlp-w6a5-float-output": lambda seed: brevitas_mlp(seed, w_bits=6, a_bits=5, output_quant=False),
+    "cnn-w4a4": lambda seed: brevitas_cnn(seed),
+    "cnn-w8a6": lambda seed: brevitas_cnn(seed, w_bits=8, a_bits=6),
+}
+
+
+def imported(proto):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FloatTie)
+        graph = from_onnx(proto)
+    return graph, [w for w in caught if issubclass(w.category, FloatTie)]
+
+
+def assert_matches(proto, graph, frames, ties):
+    out = proto.graph.output[0].name
+    for frame in frames:
+        want = qonnx_run(proto, frame)[out]
+        got = to_model_outputs(graph, reference.run(graph, to_graph_layout(graph, frame)))[out]
+        if out in graph.scales and not ties and proto.graph.node[-1].op_type != "Quant":
+            # a float output (no quantizer after the last layer): hlsfuse's integers times the float scale,
+            # against qonnx's float32 sums of float32 products
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+            continue
+        mismatch = got != want
+        assert not mismatch.any() or ties, (frame, got, want)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_float_scale_models_are_bit_exact_with_qonnx(name, seed):
+    proto = MODELS[name](seed)
+    graph, ties = imported(proto)
+    assert graph.scales  # the integers are computed, the float scales applied by the host
+    assert_matches(proto, graph, grid_frames(proto, 12, seed), ties)
+
+
+def test_floating_batchnorm_between_power_of_two_quantizers_is_absorbed_exactly():
+    """TFC's case: power-of-two activation scales, float BatchNorm between: no float constant is rounded."""
+    from quant_build import Net, batchnorm, weights
+
+    rng = np.random.default_rng(5)
+    n = Net()
+    x = n.quant("x", "xq", 2.0 ** -3, 4)
+    w = n.quant(n.const("w", weights(rng, (16, 10), 1.0)), "wq", 2.0 ** -2, 2, narrow=1)
+    h = batchnorm(n, rng, n.op("MatMul", [x, w], "h"), "bn", 10)
+    n.quant(h, "y", 2.0 ** -1, 3, signed=1)
+    proto = n.model({"x": [1, 16]}, "y", [1, 10])
+    graph, ties = imported(proto)
+    assert not graph.scales  # power-of-two scales: the design computes the real values
+    assert {n.op for n in graph.nodes} >= {"dense", "sum"}  # a compare ladder, no float constant
+    assert_matches(proto, graph, grid_frames(proto, 40, 5), ties)
+
+
+@pytest.mark.gxx
+@pytest.mark.parametrize("name", ["mlp-w4a4", "cnn-w4a4", "mlp-w8a8"])
+def test_csim_of_float_scale_models_matches_qonnx(tmp_path, name):
+    from hls_support import csim_both
+
+    proto = MODELS[name](0)
+    out, graph, inputs = compiled(tmp_path, proto, "hls", lambda p, g, f: assert_matches(p, g, f, imported(p)[1]))
+    inputs = [to_graph_layout(graph, f) for f in grid_frames(proto, 3, 9)]
+    result = csim_both(out, inputs=inputs, graph=graph)
+    assert result.passed and result.frames == 3, result.report()
+
+
+@pytest.mark.verilator
+@pytest.mark.pyverilator
+@pytest.mark.parametrize("name", ["mlp-w1a1-bipolar", "cnn-w4a4"])
+def test_rtlsim_of_float_scale_models_matches_qonnx(tmp_path, name):
+    from hlsfuse.sim.rtlsim import rtlsim
+
+    proto = MODELS[name](0)
+    out, graph, _ = compiled(tmp_path, proto, "verilog", lambda p, g, f: assert_matches(p, g, f, imported(p)[1]))
+    inputs = [to_graph_layout(graph, f) for f in grid_frames(proto, 3, 9)]
+    result = rtlsim(out, inputs=inputs, frames=3, graph=graph)
+    assert result.passed, result.report()

@@ -211,7 +211,7 @@ FIELD_ERRORS = [
     (_drop(("nodes",)), "the graph is missing the field 'nodes'"),
     (
         _set(("output",), ["y"]),
-        "the graph has an unknown field 'output' (expected: name, inputs, constants, nodes, outputs)",
+        "the graph has an unknown field 'output' (expected: name, inputs, constants, nodes, outputs, scales)",
     ),
     (_set(("name",), ""), 'name must be a non-empty string, not ""'),
     (_set(("inputs",), {"x": 1}), 'inputs must be a list, not {"x": 1}'),

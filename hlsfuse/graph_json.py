@@ -40,7 +40,8 @@ from .types import DType, from_float, parse_dtype, to_float
 __all__ = ["load_graph", "save_graph", "graph_from_dict", "graph_to_dict", "graph_text", "init_values"]
 
 _GRAPH_FIELDS = ("name", "inputs", "constants", "nodes", "outputs", "scales")
-_INPUT_FIELDS = ("name", "shape", "dtype")
+_INPUT_FIELDS = ("name", "shape", "dtype", "source_axes")
+_INPUT_REQUIRED = ("name", "shape", "dtype")
 _CONSTANT_FIELDS = ("name", "shape", "dtype", "data", "init")
 _NODE_FIELDS = ("name", "op", "inputs", "attrs", "dtype", "pattern", "edge_patterns", "shape")
 _NODE_REQUIRED = ("name", "op", "inputs")
@@ -155,9 +156,14 @@ def _scales(value: Any) -> dict[str, Scaling]:
 
 
 def _input(entry: Any, where: str) -> Input:
-    _fields(entry, where, _INPUT_FIELDS, required=_INPUT_FIELDS)
+    _fields(entry, where, _INPUT_FIELDS, required=_INPUT_REQUIRED)
     shape = _shape(entry["shape"], f"{where}.shape")
-    return Input(_name(entry["name"], f"{where}.name"), TensorType(shape, _dtype(entry["dtype"], f"{where}.dtype")))
+    ttype = TensorType(shape, _dtype(entry["dtype"], f"{where}.dtype"))
+    axes = entry.get("source_axes")
+    if axes is not None and (not isinstance(axes, list) or not all(
+            a is None or (isinstance(a, int) and not isinstance(a, bool)) for a in axes)):
+        raise HlsfuseError(f"{where}.source_axes must be a list of axis numbers or nulls, not {_show(axes)}")
+    return Input(_name(entry["name"], f"{where}.name"), ttype, None if axes is None else tuple(axes))
 
 
 def _constant(entry: Any, where: str, side_files: SideFiles) -> Constant:
@@ -368,7 +374,7 @@ def graph_to_dict(graph: Graph, side_file: str | None = None) -> dict[str, Any]:
     arrays = array_names(valued(graph)) if side_file is not None else {}
     return {
         "name": graph.name,
-        "inputs": [{"name": i.name, "shape": list(i.type.shape), "dtype": str(i.type.dtype)} for i in graph.inputs],
+        "inputs": [_input_dict(i) for i in graph.inputs],
         "constants": [_constant_dict(c, side_file, arrays.get(c.name)) for c in graph.constants],
         "nodes": [_node_dict(n) for n in graph.nodes],
         "outputs": list(graph.outputs),
@@ -411,6 +417,13 @@ def _real_values(const: Constant) -> list:
     if dtype.frac <= 0:  # integer values: write them as integers
         return [v << -dtype.frac for v in raw.tolist()]
     return to_float(raw, dtype).tolist()
+
+
+def _input_dict(port: Input) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": port.name, "shape": list(port.type.shape), "dtype": str(port.type.dtype)}
+    if port.source_axes is not None:
+        entry["source_axes"] = list(port.source_axes)
+    return entry
 
 
 def _node_dict(node: Node) -> dict[str, Any]:

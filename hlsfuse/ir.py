@@ -56,8 +56,29 @@ class TensorType:
 
 @dataclass(frozen=True)
 class Input:
+    """A graph input: a stream port. ``source_axes`` is set by a frontend whose model holds the input
+    in another layout (the ONNX importer holds an NCHW input as NHWC): per axis, the axis of the
+    model's input it holds, None for a size-1 axis the import inserted; None when the layouts are the
+    same. It converts that model's arrays for the port (``onnx.to_graph_layout``) and back; the
+    graph's computation never reads it. It lives here, with the port, because a graph saved as JSON
+    (a compiled design's graph.json) must still know how its model's inputs map onto its ports."""
+
     name: str
     type: TensorType
+    source_axes: tuple[int | None, ...] | None = None
+
+    def __post_init__(self):
+        if self.source_axes is None:
+            return
+        axes, shape = tuple(self.source_axes), self.type.shape
+        kept = sorted(a for a in axes if a is not None)
+        if (len(axes) != len(shape) or kept != list(range(len(kept)))
+                or any(a is None and d != 1 for a, d in zip(axes, shape))):
+            raise HlsfuseError(
+                f"input '{self.name}': source_axes {list(axes)} must give, per axis of the shape {list(shape)}, "
+                f"a distinct axis 0..k-1 of the source model's input, or null for an axis of size 1"
+            )
+        object.__setattr__(self, "source_axes", None if axes == tuple(range(len(axes))) else axes)
 
 
 @dataclass(frozen=True, eq=False)

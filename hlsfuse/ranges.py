@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from .errors import HlsfuseError
-from .ir import Constant, Graph, Input, Node, TensorType
+from .ir import Constant, Graph, Node, TensorType
 from .ops import Pattern, get_op
 from .ops.interval import Interval
 from .types import DType, FixedType, from_float
@@ -347,7 +347,7 @@ def _peak_bits(magnitude: float, width: int) -> int:
 def retyped(graph: Graph, types: Mapping[str, DType]) -> Graph:
     """``graph`` with the tensors named in ``types`` given those types (constants' values re-assigned
     to theirs)."""
-    inputs = [Input(i.name, TensorType(i.type.shape, types.get(i.name, i.type.dtype))) for i in graph.inputs]
+    inputs = [replace(i, type=TensorType(i.type.shape, types.get(i.name, i.type.dtype))) for i in graph.inputs]
     constants = []
     for c in graph.constants:
         if c.name in types:

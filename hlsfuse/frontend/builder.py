@@ -78,6 +78,14 @@ class GraphBuilder:
         self._types[name] = t
         return name
 
+    def source_axes(self, name: str, axes) -> None:
+        """Record how a source model's input maps onto the declared input ``name`` (``ir.Input.source_axes``)."""
+        for i, port in enumerate(self._inputs):
+            if port.name == name:
+                self._inputs[i] = Input(port.name, port.type, tuple(axes))
+                return
+        raise HlsfuseError(f"'{name}' is not a declared input of graph '{self.name}'")
+
     def constant(self, name: str | None, data, dtype: str | DType | None = None) -> str:
         """Declare a weight tensor from real values, quantized to ``dtype``."""
         name = self._claim(name, "const")

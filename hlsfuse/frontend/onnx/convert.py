@@ -21,6 +21,7 @@ import numpy as np
 from ...errors import HlsfuseError
 from ...ir import Graph
 from . import layout
+from .channels_last import CHANNELS_LAST_DOMAIN, channels_last_converters
 from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
@@ -31,16 +32,22 @@ from .ops_tensor import TENSOR_CONVERTERS
 from .quant import QONNX_DOMAINS, input_types
 from .scaled import Affine, scaling_of
 
-__all__ = ["convert", "CONVERTERS", "supported_ops"]
+__all__ = ["convert", "CONVERTERS", "input_orders", "supported_ops"]
 
 CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS}
+CUSTOM_CONVERTERS = {
+    **{(domain, op): convert for domain in QONNX_DOMAINS for op, convert in QONNX_CONVERTERS.items()},
+    **{(CHANNELS_LAST_DOMAIN, op): convert for op, convert in channels_last_converters(NN_CONVERTERS).items()},
+}
+"""Converters of the ops in custom domains, by (domain, op)."""
 
 _FLOAT_ELEMS = ("float32", "float16", "float64")
 
-# ops whose input 0 is a channel-first tensor with spatial axes, and ops that pass
-# such a tensor through unchanged (a 3-D graph input reaching the former is held N1LC)
+# ops whose input 0 is a channel-first tensor with spatial axes (held channel-last, layout.py), and ops
+# whose result keeps their inputs' layout, through which an input reaching the former is still held for it
 _SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"}
 _PASS_THROUGH = {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout", "Abs", "Neg", "Exp",
+                 "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pad",
                  "Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"}
 
 
@@ -59,11 +66,11 @@ def convert(model: Model, precision) -> Graph:
     unknown_op = False
     lost: set[str] = set()  # outputs of failed nodes that have no stand-in
 
-    spatial = _feeds_spatial(model)
+    orders = input_orders(model)
     quantized = {} if precision.is_float else input_types(model, precision.approximate_scales, exact=True)
     for info in model.inputs:
         try:
-            _graph_input(ctx, info, info.name in spatial, quantized.get(info.name))
+            _graph_input(ctx, info, orders.get(info.name), quantized.get(info.name))
         except HlsfuseError as exc:
             problems.append(str(exc))
             if info.name not in ctx.values:
@@ -76,8 +83,8 @@ def convert(model: Model, precision) -> Graph:
         try:
             _convert_node(ctx, node)
         except HlsfuseError as exc:
-            qonnx = node.domain in QONNX_DOMAINS and node.op in QONNX_CONVERTERS
-            unknown_op |= not qonnx and (node.op not in CONVERTERS or bool(node.domain))
+            custom = (node.domain, node.op) in CUSTOM_CONVERTERS
+            unknown_op |= not custom and (node.op not in CONVERTERS or bool(node.domain))
             problems.append(f"{node.where()}: {exc}")
             for out in node.outputs:
                 if out and not _stand_in(ctx, out):
@@ -100,18 +107,48 @@ def convert(model: Model, precision) -> Graph:
     return ctx.builder.build()
 
 
-def _feeds_spatial(model: Model) -> set[str]:
-    wants: set[str] = set()
-    for node in reversed(model.nodes):
-        if not node.inputs:
+def input_orders(model: Model) -> dict[str, layout.Order]:
+    """The layout each graph input of known rank is held in (its ``ir.Input.source_axes``): the one its
+    first layout-minded reader wants, so that no transpose stage follows the input. Walking from the input
+    through ops that keep its layout, and through Transposes (which only relabel it, so the input is held
+    in the order that makes the Transpose's result what its reader wants): a Conv, pool or BatchNormalization
+    of rank 3 or 4 wants it channel-last (an NCHW input is held NHWC; a Keras NHWC input going through
+    Transpose(0, 3, 1, 2) into a Conv is held as it is), qonnx's channels-last ops and graph outputs want it
+    as the model has it, a Softmax wants its axis last. An input no such reader decides is held as the model
+    declares it."""
+    ranks = {name: len(shape) for name, shape in model.shapes.items()}
+    ranks.update((i.name, len(i.shape)) for i in (*model.inputs, *model.outputs) if i.shape is not None)
+    wants: dict[str, layout.Order] = {o.name: layout.plain(ranks[o.name]) for o in model.outputs if o.name in ranks}
+    for node in reversed(model.nodes):  # so the first reader in model order decides
+        x = node.input(0)
+        rank = ranks.get(x)
+        if rank is None:
             continue
-        if node.op in _SPATIAL_OPS or (node.op in _PASS_THROUGH and node.outputs and node.outputs[0] in wants):
-            wants.add(node.inputs[0])
-    return wants
+        want = wants.get(node.outputs[0]) if node.outputs else None
+        if node.domain == CHANNELS_LAST_DOMAIN:
+            wants[x] = layout.plain(rank)
+        elif not node.domain and node.op in _SPATIAL_OPS and rank in (3, 4) and node.attr("spatial", 1):
+            wants[x] = layout.channel_last(rank, unit_height=True)
+        elif not node.domain and node.op == "Transpose" and want is not None:
+            perm = node.attr("perm") or list(reversed(range(rank)))
+            wants[x] = tuple(None if a is None else perm[a] for a in want)
+        elif node.op in _PASS_THROUGH and want is not None or _softmax_keeps(node, want, model.opset):
+            held_rank = sum(a is not None for a in want)
+            wants.update((name, want) for name in node.inputs if name and ranks.get(name) == held_rank)
+    return {i.name: wants.get(i.name, layout.plain(len(i.shape))) for i in model.inputs if i.shape is not None}
 
 
-def _graph_input(ctx: Context, info, feeds_spatial: bool, typed=None) -> None:
-    """Declare graph input ``info``; ``typed``: (type, float scale or None) of the quantizer reading it."""
+def _softmax_keeps(node: NodeDef, want: layout.Order | None, opset: int) -> bool:
+    """A Softmax (opset 13 on) whose reader wants it in a layout with the Softmax's axis last: its input
+    in that layout needs no conversion either."""
+    if node.domain or node.op != "Softmax" or want is None or opset < 13:
+        return False
+    return want[-1] == node.attr("axis", -1) % len(want)
+
+
+def _graph_input(ctx: Context, info, order: layout.Order | None, typed=None) -> None:
+    """Declare graph input ``info`` held in ``order``; ``typed``: (type, float scale or None) of the quantizer
+    reading it."""
     dtype, scale = typed or (None, None)
     where = f"input '{info.name}'"
     if info.elem not in _FLOAT_ELEMS:
@@ -126,23 +163,21 @@ def _graph_input(ctx: Context, info, feeds_spatial: bool, typed=None) -> None:
                         layout.plain(len(info.shape)))
         raise Unsupported(f"{where} has a dynamic shape ({', '.join(dynamic)}); give every dim a fixed size, "
                           "e.g. export with static shapes or use onnx.tools.update_model_dims")
-    shape = tuple(info.shape)
-    if len(shape) == 4 or (len(shape) == 3 and feeds_spatial):  # the rule layout.to_graph_layout follows
-        order = layout.channel_last(len(shape), unit_height=True)
-    else:
-        order = layout.plain(len(shape))
-    value = ctx.graph_input(info.name, shape, order, dtype)
+    value = ctx.graph_input(info.name, tuple(info.shape), order, dtype)
+    if not layout.is_plain(order):
+        ctx.builder.source_axes(value.hls, order)  # how to_graph_layout and to_onnx_layout convert its arrays
     if scale is not None:  # the input holds the integer levels; the host divides the real input by the scale
         ctx.define(info.name, replace(value, affine=Affine.of([scale])))
-        ctx.builder.scales[info.name] = scaling_of(Affine.of([scale]), len(shape))
+        ctx.builder.scales[info.name] = scaling_of(Affine.of([scale]), len(info.shape))
 
 
 def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.domain:
-        if node.domain in QONNX_DOMAINS and node.op in QONNX_CONVERTERS:
+        custom = CUSTOM_CONVERTERS.get((node.domain, node.op))
+        if custom is not None:
             if node.op not in ("Quant", "BipolarQuant", "MultiThreshold"):  # those absorb an affine
                 materialize_inputs(ctx, node)
-            QONNX_CONVERTERS[node.op](ctx, node)
+            custom(ctx, node)
             return
         raise Unsupported(f"unsupported op (domain '{node.domain}')")
     if node.op == "Shape":

@@ -1,7 +1,7 @@
 """The float model a fixed-point import is measured against, and the measurement.
 
     frames (graph layout) --reference(graph)-------------------------> fixed outputs \\
-                          --to_onnx_layout--> onnxruntime(model file) --> float outputs  > accuracy.measure
+                          --from_hls-------> onnxruntime(model file) --> float outputs  > accuracy.measure
                           (or, without onnxruntime: reference(float32 import))          /
 
 onnxruntime runs the ONNX model itself, so the comparison also covers what the importer does.
@@ -25,8 +25,8 @@ from ...accuracy import Accuracy, measure
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32
-from .convert import convert
-from .layout import to_onnx_layout
+from .convert import convert, input_orders
+from .layout import Order, from_hls
 from .model import Model
 from .precision import Precision
 
@@ -36,10 +36,11 @@ __all__ = ["FloatModel", "float_model", "compare"]
 @dataclass(frozen=True, eq=False)
 class FloatModel:
     """The float side of a comparison: an onnxruntime session of the model, or the float32 import
-    (``graph``) run by the reference. ``shapes``: the model's ONNX input shapes and element types."""
+    (``graph``) run by the reference. ``orders``: the layout the import holds each ONNX input in
+    (``convert.input_orders``, which the graph's ``Input.source_axes`` record); ``elems``: their element types."""
 
     name: str
-    shapes: Mapping[str, tuple[int, ...]]
+    orders: Mapping[str, Order]
     elems: Mapping[str, str]
     session: object | None = None
     graph: Graph | None = None
@@ -49,8 +50,8 @@ class FloatModel:
         real-valued inputs in the graph's layout."""
         if self.session is None:
             return {k: np.asarray(v, dtype=np.float64) for k, v in reference.run(self.graph, inputs).items()}
-        feeds = {name: np.asarray(value, dtype=self.elems[name])
-                 for name, value in to_onnx_layout(self.shapes, inputs).items()}
+        feeds = {name: np.asarray(from_hls(np.asarray(value), self.orders[name]), dtype=self.elems[name])
+                 for name, value in inputs.items()}
         names = [o.name for o in self.session.get_outputs()]
         try:
             values = self.session.run(names, feeds)
@@ -63,13 +64,13 @@ def float_model(source, model: Model, float_graph: Graph | None = None) -> Float
     """The float model of ``model``, decoded from ``source`` (a path, bytes or ``onnx.ModelProto``):
     onnxruntime on ``source`` when it is installed and loads it, else the float32 import
     (``float_graph`` if already made)."""
-    shapes = MappingProxyType({i.name: tuple(i.shape) for i in model.inputs})
+    orders = MappingProxyType(input_orders(model))
     elems = MappingProxyType({i.name: i.elem for i in model.inputs})
     session, why = _session(source)
     if session is not None:
-        return FloatModel(why, shapes, elems, session=session)
+        return FloatModel(why, orders, elems, session=session)
     graph = float_graph if float_graph is not None else convert(model, Precision(default=FLOAT32))
-    return FloatModel(f"hlsfuse float32 import; {why}", shapes, elems, graph=graph)
+    return FloatModel(f"hlsfuse float32 import; {why}", orders, elems, graph=graph)
 
 
 def _session(source) -> tuple[object | None, str]:

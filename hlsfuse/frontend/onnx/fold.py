@@ -5,9 +5,17 @@ Reshape`` is how PyTorch writes ``x.view(x.size(0), -1)``). Any node whose input
 constants and whose op is in ``FOLDERS`` is evaluated here with numpy, and ``Shape`` of
 a converted tensor is its known static shape, so such subgraphs never reach hlsfuse.
 
-``fold_batchnorm`` rewrites Conv/Gemm -> BatchNormalization into one Conv/Gemm whose
-weights and bias absorb the normalisation (exact in float), when the Conv/Gemm output
-feeds nothing else and every parameter is a constant.
+``fold_batchnorm`` rewrites a layer followed by BatchNormalization into the layer alone,
+its weights and bias absorbing the normalisation (exact in float), when the layer's output
+feeds nothing else and every parameter is a constant:
+
+    Conv -> BN                    Conv (any rank; qonnx's channels-last Conv -> BN too)
+    Gemm -> BN                    Gemm
+    MatMul [M, K]x[K, C] -> BN    MatMul -> Add(shift)     (PyTorch Linear(bias=False) -> BatchNorm1d)
+    MatMul -> Add(bias) -> BN     MatMul -> Add(bias')     (Keras Dense -> BatchNormalization)
+
+BN's channel axis is 1, so a MatMul folds only when its output has rank 2 (C is then its last
+axis, the weights' columns).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from collections import Counter
 
 import numpy as np
 
+from .channels_last import CHANNELS_LAST_DOMAIN
 from .model import Model, NodeDef, Unsupported
 
 __all__ = [
@@ -276,14 +285,13 @@ def _static_constants(model: Model) -> dict[str, np.ndarray]:
 
 
 def fold_batchnorm(model: Model) -> Model:
-    """Fold each BatchNormalization into the Conv or Gemm before it where that is exact."""
+    """Fold each BatchNormalization into the layer before it where that is exact (see the module note)."""
     consts = _static_constants(model)
     readers = Counter(name for node in model.nodes for name in node.inputs if name)
     readers.update(o.name for o in model.outputs)
     producer = {out: node for node in model.nodes for out in node.outputs}
     taken = set(consts) | set(producer) | {i.name for i in model.inputs}
-    replaced: dict[str, NodeDef] = {}
-    dropped: set[str] = set()
+    rewritten: dict[str, NodeDef | None] = {}  # node name -> its replacement, None to drop it
     initializers = dict(model.initializers)
 
     def new_constant(base: str, data: np.ndarray) -> str:
@@ -295,23 +303,32 @@ def fold_batchnorm(model: Model) -> Model:
         return name
 
     for bn in model.nodes:
-        if bn.op != "BatchNormalization" or bn.domain or bn.attr("training_mode", 0) or not bn.attr("spatial", 1):
+        if bn.op != "BatchNormalization" or bn.domain not in ("", CHANNELS_LAST_DOMAIN):
             continue
-        if any(readers[o] for o in bn.outputs[1:] if o):
+        if bn.attr("training_mode", 0) or not bn.attr("spatial", 1) or any(readers[o] for o in bn.outputs[1:] if o):
             continue
         x = bn.inputs[0]
-        conv = producer.get(x)
+        layer = producer.get(x)
         params = [consts.get(n) for n in bn.inputs[1:5]]
-        if conv is None or conv.name in replaced or readers[x] != 1 or any(p is None for p in params):
+        if layer is None or layer.name in rewritten or readers[x] != 1 or any(p is None for p in params):
             continue
-        folded = _fold_into(conv, params, float(bn.attr("epsilon", 1e-5)), consts, new_constant, bn.outputs[0])
-        if folded is not None:
-            replaced[conv.name] = folded
-            dropped.add(bn.name)
+        gamma, beta, mean, var = (np.asarray(p, dtype=np.float64) for p in params)
+        scale = gamma / np.sqrt(var + float(bn.attr("epsilon", 1e-5)))
+        affine = (scale, beta - mean * scale)
+        if layer.domain != bn.domain:
+            continue
+        if layer.op in ("Conv", "Gemm"):
+            folded = _fold_into(layer, affine, consts, new_constant, bn.outputs[0])
+            changes = None if folded is None else {layer.name: folded, bn.name: None}
+        else:
+            changes = _fold_into_matmul(model, bn, layer, affine, consts, readers, producer, new_constant)
+        if changes is not None:
+            rewritten.update(changes)
 
-    if not replaced:
+    if not rewritten:
         return model
-    nodes = [replaced.get(n.name, n) for n in model.nodes if n.name not in dropped]
+    nodes = [rewritten.get(n.name, n) for n in model.nodes]
+    nodes = [n for n in nodes if n is not None]
     return Model(model.name, model.source, model.opset, model.inputs, model.outputs, initializers, nodes, model.shapes)
 
 
@@ -323,11 +340,10 @@ def _bias_name(conv: NodeDef, output: str) -> str:
     return f"{weight[: -len('weight')]}bias" if weight.endswith(".weight") else f"{output}.bias"
 
 
-def _fold_into(conv: NodeDef, params, eps: float, consts, new_constant, output: str) -> NodeDef | None:
-    gamma, beta, mean, var = (np.asarray(p, dtype=np.float64) for p in params)
-    s = gamma / np.sqrt(var + eps)
-    shift = beta - mean * s
-    if conv.op == "Conv" and not conv.domain:
+def _fold_into(conv: NodeDef, affine, consts, new_constant, output: str) -> NodeDef | None:
+    s, shift = affine
+    if conv.op == "Conv":
+        # C_out is axis 0 of the weights in both layouts, [C_out, C_in/g, *K] and channels-last [C_out, *K, C_in/g]
         w = consts.get(conv.input(1))
         b = consts.get(conv.input(2)) if conv.input(2) else np.zeros(s.shape)
         if w is None or b is None or w.shape[0] != s.shape[0]:
@@ -335,20 +351,59 @@ def _fold_into(conv: NodeDef, params, eps: float, consts, new_constant, output: 
         w2 = w.astype(np.float64) * s.reshape(-1, *([1] * (w.ndim - 1)))
         b2 = b.astype(np.float64) * s + shift
         inputs = (conv.inputs[0], new_constant(conv.input(1), w2), new_constant(_bias_name(conv, output), b2))
-        return NodeDef(conv.name, conv.op, inputs, (output,), conv.attrs)
-    if conv.op == "Gemm" and not conv.domain:
-        w = consts.get(conv.input(1))
-        c = consts.get(conv.input(2)) if conv.input(2) else np.zeros(s.shape)
-        if w is None or c is None:
+        return NodeDef(conv.name, conv.op, inputs, (output,), conv.attrs, conv.domain)
+    w = consts.get(conv.input(1))
+    c = consts.get(conv.input(2)) if conv.input(2) else np.zeros(s.shape)
+    if w is None or c is None:
+        return None
+    trans_b = conv.attr("transB", 0)
+    n = w.shape[0] if trans_b else w.shape[1]
+    if n != s.shape[0]:
+        return None
+    w2 = w.astype(np.float64) * (s[:, None] if trans_b else s[None, :])
+    beta_gemm = float(conv.attr("beta", 1.0)) if conv.input(2) else 0.0
+    c2 = beta_gemm * c.astype(np.float64) * s + shift
+    attrs = {**conv.attrs, "beta": 1.0}
+    inputs = (conv.inputs[0], new_constant(conv.input(1), w2), new_constant(_bias_name(conv, output), c2))
+    return NodeDef(conv.name, conv.op, inputs, (output,), attrs)
+
+
+def _fold_into_matmul(model: Model, bn: NodeDef, layer: NodeDef, affine, consts, readers, producer,
+                      new_constant) -> dict[str, NodeDef | None] | None:
+    """MatMul -> BN or MatMul -> Add(bias) -> BN as MatMul -> Add, the changes by node name; None when
+    the pattern does not hold (the MatMul's output must have rank 2 and C columns, the bias a constant
+    of shape [C] or [1, C])."""
+    s, shift = affine
+    bias_name, matmul = None, layer
+    if layer.op == "Add":
+        computed = [n for n in layer.inputs if consts.get(n) is None]
+        if len(computed) != 1 or readers[computed[0]] != 1:
             return None
-        trans_b = conv.attr("transB", 0)
-        n = w.shape[0] if trans_b else w.shape[1]
-        if n != s.shape[0]:
-            return None
-        w2 = w.astype(np.float64) * (s[:, None] if trans_b else s[None, :])
-        beta_gemm = float(conv.attr("beta", 1.0)) if conv.input(2) else 0.0
-        c2 = beta_gemm * c.astype(np.float64) * s + shift
-        attrs = {**conv.attrs, "beta": 1.0}
-        inputs = (conv.inputs[0], new_constant(conv.input(1), w2), new_constant(_bias_name(conv, output), c2))
-        return NodeDef(conv.name, conv.op, inputs, (output,), attrs)
-    return None
+        bias_name = next(n for n in layer.inputs if n != computed[0])
+        matmul = producer.get(computed[0])
+    if matmul is None or matmul.op != "MatMul" or matmul.domain:
+        return None
+    w = consts.get(matmul.input(1))
+    bias = np.zeros(s.shape) if bias_name is None else consts[bias_name]
+    channels = s.shape[0]
+    if w is None or w.shape != (w.shape[0], channels) or bias.shape not in ((channels,), (1, channels)):
+        return None
+    if _rank(model, matmul.inputs[0]) != 2 or consts.get(matmul.inputs[0]) is not None:
+        return None
+    w2 = new_constant(matmul.input(1), w.astype(np.float64) * s[None, :])
+    b2 = new_constant(bias_name or _bias_name(matmul, bn.outputs[0]), bias.astype(np.float64) * s + shift)
+    changes = {matmul.name: NodeDef(matmul.name, "MatMul", (matmul.inputs[0], w2), matmul.outputs, matmul.attrs)}
+    add = NodeDef(bn.name if bias_name is None else layer.name, "Add", (matmul.outputs[0], b2), (bn.outputs[0],))
+    if bias_name is None:
+        changes[bn.name] = add
+    else:
+        changes.update({layer.name: add, bn.name: None})
+    return changes
+
+
+def _rank(model: Model, tensor: str) -> int | None:
+    """The rank of ``tensor`` where shape inference or the graph inputs tell it."""
+    if tensor in model.shapes:
+        return len(model.shapes[tensor])
+    declared = next((i.shape for i in model.inputs if i.name == tensor), None)
+    return None if declared is None else len(declared)

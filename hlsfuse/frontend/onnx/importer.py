@@ -1,7 +1,7 @@
 """Reading an ONNX file into a ``Model``: the only module that talks to the ``onnx`` package.
 
-    bytes/path/ModelProto --parse--> ModelProto --check--> --upgrade (opset < 6)-->
-        --shape inference--> --decode--> Model (numpy arrays, plain attributes)
+    bytes/path/ModelProto --parse--> ModelProto --declare custom domains--> --check-->
+        --upgrade (opset < 6)--> --shape inference--> --decode--> Model (numpy arrays, plain attributes)
 
 Every failure is one ``HlsfuseError`` naming the file: a missing file, a truncated or
 non-ONNX file (protobuf's DecodeError), a model the ONNX checker rejects, an opset
@@ -9,6 +9,14 @@ outside what hlsfuse supports, or a failed opset upgrade. Opsets below 6 are upg
 to 6 with onnx's version converter; the converters read opset 6 themselves (its
 legacy ``broadcast``/``axis`` arithmetic included: onnx's own 6 -> 7 adapter aligns
 such operands at the wrong axis).
+
+Brevitas, FINN and qonnx write their custom ops (domains ``onnx.brevitas``,
+``finn.custom_op.general``, ``qonnx.custom_op.general``, ``qonnx.custom_op.channels_last``)
+often without an opset import for that domain; qonnx and FINN load such files, and onnx's
+checker refuses them for that alone. The checker has no schema for a custom domain, so an
+import of it changes nothing else it checks: the missing imports of these known domains are
+added (version 1; the op versions in them are not read) before checking, and every other
+check still applies. An undeclared domain that no known tool writes stays a checker error.
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import HlsfuseError
+from .channels_last import CHANNELS_LAST_DOMAIN
 from .model import Model, NodeDef, TensorInfo
+from .quant import QONNX_DOMAINS
 
 try:
     import onnx
@@ -28,17 +38,20 @@ try:
 except ImportError:  # the package is an optional extra; say how to get it instead of a traceback
     raise HlsfuseError("reading ONNX models needs the 'onnx' package: pip install 'hlsfuse[onnx]'") from None
 
-__all__ = ["read_model", "MIN_OPSET", "MAX_OPSET", "UPGRADE_BELOW", "UPGRADE_TO"]
+__all__ = ["read_model", "MIN_OPSET", "MAX_OPSET", "UPGRADE_BELOW", "UPGRADE_TO", "CUSTOM_DOMAINS"]
 
 MIN_OPSET = 1
 MAX_OPSET = 21
 UPGRADE_BELOW = 6
 UPGRADE_TO = 6
+CUSTOM_DOMAINS = (*QONNX_DOMAINS, CHANNELS_LAST_DOMAIN)
+"""Custom-op domains whose missing opset import is added before checking (see the module note)."""
 
 
 def read_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> Model:
     """Parse, check, upgrade and decode a model given as a path, bytes or a ``ModelProto``."""
     proto, source, stem = _parse(model)
+    proto = _declare_domains(proto)
     _check(proto, source)
     opset = _opset(proto, source)
     if opset < UPGRADE_BELOW:
@@ -83,6 +96,20 @@ def _parse(model) -> tuple[onnx.ModelProto, str, str]:
         except (OSError, ValueError, onnx.checker.ValidationError) as exc:  # a missing file: ValidationError
             raise HlsfuseError(f"{source}: cannot load external weight data: {_first_line(exc)}") from None
     return proto, source, stem
+
+
+def _declare_domains(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """``proto`` with an opset import (version 1) for each known custom domain its nodes use
+    without one; a copy, so that a caller's ModelProto is left as it was."""
+    declared = {entry.domain for entry in proto.opset_import}
+    used = {node.domain for node in proto.graph.node}
+    missing = [d for d in CUSTOM_DOMAINS if d in used and d not in declared]
+    if not missing:
+        return proto
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    copy.opset_import.extend(helper.make_opsetid(domain, 1) for domain in missing)
+    return copy
 
 
 def _check(proto: onnx.ModelProto, source: str) -> None:

@@ -37,6 +37,7 @@ __all__ = [
     "without",
     "with_units",
     "flat_columns",
+    "from_hls",
     "to_graph_layout",
     "to_onnx_layout",
     "to_model_outputs",
@@ -140,31 +141,40 @@ def flat_columns(shape: tuple[int, ...], order: Order) -> np.ndarray:
     return to_hls(index, order).reshape(-1)
 
 
+def from_hls(data: np.ndarray, order: Order) -> np.ndarray:
+    """The inverse of ``to_hls``: an array held in layout ``order``, in the ONNX layout."""
+    axes = [a for a in order if a is not None]
+    kept = np.reshape(data, [d for d, a in zip(data.shape, order) if a is not None])
+    return np.transpose(kept, np.argsort(axes))
+
+
+def _port_order(port) -> Order:
+    """The layout a graph input holds its model's input in (``ir.Input.source_axes``, recorded by the import)."""
+    return port.source_axes if port.source_axes is not None else plain(len(port.type.shape))
+
+
 def to_graph_layout(graph, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
     """Convert ONNX-layout input arrays to the layout of a graph made by ``from_onnx``.
 
-    The importer holds every 4-D input NCHW as NHWC, and a 3-D input [N, C, L] that feeds
-    1-D convolutions as [N, 1, L, C]; other inputs keep their shape. Names the graph does
-    not have are passed through unchanged (``reference.run`` reports them).
+    Each input is held as the import recorded it (``ir.Input.source_axes``: an NCHW input that
+    convolutions read as NHWC, an [N, C, L] input of 1-D convolutions as [N, 1, L, C], an input the
+    model already has channels-last as it is). Names the graph does not have are passed through
+    unchanged (``reference.run`` reports them).
     """
-    declared = {i.name: i.type.shape for i in graph.inputs}
+    ports = {i.name: i for i in graph.inputs}
     out: dict[str, np.ndarray] = {}
     for name, value in inputs.items():
         array = np.asarray(value)
-        want = declared.get(name)
-        if want is None or array.shape == want and array.ndim != 4:
-            out[name] = array.astype(np.float64) if name in graph.scales else array
+        port = ports.get(name)
+        if port is None:
+            out[name] = array
             continue
-        if array.ndim == 4 and len(want) == 4:
-            converted = array.transpose(0, 2, 3, 1)
-        elif array.ndim == 3 and len(want) == 4:
-            converted = array.transpose(0, 2, 1)[:, None]
-        else:
-            converted = array
-        if converted.shape != tuple(want):
+        order = _port_order(port)
+        converted = to_hls(array, order) if array.ndim == sum(a is not None for a in order) else array
+        if converted.shape != port.type.shape:
             raise HlsfuseError(
                 f"input '{name}': ONNX-layout value has shape {list(array.shape)}, which does not match "
-                f"the graph's {list(want)} (expected the model's ONNX input shape)"
+                f"the graph's {list(port.type.shape)} (expected the model's ONNX input shape)"
             )
         out[name] = converted
     return {name: graph.scales[name].from_real(v) if name in graph.scales else v for name, v in out.items()}
@@ -177,22 +187,21 @@ def to_model_outputs(graph, outputs: Mapping[str, object]) -> dict[str, np.ndarr
             for name, v in outputs.items()}
 
 
-def to_onnx_layout(shapes: Mapping[str, tuple[int, ...]], inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
-    """The inverse of ``to_graph_layout``: graph-layout input arrays in the layout of the ONNX model whose
-    input shapes are ``shapes`` (the graph's shape alone cannot tell an NCHW input with H = 1 from an
-    NCL one)."""
+def to_onnx_layout(graph, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+    """The inverse of ``to_graph_layout``: graph-layout input arrays of a graph made by ``from_onnx``
+    in the layout of its ONNX model. Names the graph does not have are passed through unchanged."""
+    ports = {i.name: i for i in graph.inputs}
     out: dict[str, np.ndarray] = {}
     for name, value in inputs.items():
         array = np.asarray(value)
-        want = tuple(shapes[name])
-        if len(want) == 4 and array.ndim == 4:
-            converted = array.transpose(0, 3, 1, 2)
-        elif len(want) == 3 and array.ndim == 4 and array.shape[1] == 1:
-            converted = array[:, 0].transpose(0, 2, 1)
-        else:
-            converted = array
-        if converted.shape != want:
+        port = ports.get(name)
+        if port is None:
+            out[name] = array
+            continue
+        if array.shape != port.type.shape:
             raise HlsfuseError(f"input '{name}': graph-layout value has shape {list(array.shape)}, which does not "
-                               f"match the ONNX model's {list(want)}")
-        out[name] = converted
+                               f"match the graph's {list(port.type.shape)}")
+        if name in graph.scales:  # a quantizer's integer levels: the real values the model reads
+            array = graph.scales[name].to_real(array)
+        out[name] = from_hls(array, _port_order(port))
     return out

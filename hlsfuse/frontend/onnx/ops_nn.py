@@ -271,8 +271,6 @@ def _matmul(ctx: Context, node: NodeDef) -> None:
 def _batchnorm(ctx: Context, node: NodeDef) -> None:
     if node.attr("training_mode", 0):
         raise Unsupported("attribute 'training_mode' must be 0 (inference)")
-    if not node.attr("spatial", 1):
-        raise Unsupported("attribute 'spatial' must be 1 (per-channel statistics)")
     if any(ctx.is_read(o) for o in node.outputs[1:]):
         raise Unsupported("only output 'Y' is supported (the running statistics are training outputs)")
     x = ctx.value(node.inputs[0])
@@ -284,8 +282,15 @@ def _batchnorm(ctx: Context, node: NodeDef) -> None:
         for i, what in enumerate(("scale", "B", "input_mean", "input_var"), start=1)
     )
     s = gamma / np.sqrt(var + float(node.attr("epsilon", 1e-5)))
-    order = x.order if x.order[-1] == 1 else layout.channel_last(x.rank, unit_height=True)
     t = _out(node)
+    if not node.attr("spatial", 1):
+        # opsets 6-8, spatial=0: statistics per element of a sample, [C, D1, ...]: an elementwise affine map
+        if gamma.shape != x.shape[1:]:
+            raise Unsupported(f"input 'scale' must have shape {list(x.shape[1:])} (spatial=0), not {list(gamma.shape)}")
+        scaled = binary(ctx, t, "mul", x, s[None], hints=("", f"{t}.scale"), part="scale")
+        binary(ctx, t, "add", scaled, (beta - mean * s)[None], hints=("", f"{t}.shift"))
+        return
+    order = x.order if x.order[-1] == 1 else layout.channel_last(x.rank, unit_height=True)
     scaled = ctx.node(t, "scale", [ctx.in_order(x, order), ctx.weight(s, f"{t}.scale")], order, part="scale")
     ctx.node(t, "bias_add", [scaled.hls, ctx.weight(beta - mean * s, f"{t}.shift")], order)
 

@@ -22,6 +22,7 @@ from . import layout
 from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
+from .ops_more import MORE_CONVERTERS, MORE_PASS_THROUGH, MORE_SPATIAL
 from .ops_nn import NN_CONVERTERS
 from .ops_quant import QDQ_CONVERTERS, QONNX_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
@@ -29,15 +30,16 @@ from .quant import QONNX_DOMAINS, input_types
 
 __all__ = ["convert", "CONVERTERS", "supported_ops"]
 
-CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS, **MORE_CONVERTERS}
 
 _FLOAT_ELEMS = ("float32", "float16", "float64")
 
 # ops whose input 0 is a channel-first tensor with spatial axes, and ops that pass
 # such a tensor through unchanged (a 3-D graph input reaching the former is held N1LC)
-_SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"}
+_SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                "BatchNormalization"} | MORE_SPATIAL
 _PASS_THROUGH = {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout", "Abs", "Neg", "Exp",
-                 "Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"}
+                 "Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"} | MORE_PASS_THROUGH
 
 
 def supported_ops() -> tuple[list[str], list[str]]:

@@ -89,7 +89,7 @@ def test_one_error_lists_every_offending_node():
     proto = model(
         [
             node("Relu", ["x"], ["r"]),
-            node("Resize", ["r", "", "scales"], ["up"], mode="nearest"),
+            node("Resize", ["r", "", "scales"], ["up"], mode="linear"),
             node("Conv", ["up", "w"], ["c"], auto_pad="SAME_MIDDLE"),
             node("Reshape", ["c", "dyn"], ["rs"]),
             node("Pad", ["x", "pads"], ["pd"], mode="wrap"),
@@ -106,7 +106,8 @@ def test_one_error_lists_every_offending_node():
         from_onnx(proto)
     text = str(info.value)
     assert text.startswith("ONNX model: cannot import the model (5 problems): ")
-    assert "node 'up' (Resize): unsupported op; " in text
+    assert ("node 'up' (Resize): attribute 'mode' is 'linear'; only 'nearest' is supported (interpolation is not); "
+            in text)
     assert ("node 'c' (Conv): attribute 'auto_pad' is 'SAME_MIDDLE', expected one of NOTSET, SAME_UPPER, "
             "SAME_LOWER, VALID; ") in text
     assert "node 'rs' (Reshape): input 'shape' must be a constant (dynamic shapes are not supported); " in text
@@ -117,14 +118,15 @@ def test_one_error_lists_every_offending_node():
 
 
 def test_dynamic_input_dims_are_listed_with_later_problems():
-    proto = model([node("Relu", ["x"], ["r"]), node("Resize", ["r", "", "s"], ["y"])], {"x": ("N", 3, 4, 4)},
+    proto = model([node("Relu", ["x"], ["r"]), node("Resize", ["r", "", "s"], ["y"], mode="cubic")],
+                  {"x": ("N", 3, 4, 4)},
                   {"s": np.array([1, 1, 2, 2], np.float32)}, output_shapes={"y": ["N", 3, 8, 8]})
     with pytest.raises(HlsfuseError) as info:
         from_onnx(proto)
     text = str(info.value)
     assert "(2 problems)" in text
     assert "input 'x' has a dynamic shape (dim 0 is 'N'); give every dim a fixed size" in text
-    assert "node 'y' (Resize): unsupported op" in text
+    assert "node 'y' (Resize): attribute 'mode' is 'cubic'; only 'nearest' is supported" in text
 
 
 def test_attribute_problems_name_the_alternatives():

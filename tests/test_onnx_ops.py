@@ -15,6 +15,7 @@ onnx = need("onnx")
 need("onnxruntime")
 
 from onnx_build import errors, model, node, weights  # noqa: E402
+from onnx_more_cases import MORE_CASES  # noqa: E402
 
 from hlsfuse.frontend.onnx import supported_ops  # noqa: E402
 
@@ -199,6 +200,7 @@ CASES = {
     "ConstantOfShape": lambda: model([node("Shape", ["x"], ["s"]), node("ConstantOfShape", ["s"], ["z"],
                                       value=onnx.numpy_helper.from_array(np.array([0.5], np.float32))),
                                       node("Add", ["x", "z"], ["y"])], IMG),
+    **MORE_CASES,
 }
 
 

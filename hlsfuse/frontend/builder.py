@@ -200,6 +200,30 @@ class GraphBuilder:
         """attrs: table_bits=10"""
         return self.op("exp", x, **kw)
 
+    def elu(self, x, **kw):
+        """attrs: alpha=1.0, table_bits=10"""
+        return self.op("elu", x, **kw)
+
+    def selu(self, x, **kw):
+        """attrs: alpha=1.6732632, gamma=1.050701, table_bits=10"""
+        return self.op("selu", x, **kw)
+
+    def softplus(self, x, **kw):
+        """attrs: table_bits=10"""
+        return self.op("softplus", x, **kw)
+
+    def softsign(self, x, **kw):
+        """attrs: table_bits=10"""
+        return self.op("softsign", x, **kw)
+
+    def hard_sigmoid(self, x, **kw):
+        """attrs: alpha=0.2, beta=0.5, table_bits=10"""
+        return self.op("hard_sigmoid", x, **kw)
+
+    def hard_swish(self, x, **kw):
+        """attrs: table_bits=10"""
+        return self.op("hard_swish", x, **kw)
+
     def cast(self, x, dtype, **kw):
         return self.op("cast", x, dtype=dtype, **kw)
 
@@ -234,6 +258,10 @@ class GraphBuilder:
     def pad(self, x, **kw):
         """attrs: pads [before..., after...] (ONNX order), value=0.0, mode="constant" (or "reflect", "edge")"""
         return self.op("pad", x, **kw)
+
+    def upsample2d(self, x, **kw):
+        """attrs: factors [sh, sw], mode="nearest" (or "zeros": zero insertion)"""
+        return self.op("upsample2d", x, **kw)
 
     def squeeze(self, x, **kw):
         """attrs: axes (default: every size-1 axis)"""

@@ -1,4 +1,4 @@
-"""Own stages that move elements: pad, concat, slice and transpose (``stage_own.py`` says how each runs).
+"""Own stages that move elements: pad, concat, slice, transpose and upsample2d (``stage_own.py`` says how each runs).
 
 Every main here has ``iterations`` (per frame), ``io()`` (per channel, the iteration of each token) and
 ``loops`` like those of the other kinds. An operand that is a graph constant is no channel: its ROM is
@@ -15,7 +15,7 @@ import numpy as np
 from .schedule import Factors
 
 __all__ = ["MAX_RANK", "Dims", "Source", "OwnMain", "OneSource", "PadMain", "ConcatMain", "SliceMain", "TransposeMain",
-           "tokens"]
+           "UpsampleMain", "tokens"]
 
 
 MAX_RANK = 6
@@ -285,6 +285,57 @@ class TransposeMain(_Blocks, OneSource):
     @property
     def distance(self) -> int:
         return _distance(self.addresses(), self.block + np.arange(self.block))
+
+
+# --------------------------------------------------------------------------
+# upsample2d
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UpsampleMain(OneSource):
+    """NHWC upsampling: per input row (``rows`` = N x H of them) of ``width`` pixels of ``channels`` tokens, ``sh``
+    output rows, each pixel written ``sw`` times: one iteration per output token. The first copy of a pixel in
+    the first output row reads the input; nearest stores it in a row buffer for the other copies, zeros writes
+    zeros for them."""
+
+    source: Source
+    rows: int
+    width: int
+    channels: int  # tokens of lanes_in elements per pixel
+    sh: int
+    sw: int
+    zeros: bool
+    write: str
+    op: str = "upsample2d"
+    lanes_in: int = 1
+
+    @property
+    def iterations(self) -> int:
+        return self.rows * self.sh * self.width * self.sw * self.channels
+
+    @property
+    def loops(self) -> tuple[tuple[str, int], ...]:
+        return (("write each input row sh times, each pixel sw times", self.iterations),)
+
+    @property
+    def row(self) -> int | None:
+        """Tokens of the row buffer (None: it needs none)."""
+        return None if self.zeros or self.sh * self.sw == 1 else self.width * self.channels
+
+    def reads(self) -> np.ndarray:
+        """The iterations that read an input token (the first copy of each pixel in the first output row)."""
+        per_row = self.sh * self.width * self.sw * self.channels
+        first = (np.arange(self.width)[:, None] * self.sw * self.channels + np.arange(self.channels)).reshape(-1)
+        return (np.arange(self.rows, dtype=np.int64)[:, None] * per_row + first).reshape(-1)
+
+    def io(self):
+        return _io({self.source: self.reads()}, self.write, np.arange(self.iterations, dtype=np.int64))
+
+    @property
+    def distance(self) -> int:
+        """Soonest read-back of a stored token: the pixel's next copy, or the next output row."""
+        return self.channels if self.sw > 1 else self.width * self.channels
 
 
 def tokens(shape: Dims, lanes: int) -> Dims:

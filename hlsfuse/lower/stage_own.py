@@ -11,6 +11,9 @@
                 elements (when the outer index is picked)
     transpose   per index of the axes before the first moved one: read the block, then write it in
                 the permuted order
+    upsample2d  one iteration per output token: per input row, sh output rows of each pixel sw times; the
+                first copy of a pixel in the first row reads it (nearest: into a row buffer of W x C elements,
+                read back by the other copies; zeros: the other copies are zeros)
     softmax     per row of N: read it (tracking the max), exp and sum, write e * recip(sum)
     argmax      per outer index: read N * INNER elements keeping INNER running maxima, write INNER
     topk        per row: N reads into a sorted K-slot list, then K writes
@@ -21,7 +24,7 @@ argmax, topk); ``OWN_OPS`` is the one table that says, per op, how it is built a
 Lanes (``lanes``: elements per input token, ``lanes_out``: per output token; ``check_lanes`` says which
 an op allows):
 
-    pad, concat, slice, transpose   the same loops over tokens of L consecutive innermost elements: the
+    pad, concat, slice, transpose, upsample2d   the same loops over tokens of L consecutive innermost elements: the
                 shapes (and pads, starts, extents) along the innermost axis count tokens (``tokens``), which
                 needs L to divide each of them, a slice step of 1 on that axis, a transpose that keeps it
                 innermost and a reflect or edge pad that leaves it alone; a token moves whole, its lanes
@@ -45,7 +48,7 @@ from ..errors import HlsfuseError
 from ..ir import Graph
 from ..ops.injective import reversed_axis, slice_ranges
 from ..ops.pad import pad_indices
-from .own_movers import MAX_RANK, ConcatMain, Dims, PadMain, SliceMain, Source, TransposeMain, tokens
+from .own_movers import MAX_RANK, ConcatMain, Dims, PadMain, SliceMain, Source, TransposeMain, UpsampleMain, tokens
 from .own_opaque import ArgmaxMain, SoftmaxMain, TopkMain
 from .schedule import Schedule, StageInputs
 from .storage import COUNTERS, State, memory, registers
@@ -223,6 +226,17 @@ def _transpose_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims
     return main, (block,), (State("block", "overwritten"),)
 
 
+def _upsample_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    sig, bits = graph.sigs[node.name], graph.types[node.inputs[0]].dtype.bits
+    n, h, w, c = in_shape
+    sh, sw = sig["factors"]
+    main = UpsampleMain(sources[0], n * h, w, c // lanes, sh, sw, sig["mode"] == "zeros", write, lanes_in=lanes)
+    if main.row is None:
+        return main, (), ()
+    row = memory("row", main.row * lanes, bits, main.distance, banks=lanes, banking="cyclic")
+    return main, (row,), (State("row", "overwritten"),)
+
+
 def _softmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
     x, sig = graph.types[node.inputs[0]], graph.sigs[node.name]
     n = in_shape[-1]
@@ -258,6 +272,7 @@ OWN_OPS = {
     "concat": OwnOp(_concat_main, _first(_output_refuses, _concat_refuses)),
     "slice": OwnOp(_slice_main, _first(_output_refuses, _slice_refuses)),
     "transpose": OwnOp(_transpose_main, _first(_transpose_refuses, _output_refuses)),
+    "upsample2d": OwnOp(_upsample_main),
     "softmax": OwnOp(_softmax_main, _first(_output_refuses, _softmax_refuses)),
     "argmax": OwnOp(_argmax_main, lanes_out=_argmax_lanes_out),
     "topk": OwnOp(_topk_main, lanes_out=lambda graph, node, lanes: 1),

@@ -1,10 +1,10 @@
 """The lookup tables a stage reads, and how often one iteration reads each: one fact for the resource model
 (``area``) and the C++ (``backends.hls.replicas``).
 
-A fixed-point sigmoid, tanh or exp node reads its table (``ops.lut.table_of``), a fixed-point softmax its exp
-and reciprocal tables (``ops.opaque.softmax_tables``). Nodes whose tables have the same function, input format,
-output type and size share one. A ROM has ROM_PORTS ports, so a stage that reads a table R times in one
-iteration needs ceil(R / ROM_PORTS) copies of it:
+A fixed-point table node (sigmoid, elu, hard_swish ...) reads its table (``ops.lut.table_of``), a fixed-point
+softmax its exp and reciprocal tables (``ops.opaque.softmax_tables``). Nodes whose tables have the same function,
+parameters, input format, output type and size (``Table.key``) share one. A ROM has ROM_PORTS ports, so a stage
+that reads a table R times in one iteration needs ceil(R / ROM_PORTS) copies of it:
 
     reads R   the most any one iteration reads: per pre loop (one element per iteration), the lookups of
               its program; per main phase, the lookups of its program times the phase's lanes (phases that
@@ -36,7 +36,7 @@ def node_tables(graph: Graph, name: str) -> tuple[tuple[tuple, Table], ...]:
     content share."""
     sig = graph.sigs[name]
     tables = get_op(graph.node(name).op).tables_of(sig)
-    return tuple(((t.function, t.in_fmt, t.out_type, sig["table_bits"]), t) for t in tables)
+    return tuple((t.key, t) for t in tables)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import OpError
-from . import custom, elementwise, injective, lut, nn, opaque, pad, reduce
+from . import custom, elementwise, injective, lut, nn, opaque, pad, reduce, upsample
 from .base import REQUIRED, Attr, OpDef, Pattern, Sig
 
 __all__ = ["OPS", "get_op", "OpDef", "Attr", "Pattern", "Sig", "REQUIRED"]
@@ -15,6 +15,7 @@ OPS: dict[str, OpDef] = {
         *lut.OPS,
         *injective.OPS,
         *pad.OPS,
+        *upsample.OPS,
         *reduce.OPS,
         *nn.OPS,
         *opaque.OPS,

@@ -1,22 +1,28 @@
-"""Lookup-table ops: sigmoid, tanh and exp.
+"""Lookup-table ops: sigmoid, tanh, exp, elu, selu, softplus, softsign, hard_sigmoid and hard_swish.
 
-For fixed-point inputs each op is a table from ``hlsfuse.lut`` built once from
-the input format, the output type and ``table_bits``; the reference, the C++
-and the Verilog read the very same entries (DESIGN.md section 3), so the
-output is the table entry of the input's bucket and nothing is rounded later.
-float32 graphs evaluate the function in float64 and round once to float32.
+For fixed-point inputs each op is a table from ``hlsfuse.lut`` built once from the input format, the output
+type, ``table_bits`` and the function's parameters (the op's attributes of the same names, as float32
+numbers); the reference, the C++ and the Verilog read the very same entries (DESIGN.md section 3), so the
+output is the table entry of the input's bucket and nothing is rounded later. float32 graphs evaluate the
+function in float64 and round once to float32. Adding a function is one ``hlsfuse.lut.FUNCTIONS`` entry, one
+``_lut_op`` line here and its float32 spelling in templates/hls/ops.j2 (the Verilog reads tables only).
+
+hard_sigmoid is a table rather than clip(alpha * x + beta) of existing ops: alpha (0.2, 1/6) has no exact
+fixed-point constant, while a table entry is the function at the bucket's middle rounded once to the output
+type, the same bits in all three paths, and with ``table_bits`` >= the input width it is the correctly rounded
+function of every input.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..lut import FUNCTIONS, MAX_TABLE_BITS, Table, make_table
+from ..lut import FUNCTIONS, MAX_TABLE_BITS, Table, extremes, make_table
 from ..types import Fmt
 from .base import Attr, OpDef, Pattern, Sig, same_family
 from .interval import Interval
 
-__all__ = ["OPS", "TABLE_OPS", "table_of"]
+__all__ = ["OPS", "TABLE_OPS", "table_of", "params_of"]
 
 
 def _table_bits_check(value: int) -> str | None:
@@ -25,38 +31,50 @@ def _table_bits_check(value: int) -> str | None:
     return f"must be 1..{MAX_TABLE_BITS}, not {value}"
 
 
+def params_of(function: str, sig: Sig) -> tuple[float, ...]:
+    """The function's parameters: the node's attributes of their names, rounded to float32 as ONNX holds them."""
+    return tuple(float(np.float32(sig[name])) for name in FUNCTIONS[function].params)
+
+
 def table_of(function: str, sig: Sig) -> Table:
     """The table a fixed-point node of ``function`` uses (shared with the backends)."""
-    return make_table(function, Fmt.of(sig.dtypes[0]), sig.out_dtype, sig["table_bits"])
+    return make_table(function, Fmt.of(sig.dtypes[0]), sig.out_dtype, sig["table_bits"], params_of(function, sig))
 
 
 def _unary_shape(sig: Sig) -> tuple[int, ...]:
     return sig.shapes[0]
 
 
-def _lut_op(function: str, doc: str) -> OpDef:
+def _lut_op(function: str, doc: str, *params: Attr) -> OpDef:
     def compute(args, sig):
         if sig.out_dtype.is_float:
             # float64 rounded once to float32 keeps the error at one float32 rounding, also in the
             # tails; exp overflows to inf as in float32
             with np.errstate(over="ignore"):
-                return FUNCTIONS[function](args[0].astype(np.float64)).astype(np.float32)
+                return FUNCTIONS[function](args[0].astype(np.float64), *params_of(function, sig)).astype(np.float32)
         return table_of(function, sig).lookup(args[0])
 
     def bounds(ins, sig):
-        # the exact result is the table entry itself (the table rounds and saturates)
+        # the exact result is the table entry itself (the table rounds and saturates); a float32 result lies
+        # between the function's extremes over the input interval (at its ends or a turn inside)
         x = ins[0]
-        if x.frac is None:  # sigmoid, tanh and exp are non-decreasing
-            with np.errstate(over="ignore"):
-                return Interval(FUNCTIONS[function](x.lo), FUNCTIONS[function](x.hi), None)
+        if x.frac is None:
+            lo, hi = extremes(function, x.lo, x.hi, params_of(function, sig))
+            return Interval(lo, hi, None)
         lo, hi = table_of(function, sig).span(x.lo, x.hi)
         return Interval(lo, hi, sig.out_dtype.frac)
+
+    def constants(sig):
+        # a float32 graph's C++ evaluates the function with its parameters; a fixed-point node reads its table
+        if sig.out_dtype.is_float:
+            return dict(zip(FUNCTIONS[function].params, params_of(function, sig)))
+        return {}
 
     return OpDef(
         name=function,
         bounds=bounds,
         inputs=("x",),
-        attrs=(Attr("table_bits", "int", 10, check=_table_bits_check),),
+        attrs=(*params, Attr("table_bits", "int", 10, check=_table_bits_check)),
         shape=_unary_shape,
         pattern=Pattern.ELEMWISE,
         # float32 -> float32 or fixed -> fixed: a table only produces fixed-point values
@@ -64,15 +82,27 @@ def _lut_op(function: str, doc: str) -> OpDef:
         compute=compute,
         # fixed point reads the table; float32 evaluates the function (the step ``<function>_float``)
         micro=lambda sig: f"{function}_float" if sig.out_dtype.is_float else "lookup",
+        constants=constants,
         tables=lambda sig: (table_of(function, sig),),
         doc=doc,
     )
 
 
+SELU_ALPHA = 1.67326319217681884765625  # ONNX's defaults, float32 values
+SELU_GAMMA = 1.05070102214813232421875
+
 OPS = (
     _lut_op("sigmoid", "1 / (1 + exp(-x)); fixed-point: a table of at most 2**table_bits entries"),
     _lut_op("tanh", "tanh(x); fixed-point: a table of at most 2**table_bits entries"),
     _lut_op("exp", "exp(x); fixed-point: a table of at most 2**table_bits entries, saturating"),
+    _lut_op("elu", "x if x > 0 else alpha * (exp(x) - 1); fixed-point: a table", Attr("alpha", "float", 1.0)),
+    _lut_op("selu", "gamma * (x if x > 0 else alpha * (exp(x) - 1)); fixed-point: a table",
+            Attr("alpha", "float", SELU_ALPHA), Attr("gamma", "float", SELU_GAMMA)),
+    _lut_op("softplus", "log(1 + exp(x)); fixed-point: a table"),
+    _lut_op("softsign", "x / (1 + |x|); fixed-point: a table"),
+    _lut_op("hard_sigmoid", "clip(alpha * x + beta, 0, 1); fixed-point: a table",
+            Attr("alpha", "float", 0.2), Attr("beta", "float", 0.5)),
+    _lut_op("hard_swish", "x * clip(x / 6 + 1 / 2, 0, 1); fixed-point: a table (non-monotone: minimum -3/8)"),
 )
 TABLE_OPS = tuple(op.name for op in OPS)
 """Ops computed by a lookup table on fixed-point inputs (float32 graphs evaluate the function)."""

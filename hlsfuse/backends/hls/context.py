@@ -2,7 +2,7 @@
 
 A ``Context`` is built once per ``emit_hls`` call and never changes. Stage view builders read it
 to find a tensor's C++ type and variable names, the ROM holding a constant, and the lookup tables a
-fixed-point node reads (its op's ``OpDef.tables``, never recomputed here): a sigmoid/tanh/exp node's
+fixed-point node reads (its op's ``OpDef.tables``, never recomputed here): a table op's (sigmoid, elu ...)
 one, a softmax's exp and reciprocal.
 """
 
@@ -16,7 +16,7 @@ from types import MappingProxyType
 from ...errors import HlsfuseError
 from ...ir import Constant, Graph, TensorType
 from ...lower.plan import Channel, DataflowPlan
-from ...lut import Table
+from ...lut import FUNCTIONS, Table
 from ...ops import get_op
 from ...types import DType
 from .cxx import float_literal, raw_lines, raw_storage, spell_type
@@ -92,6 +92,14 @@ class Context:
         return any(t.dtype.is_float for t in self.graph.types.values())
 
 
+def _spelled_params(table: Table) -> str:
+    """The function's parameters, when it has some: ``(alpha=0.5)``."""
+    if not table.params:
+        return ""
+    pairs = zip(FUNCTIONS[table.function].params, table.params)
+    return "(" + ", ".join(f"{name}={value!r}" for name, value in pairs) + ")"
+
+
 def _table_view(name: str, table: Table) -> TableView:
     fmt = table.in_fmt
     return TableView(
@@ -103,14 +111,15 @@ def _table_view(name: str, table: Table) -> TableView:
         in_width=fmt.width,
         signed=fmt.signed,
         shift=table.shift,
-        note=f"{table.function} of {fmt.width}-bit inputs with {fmt.frac} fractional bits, "
+        note=f"{table.function}{_spelled_params(table)} of {fmt.width}-bit inputs with {fmt.frac} fractional bits, "
         f"{'signed' if fmt.signed else 'unsigned'}: entry ((raw - min) >> {table.shift})",
     )
 
 
 def _tables(graph: Graph, names: Names):
     """(table node -> its tables, in the order of ``OpDef.tables``; names taken): one table per distinct
-    (function, input format, output type, size), named in graph order after the op and the function
+    ``Table.key`` (function, parameters, input format, output type, size),
+    named in graph order after the op and the function
     (``lut_sigmoid_0``, ``lut_softmax_exp_1``)."""
     taken = set(names.taken)
     by_key: dict[tuple, TableView] = {}
@@ -119,7 +128,7 @@ def _tables(graph: Graph, names: Names):
         sig = graph.sigs[node.name]
         views = []
         for table in get_op(node.op).tables_of(sig):
-            key = (table.function, table.in_fmt, table.out_type, sig["table_bits"])
+            key = table.key
             if key not in by_key:
                 prefix = table.function if table.function == node.op else f"{node.op}_{table.function}"
                 name = fresh(f"lut_{prefix}_{len(by_key)}", taken)

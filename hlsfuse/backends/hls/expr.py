@@ -131,7 +131,12 @@ def statement(ctx: Context, node: str, args: Sequence[Operand]) -> Stmt:
     micro = get_op(n.op).micro_of(ctx.graph.sigs[node])
     if micro is None:
         raise HlsfuseError(f"{n.where()}: the HLS backend has no C++ statement for op '{n.op}' in a map loop")
-    params = _PARAMS[micro](ctx, node) if micro in _PARAMS else {}
+    if micro in _PARAMS:
+        params = _PARAMS[micro](ctx, node)
+    elif ctx.dtype(node).is_float:  # a float32 function's parameters (elu's alpha ...): float32 literals
+        params = {k: float_literal(v) for k, v in get_op(n.op).constants_of(ctx.graph.sigs[node]).items()}
+    else:
+        params = {}
     return Stmt(
         op=micro,
         node=node,

@@ -24,7 +24,7 @@ from ...lower.plan import Stage
 from .context import Context
 from .phase import Phase, Rom, Setup, Token, Write, local_roms, phase, setup, writes
 from .replicas import Copies, stage_copies
-from .view import StageView, make_view
+from .view import StageView, evaluates_functions, make_view
 
 __all__ = ["MapBody", "view"]
 
@@ -62,7 +62,6 @@ def body(ctx: Context, stage: Stage) -> tuple[MapBody, tuple[Copies, ...]]:
 
 
 def view(ctx: Context, stage: Stage) -> StageView:
-    ops = {ctx.graph.node(n).op for n in stage.nodes}
-    uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
+    uses_math = evaluates_functions(ctx, stage)
     b, copies = body(ctx, stage)
     return make_view(ctx, stage, "hls/stage_map.j2", b, uses_math=uses_math, copies=copies)

@@ -1,6 +1,7 @@
 """Own stages: one op that changes a stream's length or order, run by its kernel from the library.
 
-    slice, pad, concat, transpose  ->  hlsf::*_stage of hw/hls/hlsfuse/own.h (a reflect or edge pad: pad_block_stage)
+    slice, pad, concat, transpose, upsample2d  ->  hlsf::*_stage of hw/hls/hlsfuse/own.h (a reflect or edge pad:
+                                   pad_block_stage; zero insertion: upsample_zeros_stage)
     softmax, argmax, topk          ->  hlsf::*_stage of hw/hls/hlsfuse/opaque.h
 
 Each kernel is a complete stage: one loop with the iterations of the stage's schedule
@@ -136,6 +137,25 @@ class TransposeCall:
 
 
 @dataclass(frozen=True)
+class UpsampleCall:
+    """NHWC upsampling: ROWS input rows of W pixels of C tokens, each SH x SW times (zero insertion: once)."""
+
+    in_type: str
+    out_type: str
+    rows: int
+    width: int
+    channels: int
+    sh: int
+    sw: int
+    input: str
+    output: str
+    row: Array | None  # nearest: the row buffer; zeros: None
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
+    kernel: str = "upsample"  # its macro in stage_own.j2
+    header: str = "hlsfuse/own.h"
+
+
+@dataclass(frozen=True)
 class SoftmaxCall:
     in_type: str
     out_type: str
@@ -204,7 +224,7 @@ class OwnBody:
 
     @property
     def arrays(self) -> tuple[Array, ...]:
-        names = ("block", "row", "exps", "best", "where")
+        names = ("block", "row", "exps", "best", "where")  # an upsample's row buffer is its ``row``
         return tuple(a for n in names if isinstance(a := getattr(self.call, n, None), Array))
 
 
@@ -250,6 +270,10 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
         perm = tuple(p - b for p in main.perm[b:])
         return TransposeCall(in_type, out_type, main.outer, main.in_shape[b:], perm, streams[0], main.write,
                              array(local("block"), in_type, schedule.buffer("block")), lanes=main.lanes_in)
+    if isinstance(main, own_movers.UpsampleMain):
+        row = None if main.row is None else array(local("row"), in_type, schedule.buffer("row"))
+        return UpsampleCall(in_type, out_type, main.rows, main.width, main.channels, main.sh, main.sw, streams[0],
+                            main.write, row, lanes=main.lanes_in)
     if isinstance(main, own_opaque.SoftmaxMain):
         row = array(local("row"), in_type, schedule.buffer("row"))
         if ctx.graph.sigs[node.name].out_dtype.is_float:

@@ -32,7 +32,7 @@ from .context import Context
 from .expr import Term, Wheel
 from .phase import Array, Phase, Rom, Setup, Token, Write, accumulator, array, local_roms, phase, setup, wheels, writes
 from .replicas import stage_copies
-from .view import StageView, make_view
+from .view import StageView, evaluates_functions, make_view
 
 __all__ = ["ReduceBody", "view"]
 
@@ -142,7 +142,6 @@ def view(ctx: Context, stage: Stage) -> StageView:
     copies, pre, phases = stage_copies(ctx, stage, b.setup, {"prologue": (b.prologue, b.lanes, b.lane or None),
                                                       "epilogue": (b.epilogue, b.lanes_out, lanes_out_lane)})
     b = dataclasses.replace(b, setup=pre, **phases)
-    ops = {ctx.graph.node(n).op for n in stage.nodes}
-    uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
+    uses_math = evaluates_functions(ctx, stage)
     return make_view(ctx, stage, "hls/stage_reduce.j2", b, uses_math=uses_math, headers=("hlsfuse/numeric.h",),
                      copies=copies)

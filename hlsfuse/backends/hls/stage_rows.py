@@ -45,7 +45,7 @@ from .phase import (
     writes,
 )
 from .replicas import stage_copies
-from .view import StageView, make_view
+from .view import StageView, evaluates_functions, make_view
 
 __all__ = ["RowsBody", "view"]
 
@@ -165,6 +165,5 @@ def view(ctx: Context, stage: Stage) -> StageView:
     lane = b.loop.lane if b.pe > 1 else None  # the epilogue runs per lane of an output token
     copies, pre, phases = stage_copies(ctx, stage, b.setup, {"epilogue": (b.epilogue, b.pe, lane)})
     b = dataclasses.replace(b, setup=pre, **phases)
-    ops = {ctx.graph.node(n).op for n in stage.nodes}
-    uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
+    uses_math = evaluates_functions(ctx, stage)
     return make_view(ctx, stage, "hls/stage_rows.j2", b, uses_math=uses_math, headers=("hlsfuse/mac.h",), copies=copies)

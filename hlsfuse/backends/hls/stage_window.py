@@ -36,7 +36,7 @@ from ...lower.plan import Stage
 from .context import Context
 from .phase import Phase, Rom, Setup, Token, Weights, Write, accumulator, local_roms, phase, setup, weights, writes
 from .replicas import stage_copies
-from .view import StageView, make_view
+from .view import StageView, evaluates_functions, make_view
 
 __all__ = ["WindowBody", "view"]
 
@@ -226,7 +226,6 @@ def view(ctx: Context, stage: Stage) -> StageView:
     lane = b.loop.lane if b.pe > 1 else None  # the epilogue runs per lane of an output token
     copies, pre, phases = stage_copies(ctx, stage, b.setup, {"epilogue": (b.epilogue, b.pe, lane)})
     b = dataclasses.replace(b, setup=pre, **phases)
-    ops = {ctx.graph.node(n).op for n in stage.nodes}
-    uses_math = ctx.uses_float and bool(ops & {"sigmoid", "tanh", "exp"})
+    uses_math = evaluates_functions(ctx, stage)
     headers = ("hlsfuse/linebuffer.h", "hlsfuse/mac.h")
     return make_view(ctx, stage, "hls/stage_window.j2", b, uses_math=uses_math, headers=headers, copies=copies)

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...lower.plan import Stage
+from ...ops import get_op
 from .context import Context
 from .replicas import Copies
 
-__all__ = ["Param", "StageView", "stream_params", "make_view"]
+__all__ = ["Param", "StageView", "stream_params", "make_view", "evaluates_functions"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class StageView:
     iterations: int = 0  # of its loop, per frame
     state: tuple[str, ...] = ()  # what it keeps between iterations and how no frame sees another's
     headers: tuple[str, ...] = ()  # kernel-library headers it includes, relative to hw/hls/ ("hlsfuse/window.h")
-    uses_math: bool = False  # calls <cmath> functions (float32 sigmoid/tanh/exp)
+    uses_math: bool = False  # calls <cmath> functions (float32 table ops: sigmoid, elu ... ``evaluates_functions``)
     copies: tuple[Copies, ...] = ()  # lookup tables read more than twice per iteration, as copies of its own
 
     @property
@@ -57,6 +58,12 @@ _RESETS = {
 def stream_params(ctx: Context, channels: Sequence[str]) -> tuple[Param, ...]:
     """Parameters for the named channels, typed by their tokens."""
     return tuple(Param(ctx.token(c), c) for c in channels)
+
+
+def evaluates_functions(ctx: Context, stage: Stage) -> bool:
+    """The stage evaluates a table op's function in float32 (a float node of an op with ``OpDef.tables``), with
+    <cmath>."""
+    return any(get_op(ctx.graph.node(n).op).tables is not None and ctx.dtype(n).is_float for n in stage.nodes)
 
 
 def make_view(ctx: Context, stage: Stage, template: str, body: Any, **extra: Any) -> StageView:

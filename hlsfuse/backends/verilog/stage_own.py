@@ -9,6 +9,9 @@ Each op is its schedule's loops, one iteration per cycle, mirroring its kernel i
     slice           streaming: one loop over the input, writing the picked elements; reading an axis
                     backwards: per block, a loop storing it and (when picked) a loop writing it
     transpose       per block, a loop storing it and a loop writing it in the permuted order
+    upsample2d      one loop over the output, an odometer (row copy, pixel, pixel copy, token); a pixel's
+                    first copy in the first row reads the input (nearest: and stores it in the row buffer
+                    the other copies read; zeros: the other copies are zero)
 
 The gathers (slice blocks, transpose, reflect and edge pads) read their buffer at the addresses the schedule
 lists, from a ROM. Every result is assigned once to the node's output type with ``hlsf_assign``, as the reference
@@ -165,7 +168,28 @@ def _transpose(b: ModuleBuilder, main: own_movers.TransposeMain) -> str:
     return _gather(b, seq.fire, read, write, raw, dtype, main.write, main.block, main.addresses(), main.lanes_in)
 
 
+def _upsample(b: ModuleBuilder, main: own_movers.UpsampleMain) -> str:
+    seq = b.sequence(main.loops)
+    lanes, out = main.lanes_in, b.dtype(b.stage.head)
+    (r, rw), (w, ww), (k, kw), (c, cw) = b.odometer("o", (main.sh, main.width, main.sw, main.channels), seq.fire)
+    first = b.wire("first", 1, f"{r} == {ulit(0, rw)} && {k} == {ulit(0, kw)}")
+    raw, dtype = source(b, main.source, first, seq.fire, "x", lanes)
+    b.move(main.write, seq.loops[0].here)
+    if main.row is None:
+        value = moved_token(b, raw, dtype, out, lanes, "x")
+        zero = ulit(0, lanes * out.width) if main.zeros else value
+        return b.wire("upsampled", lanes * out.width, f"{first} ? {value} : {zero}")
+    row = b.array("row", main.row, lanes * dtype.width)
+    aw = b.index(row)
+    # w * C + c < W * C fits aw bits, so arithmetic modulo 2^aw gives it exactly
+    at = b.wire("at", aw, f"{zext(w, ww, aw)} * {ulit(main.channels % (1 << aw), aw)} + {zext(c, cw, aw)}")
+    b.stores.append(Update(f"{seq.fire} && {first}", f"{row}[{at}]", raw))
+    held = b.wire("held", lanes * dtype.width, f"{first} ? {raw} : {row}[{at}]")
+    return moved_token(b, held, dtype, out, lanes, "x")
+
+
 _OPS = {
+    own_movers.UpsampleMain: _upsample,
     own_movers.ConcatMain: _concat,
     own_movers.TransposeMain: _transpose,
     **OPAQUE,

@@ -25,6 +25,7 @@ from .channels_last import CHANNELS_LAST_DOMAIN, channels_last_converters
 from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
+from .ops_more import MORE_CONVERTERS, MORE_PASS_THROUGH, MORE_SPATIAL
 from .ops_nn import NN_CONVERTERS
 from .ops_quant import QDQ_CONVERTERS, QONNX_CONVERTERS
 from .ops_scaled import affine_of, convert_scaled, materialize_inputs
@@ -34,7 +35,7 @@ from .scaled import Affine, scaling_of
 
 __all__ = ["convert", "CONVERTERS", "input_orders", "supported_ops"]
 
-CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS, **MORE_CONVERTERS}
 CUSTOM_CONVERTERS = {
     **{(domain, op): convert for domain in QONNX_DOMAINS for op, convert in QONNX_CONVERTERS.items()},
     **{(CHANNELS_LAST_DOMAIN, op): convert for op, convert in channels_last_converters(NN_CONVERTERS).items()},
@@ -45,10 +46,11 @@ _FLOAT_ELEMS = ("float32", "float16", "float64")
 
 # ops whose input 0 is a channel-first tensor with spatial axes (held channel-last, layout.py), and ops
 # whose result keeps their inputs' layout, through which an input reaching the former is still held for it
-_SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"}
+_SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                "BatchNormalization"} | MORE_SPATIAL
 _PASS_THROUGH = {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout", "Abs", "Neg", "Exp",
                  "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pad",
-                 "Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"}
+                 "Quant", "BipolarQuant", "Trunc", "QuantizeLinear", "DequantizeLinear"} | MORE_PASS_THROUGH
 
 
 def supported_ops() -> tuple[list[str], list[str]]:

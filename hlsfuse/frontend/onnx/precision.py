@@ -47,7 +47,7 @@ __all__ = ["DEFAULT_PRECISION", "EXACT", "AUTO_WIDTH", "Precision", "MOVING_OPS"
 AUTO_WIDTH = 16
 """Total bits of ``--precision auto`` without a width (and of what ``exact`` cannot hold exactly)."""
 
-MOVING_OPS = frozenset({"reshape", "flatten", "transpose", "squeeze", "expand_dims", "slice", "pad"})
+MOVING_OPS = frozenset({"reshape", "flatten", "transpose", "squeeze", "expand_dims", "slice", "pad", "upsample2d"})
 """hlsfuse ops that only move values: they keep their input's type unless overridden."""
 
 _MAP_KEYS = ("default", "weights", "tensors")

@@ -43,6 +43,13 @@
 //       numpy.transpose of OUTER blocks of IN_SHAPE (the axes from the first moved one on) by PERM (the
 //       permutation of those axes): per block, read it into block[IN_SHAPE::size() * L], then write it
 //       permuted (with lanes, PERM keeps the innermost axis, whose tokens move whole).
+//   upsample_stage<T_IN, T_OUT, ROWS, W, C, SH, SW, L>(in, out, row)
+//       nearest NHWC upsampling: per input row (ROWS of them) of W pixels of C tokens, SH output rows of each
+//       pixel SW times, one iteration per output token; the first copy of a pixel in the first output row
+//       reads it, stores it in row[W * C * L] and writes it, the other copies read it back.
+//   upsample_zeros_stage<T_IN, T_OUT, ROWS, W, C, SH, SW, L>(in, out)
+//       zero insertion in the same loop: a pixel's first copy in the first output row is the input, every
+//       other token is zero.
 //
 // Index counters advance with step_index instead of dividing a flat index.
 #ifndef HLSFUSE_KERNELS_OWN_H
@@ -301,6 +308,73 @@ void pad_block_stage(IN& in, hls::stream<detail::token_t<T_OUT, L>>& out, T_IN (
       step_index(k, out_ext.v, B, R);
       writing = !last;
     }
+  }
+}
+
+// --------------------------------------------------------------------------------------------------------
+// upsample
+// --------------------------------------------------------------------------------------------------------
+
+namespace detail {
+
+// The next (row copy r, pixel w, pixel copy k, token c) of an upsampling loop, c fastest.
+template <int W, int C, int SH, int SW>
+void upsample_step(int& r, int& w, int& k, int& c) {
+#pragma HLS INLINE
+  if (c < C - 1) {
+    c++;
+    return;
+  }
+  c = 0;
+  if (k < SW - 1) {
+    k++;
+    return;
+  }
+  k = 0;
+  if (w < W - 1) {
+    w++;
+    return;
+  }
+  w = 0;
+  r = r == SH - 1 ? 0 : r + 1;
+}
+
+}  // namespace detail
+
+template <class T_IN, class T_OUT, int ROWS, int W, int C, int SH, int SW, int L = 1, class IN, int ROW>
+void upsample_stage(IN& in, hls::stream<detail::token_t<T_OUT, L>>& out, T_IN (&row)[ROW]) {
+  static_assert(ROW == W * C * L, "upsample_stage: the row buffer holds one input row");
+  int r = 0, w = 0, k = 0, c = 0;
+  for (int t = 0; t < ROWS * SH * W * SW * C; ++t) {
+#pragma HLS PIPELINE II=1
+    const int e = w * C + c;
+    if (r == 0 && k == 0) {
+      const detail::token_t<T_IN, L> x = in.read();
+      detail::store_token<T_IN, L>(row, e, x);
+      out.write(detail::assign_token<T_OUT, L>(x));
+    } else {
+      out.write(detail::load_token<T_OUT, L>(row, e));
+    }
+    detail::upsample_step<W, C, SH, SW>(r, w, k, c);
+  }
+}
+
+template <class T_IN, class T_OUT, int ROWS, int W, int C, int SH, int SW, int L = 1, class IN>
+void upsample_zeros_stage(IN& in, hls::stream<detail::token_t<T_OUT, L>>& out) {
+  int r = 0, w = 0, k = 0, c = 0;
+  for (int t = 0; t < ROWS * SH * W * SW * C; ++t) {
+#pragma HLS PIPELINE II=1
+    detail::token_t<T_OUT, L> v;
+    if (r == 0 && k == 0) {
+      v = detail::assign_token<T_OUT, L>(in.read());
+    } else {
+      for (int l = 0; l < L; ++l) {
+#pragma HLS UNROLL
+        token<T_OUT, L>::set(v, l, T_OUT(0));
+      }
+    }
+    out.write(v);
+    detail::upsample_step<W, C, SH, SW>(r, w, k, c);
   }
 }
 

@@ -90,7 +90,13 @@ def convert(model: Model, precision) -> Graph:
 
     if problems:
         raise HlsfuseError(_report(model, problems, unknown_op))
-    return ctx.builder.build()
+    try:
+        return ctx.builder.build()
+    except HlsfuseError as exc:  # a constant the graph cannot hold (an initializer with no elements): say whose
+        empty = [f"initializer '{k}' has shape {list(v.shape)}, no elements"
+                 for k, v in model.initializers.items() if v.size == 0 and f"'{k}" in str(exc)]
+        detail = "; ".join(empty) + " (a weight or constant operand needs at least one)" if empty else str(exc)
+        raise HlsfuseError(f"{model.source}: cannot import the model: {detail}") from None
 
 
 def _feeds_spatial(model: Model) -> set[str]:

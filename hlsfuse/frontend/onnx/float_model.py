@@ -59,17 +59,20 @@ class FloatModel:
         return {name: np.asarray(value, dtype=np.float64) for name, value in zip(names, values)}
 
 
-def float_model(source, model: Model, float_graph: Graph | None = None) -> FloatModel:
+def float_model(source, model: Model, float_graph: Graph | None = None, approximate_scales: bool = False) -> FloatModel:
     """The float model of ``model``, decoded from ``source`` (a path, bytes or ``onnx.ModelProto``):
     onnxruntime on ``source`` when it is installed and loads it, else the float32 import
-    (``float_graph`` if already made)."""
+    (``float_graph`` if already made; ``approximate_scales``: its quantizers' scales rounded to powers
+    of two, as the import compared with rounds them, where it cannot hold them otherwise)."""
     shapes = MappingProxyType({i.name: tuple(i.shape) for i in model.inputs})
     elems = MappingProxyType({i.name: i.elem for i in model.inputs})
     session, why = _session(source)
     if session is not None:
         return FloatModel(why, shapes, elems, session=session)
-    graph = float_graph if float_graph is not None else convert(model, Precision(default=FLOAT32))
-    return FloatModel(f"hlsfuse float32 import; {why}", shapes, elems, graph=graph)
+    graph = float_graph if float_graph is not None else convert(
+        model, Precision(default=FLOAT32, approximate_scales=approximate_scales))
+    scales = ", scales approximated by powers of two" if approximate_scales and float_graph is None else ""
+    return FloatModel(f"hlsfuse float32 import{scales}; {why}", shapes, elems, graph=graph)
 
 
 def _session(source) -> tuple[object | None, str]:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from ...errors import HlsfuseError
 from ...ir import Graph
 from .auto import auto_graph
+from .batch import split_frames, with_input_shapes
 from .calibration import Calibration
 from .calibration import calibrate as _calibrate
 from .convert import convert, supported_ops
@@ -48,6 +49,8 @@ __all__ = [
     "ScaleApproximation",
     "is_quantized",
     "EXACT",
+    "with_input_shapes",
+    "split_frames",
 ]
 
 

@@ -1,6 +1,6 @@
 """From a decoded ONNX ``Model`` to a verified hlsfuse ``Graph``.
 
-    Model --fold_batchnorm--> Model --per node, in order--> GraphBuilder --> Graph
+    Model --frames--> Model for one sample --fold_batchnorm--> Model --per node, in order--> GraphBuilder --> Graph
                                       constant inputs only   -> numpy (fold.FOLDERS)
                                       Shape                  -> the known static shape
                                       otherwise              -> CONVERTERS[op]
@@ -19,6 +19,7 @@ import numpy as np
 from ...errors import HlsfuseError
 from ...ir import Graph
 from . import layout
+from .batch import frames
 from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
@@ -48,7 +49,9 @@ def supported_ops() -> tuple[list[str], list[str]]:
 
 
 def convert(model: Model, precision) -> Graph:
-    """Build the hlsfuse graph of ``model`` with the types chosen by ``precision``."""
+    """Build the hlsfuse graph of ``model`` with the types chosen by ``precision``; a model exported for a
+    batch is built for one sample (batch.py: the batch is frames)."""
+    model, _ = frames(model)
     model = fold_batchnorm(model)
     ctx = Context(model, precision)
     problems: list[str] = []

@@ -25,6 +25,7 @@ from ...accuracy import Accuracy, measure
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32
+from .batch import frames
 from .convert import convert
 from .layout import to_onnx_layout
 from .model import Model
@@ -64,9 +65,13 @@ def float_model(source, model: Model, float_graph: Graph | None = None, approxim
     onnxruntime on ``source`` when it is installed and loads it, else the float32 import
     (``float_graph`` if already made; ``approximate_scales``: its quantizers' scales rounded to powers
     of two, as the import compared with rounds them, where it cannot hold them otherwise)."""
-    shapes = MappingProxyType({i.name: tuple(i.shape) for i in model.inputs})
-    elems = MappingProxyType({i.name: i.elem for i in model.inputs})
-    session, why = _session(source)
+    one, batch = frames(model)  # a model exported for a batch runs one sample per frame
+    shapes = MappingProxyType({i.name: tuple(i.shape) for i in one.inputs})
+    elems = MappingProxyType({i.name: i.elem for i in one.inputs})
+    if batch is not None and isinstance(batch.size, int):
+        session, why = None, f"onnxruntime runs the model only on its baked batch of {batch.size}"
+    else:
+        session, why = _session(source)
     if session is not None:
         return FloatModel(why, shapes, elems, session=session)
     graph = float_graph if float_graph is not None else convert(

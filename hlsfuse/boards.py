@@ -6,7 +6,8 @@ model (which reads its DSP slice) and the HLS project files (its part and clock)
     --board B  --part P  --clock NS  --dsp N  --bram N   --target_of-->   Target
         Target.part, .clock          -> hls_config.cfg, run_hls.tcl (emit_hls)
         Target.dsp_slice             -> the resource model (hlsfuse.lower.area) and the folding solver
-        Target.dsp, .bram18          -> the solver's budget;  .lut, .ff: the device's, for reference
+        Target.dsp, .bram18, .lut    -> the solver's budget;  .ff: the device's
+        Target.excess(...)           -> what a design exceeds (compile refuses it unless allow_overfull)
 
 ``Target()`` is the fallback when no board is given: DEFAULT_PART at DEFAULT_CLOCK, with no budgets.
 The presets of ``--board`` are ``BOARDS``. Device figures are AMD's (the Zynq-7000, Artix-7, Zynq
@@ -38,6 +39,7 @@ __all__ = [
     "BOARDS",
     "board",
     "target_of",
+    "overfull",
 ]
 
 
@@ -121,6 +123,15 @@ class Target:
     def dsp_slice(self) -> Dsp:
         return self.family.dsp_slice
 
+    def excess(self, dsp: int, bram18: int, lut: int, ff: int) -> str | None:
+        """What a design needing these resources exceeds of this target (its budgets, the device's LUTs and
+        FFs), in one phrase naming each resource and by how much; None when it fits."""
+        over = [f"{need:,} {unit} of {limit:,} ({need - limit:,} over)"
+                for need, limit, unit in ((dsp, self.dsp, "DSPs"), (bram18, self.bram18, "BRAM18s"),
+                                          (lut, self.lut, "LUTs"), (ff, self.ff, "FFs"))
+                if limit is not None and need > limit]
+        return "; ".join(over) or None
+
     @property
     def clock_text(self) -> str:
         """The period as written in the HLS scripts, e.g. ``5`` or ``3.33``."""
@@ -162,3 +173,12 @@ def target_of(board_name: str | None = None, part: str | None = None, clock: flo
         dsp=dsp if dsp is not None else base.dsp,
         bram18=bram18 if bram18 is not None else base.bram18,
     )
+
+
+def overfull(target: Target, dsp: int, bram18: int, lut: int, ff: int) -> str | None:
+    """One line saying which resources of ``target`` a design needing these exceeds and by how much, or None."""
+    excess = target.excess(dsp, bram18, lut, ff)
+    if excess is None:
+        return None
+    where = f"board {target.board}" if target.board else f"part {target.part}"
+    return f"the design does not fit {where}: it needs {excess} (resource model estimates)"

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .backends.hls import HlsOptions, emit_hls
 from .backends.verilog import emit_verilog
-from .boards import Target
+from .boards import Target, overfull
 from .errors import HlsfuseError
 from .fusion import FusionPlan, fuse
 from .fusion.report import to_dot, to_json
@@ -52,7 +52,8 @@ class CompileOptions:
     the DSP and BRAM18 budgets the solver fits the folding within); ``target_cycles``: the cycles per frame the
     solver meets with the fewest DSPs; ``hls``: how the HLS project is spelled; ``weights_file``: keep
     OUT/graph.json's constant values in OUT/graph.npz (True), inline (False), or by the graph's size (None,
-    ``side_file.wants_side_file``)."""
+    ``side_file.wants_side_file``); ``allow_overfull``: emit a design the resource model puts over the device's
+    DSPs, BRAM18s, LUTs or FFs (the fastest one when no folding fits) instead of refusing it."""
 
     target: str = "hls"
     top: str | None = None
@@ -65,6 +66,7 @@ class CompileOptions:
     fold: Folding | None = None  # the folding to use (checked against the budget); None: the solver's, or none
     port_lanes: int | None = None  # elements per transfer of every port (over the folding's)
     weights_file: bool | None = None
+    allow_overfull: bool = False  # emit a design over the device's resources (else refused: ``boards.overfull``)
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -73,8 +75,8 @@ class CompileOptions:
 
     @property
     def budget(self) -> Budget:
-        """The solver's limits: the device's DSP and BRAM18 budgets and ``target_cycles``."""
-        return Budget(dsp=self.device.dsp, bram18=self.device.bram18, cycles=self.target_cycles)
+        """The solver's limits: the device's DSP, BRAM18 and LUT budgets and ``target_cycles``."""
+        return Budget(dsp=self.device.dsp, bram18=self.device.bram18, cycles=self.target_cycles, lut=self.device.lut)
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,17 @@ def compile(graph: Graph, options: CompileOptions | None = None,  # noqa: A001 -
     options = options or CompileOptions()
     step = step or (lambda _: None)
     step("fusing and folding")
-    p = plan_design(graph, options)
+    try:
+        p = plan_design(graph, options)
+    except HlsfuseError:
+        if not options.allow_overfull or options.budget.empty or options.fold is not None:
+            raise
+        # the unconstrained design asked for: no folding fits, so the fastest one, over the device
+        unbounded = dataclasses.replace(options.device, dsp=None, bram18=None, lut=None, ff=None)
+        p = plan_design(graph, dataclasses.replace(options, device=unbounded))
+    over = overfull(options.device, p.area.dsp, p.area.bram18, p.area.lut, p.area.ff)
+    if over is not None and not options.allow_overfull:
+        raise HlsfuseError(f"{over}; --allow-overfull writes it anyway")
     step("writing the reports")
     files = Files({
         **_graph_files(graph, options.weights_file),

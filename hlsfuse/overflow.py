@@ -38,11 +38,11 @@ NAMED = 3
 
 def risks(graph: Graph, input_ranges: Mapping[str, tuple[float, float]] | None = None) -> list[Range]:
     """The nodes whose declared type can overflow, the largest excess over the type's range first
-    (graph order among equals). Inputs take ``input_ranges`` where given, else their types' range.
-    A ``cast`` into a saturating type is not one of them: it clips on purpose (a quantizer of a
-    quantized model, or a cast written for that)."""
+    (graph order among equals); a float32 node cannot (it has no range to leave). Inputs take ``input_ranges``
+    where given, else their types' range. A ``cast`` into a saturating type is not one of them: it clips on
+    purpose (a quantizer of a quantized model, or a cast written for that)."""
     found = [r for r in ranges(graph, input_ranges).values()
-             if not r.fits and r.op != "input" and not _clips(r.op, r.dtype)]
+             if not (r.dtype.is_float or r.fits or r.op == "input" or _clips(r.op, r.dtype))]
     order = {node.name: k for k, node in enumerate(graph.nodes)}
     return sorted(found, key=lambda r: (-_excess(r), order[r.name]))
 

@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, numpy_helper, shape_inference
 
 from hlsfuse import reference
 from hlsfuse.frontend.onnx import from_onnx, to_graph_layout
+from hlsfuse.frontend.onnx.batch import split_frames
 
 FLOAT = TensorProto.FLOAT
 node = helper.make_node
@@ -68,7 +69,9 @@ def ort_run(proto, inputs):
 
 
 def hls_run(graph, inputs):
-    return reference.run(graph, to_graph_layout(graph, inputs))
+    """The reference's outputs; a batch of inputs for a model built for one sample runs as that many frames."""
+    runs = [reference.run(graph, to_graph_layout(graph, frame)) for frame in split_frames(graph, inputs)]
+    return {name: np.concatenate([r[name] for r in runs]) if len(runs) > 1 else runs[0][name] for name in runs[0]}
 
 
 def errors(proto, precision="float32", seed=0, scale=1.0, graph=None):

@@ -118,14 +118,15 @@ def test_one_error_lists_every_offending_node():
 
 
 def test_dynamic_input_dims_are_listed_with_later_problems():
+    # a symbolic leading dim is a batch (frames: tests/test_onnx_frames.py); another one is a dynamic shape
     proto = model([node("Relu", ["x"], ["r"]), node("Resize", ["r", "", "s"], ["y"], mode="cubic")],
-                  {"x": ("N", 3, 4, 4)},
-                  {"s": np.array([1, 1, 2, 2], np.float32)}, output_shapes={"y": ["N", 3, 8, 8]})
+                  {"x": (1, "C", 4, 4)},
+                  {"s": np.array([1, 1, 2, 2], np.float32)}, output_shapes={"y": [1, "C", 8, 8]})
     with pytest.raises(HlsfuseError) as info:
         from_onnx(proto)
     text = str(info.value)
     assert "(2 problems)" in text
-    assert "input 'x' has a dynamic shape (dim 0 is 'N'); give every dim a fixed size" in text
+    assert "input 'x' has a dynamic shape (dim 1 is 'C'); give every dim a fixed size" in text
     assert "node 'y' (Resize): attribute 'mode' is 'cubic'; only 'nearest' is supported" in text
 
 

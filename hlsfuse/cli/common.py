@@ -27,10 +27,11 @@ from ..side_file import THRESHOLD
 from ..types import DEFAULT_PRECISION, EXACT
 
 __all__ = ["add_graph_arg", "load_graph_arg", "input_range", "input_ranges_arg", "graph_layout_inputs", "output_arg",
-           "positive_int", "seed", "read_npz", "read_inputs", "add_weights_args", "weights_file_arg",
+           "positive_int", "seed", "read_npz", "read_inputs", "read_frames",
+           "check_memory", "input_shape", "add_weights_args", "weights_file_arg",
            "add_overflow_arg", "check_overflow", "say", "warn"]
 
-_ONNX_OPTIONS = ("precision", "precision_map", "calibrate", "approximate_scales")
+_ONNX_OPTIONS = ("precision", "precision_map", "calibrate", "approximate_scales", "input_shape")
 
 
 def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.json) or ONNX model (.onnx)") -> None:
@@ -51,6 +52,10 @@ def add_graph_arg(parser: argparse.ArgumentParser, help: str = "graph file (.jso
     group.add_argument("--approximate-scales", action="store_true",
                        help="quantizer scales that are not powers of two: the nearest power of two (each one "
                        "reported on stderr with its error) instead of an error")
+    group.add_argument(
+        "--input-shape", metavar="NAME=D0,D1,...", action="append", type=input_shape,
+        help="the shape of input NAME, over the model's (e.g. a batch of 1 for a model exported with a batch "
+        "its ops mix); repeat for several inputs")
     group.add_argument(
         "--input-range",
         metavar="NAME=LO:HI",
@@ -74,6 +79,19 @@ def input_range(text: str) -> tuple[str, tuple[float, float]]:
     if low > high:
         raise argparse.ArgumentTypeError(f"input '{name}': LO ({lo}) must not exceed HI ({hi})")
     return name, (low, high)
+
+
+def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """An argparse type: ``NAME=D0,D1,...`` with whole dims of at least 1."""
+    name, eq, dims = text.rpartition("=")
+    try:
+        shape = tuple(int(d) for d in dims.split(","))
+    except ValueError:
+        shape = ()
+    if not (name and eq and shape and all(d >= 1 for d in shape)):
+        raise argparse.ArgumentTypeError(f"expected NAME=D0,D1,... with whole dims of at least 1, e.g. x=1,16, "
+                                         f"not {text!r}")
+    return name, shape
 
 
 def input_ranges_arg(args: argparse.Namespace) -> dict[str, tuple[float, float]] | None:
@@ -115,12 +133,17 @@ def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
         if given:
             check_readable(given)
     model = path
+    if options["input_shape"]:
+        shapes = dict(options["input_shape"])
+        if len(shapes) != len(options["input_shape"]):
+            raise HlsfuseError("--input-shape: an input is given more than once")
+        model = onnx_frontend.with_input_shapes(onnx_frontend.read_onnx(path), shapes)
     if options["precision_map"]:
         precision = onnx_frontend.load_precision_map(options["precision_map"], default=options["precision"])
     elif options["precision"]:
         precision = onnx_frontend.precision_of(options["precision"])
     else:  # read once here: a quantized model's default is exact
-        model = onnx_frontend.read_onnx(path)
+        model = onnx_frontend.read_onnx(path) if model == path else model
         quantized = onnx_frontend.is_quantized(model)
         default = onnx_frontend.EXACT if quantized else onnx_frontend.DEFAULT_PRECISION
         precision = onnx_frontend.precision_of(default)
@@ -139,7 +162,8 @@ def _load_onnx(path: str, args: argparse.Namespace | None) -> Graph:
         if not options["calibrate"]:
             graph = onnx_frontend.from_onnx(model, precision=precision, input_ranges=ranges)
         else:
-            result = onnx_frontend.calibrate(path, options["calibrate"], precision=precision, input_ranges=ranges)
+            source = model if options["input_shape"] else path  # a path: onnxruntime runs the file itself
+            result = onnx_frontend.calibrate(source, options["calibrate"], precision=precision, input_ranges=ranges)
             print(result.report(), file=sys.stderr)  # stderr: stdout may be a command's JSON
             graph = result.graph
     said = set()  # an import may convert the model more than once (auto, exact): each approximation once
@@ -297,6 +321,67 @@ def read_inputs(path: str, graph: Graph, layout=None) -> dict[str, np.ndarray]:
     except HlsfuseError as exc:
         raise HlsfuseError(f"{path}: {exc}") from None
     return arrays
+
+
+def read_frames(path: str, graph: Graph, layout=None) -> list[dict[str, np.ndarray]]:
+    """The frames of real input values in the .npz file ``path``: one, or, for a graph built for one sample
+    ([1, ...] inputs, as a model exported with a batch is), one per sample of arrays of [K, ...] (the batch as
+    frames, batch.split_frames); each checked as ``read_inputs`` checks one."""
+    from ..frontend.onnx.batch import split_frames  # numpy only: no onnx needed
+
+    check_readable(path)
+    try:
+        frames = split_frames(graph, read_npz(path))
+        frames = [layout(arrays) if layout is not None else arrays for arrays in frames]
+        for arrays in frames:
+            quantize_inputs(graph, arrays)
+    except HlsfuseError as exc:
+        raise HlsfuseError(f"{path}: {exc}") from None
+    return frames
+
+
+BYTES_PER_ELEMENT = {"compile": 400, "run": 24}
+"""Rough peak bytes per element of a graph's tensors, per frame: ``compile`` (the lowering's token timing replays
+several frames of every stage and channel in int64 arrays) and a reference ``run``."""
+
+
+def check_memory(graph: Graph, what: str, frames: int = 1) -> None:
+    """Refuse, before allocating, a graph whose tensors (``frames`` frames of them) ``what`` cannot hold in the
+    memory this process may use (its address-space limit, else the machine's available memory), naming the
+    largest tensor."""
+    sizes = {i.name: i.type.size for i in graph.inputs} | {n.name: graph.types[n.name].size for n in graph.nodes}
+    need = sum(sizes.values()) * BYTES_PER_ELEMENT[what] * frames
+    have = _memory_available()
+    if have is None or need <= have:
+        return
+    name = max(sizes, key=sizes.get)
+    raise HlsfuseError(f"{what}: graph '{graph.name}' needs about {need / 2**30:,.1f} GiB ({sum(sizes.values()):,} "
+                       f"tensor elements per frame), more than the {have / 2**30:,.1f} GiB available; its largest "
+                       f"tensor is '{name}' {graph.types[name]} ({sizes[name]:,} elements)")
+
+
+def _memory_available() -> int | None:
+    """Bytes this process may still allocate: the address-space limit (RLIMIT_AS) less what it maps, or the
+    machine's MemAvailable, whichever is smaller (None: unknown)."""
+    import resource
+
+    found = []
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        mapped = 0
+    if soft != resource.RLIM_INFINITY:
+        found.append(max(0, soft - mapped))
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
 
 
 def _whole(text: str, least: int, what: str) -> int:

@@ -7,7 +7,7 @@ import json
 
 from ..backends.hls import HlsOptions
 from ..backends.hls.options import CONTROLS
-from ..boards import BOARDS, DEFAULT_CLOCK, DEFAULT_PART, target_of
+from ..boards import BOARDS, DEFAULT_CLOCK, DEFAULT_PART, overfull, target_of
 from ..compile import TARGETS, CompileOptions, compile
 from ..errors import HlsfuseError
 from ..fusion import MODES
@@ -19,10 +19,12 @@ from .common import (
     add_graph_arg,
     add_overflow_arg,
     add_weights_args,
+    check_memory,
     check_overflow,
     load_graph_arg,
     say,
     seed,
+    warn,
     weights_file_arg,
 )
 
@@ -54,8 +56,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "each map stage and port moves per cycle (docs/folding.md); without any of these every output is "
         "computed in one cycle, one element per transfer")
     fold.add_argument("--board", choices=tuple(BOARDS),
-                      help="set the part, clock and DSP/BRAM budgets from a board; the solver picks the fastest "
-                      "folding that fits")
+                      help="set the part, clock and DSP/BRAM18/LUT budgets from a board; the solver picks the "
+                      "fastest folding that fits (a design over the board's resources is refused: --allow-overfull)")
     fold.add_argument("--dsp", type=int, metavar="N", help="DSP budget (overrides the board's)")
     fold.add_argument("--bram", type=int, metavar="N", help="BRAM18 budget (overrides the board's)")
     fold.add_argument("--target-cycles", type=int, metavar="N",
@@ -63,6 +65,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     fold.add_argument("--fold", metavar="FOLD.json",
                       help="the folding to use, as OUT/fold.json writes it (node or stage name -> simd or lanes, "
                       "port -> lanes); budgets are then checked, not solved")
+    fold.add_argument("--allow-overfull", action="store_true",
+                      help="write the design even when the resource model puts it over the board's (or --dsp, "
+                      "--bram) DSPs, BRAM18s, LUTs or FFs, with a warning; without it such a design is an error "
+                      "naming each resource exceeded and by how much")
     fold.add_argument("--port-lanes", type=int, metavar="N",
                       help="elements per AXI4-Stream transfer of every graph input and output (element 0 in the "
                       "low bits of TDATA); N must divide each port tensor's innermost dimension")
@@ -86,11 +92,13 @@ def run(args: argparse.Namespace) -> int:
     device = target_of(args.board, args.part, args.clock, args.dsp, args.bram)
     fold = read_fold(args.fold) if args.fold else None
     graph = load_graph_arg(args.graph, args)
+    check_memory(graph, "compile")  # refused before the lowering allocates
     notes = check_overflow(graph, args)  # before the design is held in memory too
     hls = HlsOptions(control=args.control, seed=args.seed)
     options = CompileOptions(target=args.target, top=args.top, mode=args.mode, opt_level=args.opt_level,
                              device=device, target_cycles=args.target_cycles, hls=hls, fold=fold,
-                             port_lanes=args.port_lanes, weights_file=weights_file_arg(args))
+                             port_lanes=args.port_lanes, weights_file=weights_file_arg(args),
+                             allow_overfull=args.allow_overfull)
     with activity("compile: fusing and folding") as line:  # a large model takes seconds
         design = compile(graph, options, step=lambda step: line.say(f"compile: {step}"))
         line.say(f"compile: writing {args.output}")
@@ -103,4 +111,7 @@ def run(args: argparse.Namespace) -> int:
     print(channel_table(design.plan), end="")
     print(f"\nwrote {len(design.files) + 1} files to {args.output}")  # and checksums.json
     say(notes)
+    over = overfull(device, design.area.dsp, design.area.bram18, design.area.lut, design.area.ff)
+    if over is not None:  # written because --allow-overfull asked for it
+        warn(f"{over} (--allow-overfull)")
     return 0

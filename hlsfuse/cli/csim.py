@@ -10,7 +10,7 @@ from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..sim import csim
 from ..sim.csim import project_dirs
-from .common import positive_int, read_inputs
+from .common import positive_int, read_frames
 
 __all__ = ["add_parser", "run"]
 
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         out, _ = project_dirs(args.out)
         graph = load_graph(out / "graph.json")
         layout = (lambda arrays: onnx_frontend.to_graph_layout(graph, arrays)) if args.onnx_layout else None
-        inputs = read_inputs(args.inputs, graph, layout)
+        inputs = read_frames(args.inputs, graph, layout)  # a batch of [K, ...]: K frames
     result = csim(args.out, inputs=inputs, hls_include=args.hls_include, graph=graph, frames=args.frames,
                   allow_edits=args.allow_edits)
     print(result.report(), end="" if result.report().endswith("\n") else "\n")

@@ -9,7 +9,7 @@ from ..errors import HlsfuseError
 from ..frontend import onnx as onnx_frontend
 from ..graph_json import load_graph
 from ..sim.rtlsim import DRIVERS, rtlsim, verilog_dir
-from .common import positive_int, read_inputs, seed
+from .common import positive_int, read_frames, seed
 
 __all__ = ["add_parser", "run"]
 
@@ -29,7 +29,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--onnx-layout", action="store_true", help="the arrays of --inputs are in the ONNX model's layout (NCHW)"
     )
-    parser.add_argument("--frames", type=positive_int, default=1, metavar="N", help="frames to stream (default 1)")
+    parser.add_argument("--frames", type=positive_int, metavar="N",
+                        help="frames to stream (default 1; with --inputs holding a batch of K samples, K)")
     parser.add_argument(
         "--driver", choices=DRIVERS, default="pyverilator", help="simulation driver (default pyverilator)"
     )
@@ -52,9 +53,10 @@ def run(args: argparse.Namespace) -> int:
     inputs = None
     if args.inputs is not None:
         layout = (lambda arrays: onnx_frontend.to_graph_layout(graph, arrays)) if args.onnx_layout else None
-        inputs = read_inputs(args.inputs, graph, layout)
+        inputs = read_frames(args.inputs, graph, layout)  # a batch of [K, ...]: K frames
     result = rtlsim(
-        args.out, inputs=inputs, frames=args.frames, driver=args.driver, vcd=args.vcd,
+        args.out, inputs=inputs,
+        frames=args.frames or (len(inputs) if inputs is not None else 1), driver=args.driver, vcd=args.vcd,
         timeout_cycles=args.timeout_cycles, graph=graph, seed=args.seed, allow_edits=args.allow_edits,
     )
     print(result.report(), end="")

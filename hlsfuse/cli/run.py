@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+import warnings
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +22,12 @@ from ..types import to_float
 from .common import (
     add_graph_arg,
     add_overflow_arg,
+    check_memory,
     graph_layout_inputs,
     load_graph_arg,
     output_arg,
     positive_int,
-    read_inputs,
+    read_frames,
     seed,
     warn,
 )
@@ -69,10 +72,12 @@ def run(args: argparse.Namespace) -> int:
     _check_compare(args)
     graph = load_graph_arg(args.graph, args)
     out = output_arg(args.output, args.force)
+    check_memory(graph, "run")
     if args.inputs is not None:
-        inputs = read_inputs(args.inputs, graph, lambda arrays: graph_layout_inputs(args.graph, graph, arrays))
-        frames, told = [inputs], f"the inputs in {args.inputs}"
-        print(f"ran graph '{graph.name}' on the inputs in {args.inputs}")
+        frames = read_frames(args.inputs, graph, lambda arrays: graph_layout_inputs(args.graph, graph, arrays))
+        told = f"the inputs in {args.inputs}"
+        many = f" ({len(frames)} frames: a batch of {len(frames)} samples)" if len(frames) > 1 else ""
+        print(f"ran graph '{graph.name}' on the inputs in {args.inputs}{many}")
     else:
         count = (args.frames or COMPARE_FRAMES) if args.compare else 1
         if args.compare:
@@ -81,23 +86,44 @@ def run(args: argparse.Namespace) -> int:
         told = (f"{count} frames of random inputs (seeds {args.seed}..{args.seed + count - 1})" if count > 1
                 else f"1 frame of random inputs (seed {args.seed})")
         print(f"ran graph '{graph.name}' on random inputs (seed {args.seed})")
-    values = run_raw(graph, quantize_inputs(graph, frames[0]))
-    outputs = {name: to_float(values[name], graph.types[name].dtype) for name in graph.outputs}
+    batch = frames if args.inputs is not None else frames[:1]  # random frames beyond the first: --compare's
+    found: dict[str, overflow.Event] = {}
+    stacked: dict[str, list[np.ndarray]] = {name: [] for name in graph.outputs}
+    for frame in batch:
+        values = run_raw(graph, quantize_inputs(graph, frame))
+        for name in graph.outputs:
+            stacked[name].append(to_float(values[name], graph.types[name].dtype))
+        for e in overflow.events(graph, values):
+            found[e.name] = e if e.name not in found else _merged(found[e.name], e)
+    # a batch's outputs stacked back along dim 0, as the model exported for it gives them
+    outputs = {name: np.concatenate(parts) if len(parts) > 1 else parts[0] for name, parts in stacked.items()}
     for name, value in outputs.items():
-        print(f"  {name}  {graph.types[name]}  min {value.min():.6g}  max {value.max():.6g}  mean {value.mean():.6g}")
-    _report_overflow(graph, values, told if len(frames) == 1 else f"the first frame (seed {args.seed})", args)
+        shape = f"{graph.types[name]}" if value.shape == graph.types[name].shape else \
+            f"{graph.types[name]} x {len(batch)} frames"
+        print(f"  {name}  {shape}  min {value.min():.6g}  max {value.max():.6g}  mean {value.mean():.6g}")
+    _report_overflow(list(found.values()), told if len(frames) == 1 or args.inputs is not None
+                     else f"the first frame (seed {args.seed})", args)
     if out is not None:
         write_atomic(out, _npz_bytes(outputs), overwrite=args.force)
         print(f"wrote {out}")
     if args.compare:
-        print(onnx_frontend.compare_float(args.graph, graph, frames, told).table())
+        with warnings.catch_warnings():  # the import above said each approximation once
+            warnings.simplefilter("ignore", onnx_frontend.ScaleApproximation)
+            accuracy = onnx_frontend.compare_float(args.graph, graph, frames, told,
+                                                   approximate_scales=bool(args.approximate_scales))
+        print(accuracy.table())
     return 0
 
 
-def _report_overflow(graph, values, told: str, args: argparse.Namespace) -> None:
-    """One line per node whose values saturated or wrapped on the run; an error with --overflow error.
-    The nodes checked are those the range analysis finds at risk for any input of the inputs' types."""
-    found = overflow.events(graph, values)
+def _merged(a: overflow.Event, b: overflow.Event) -> overflow.Event:
+    """One node's overflow events on two frames as one."""
+    return replace(a, count=a.count + b.count, size=a.size + b.size, lo=min(a.lo, b.lo), hi=max(a.hi, b.hi))
+
+
+def _report_overflow(found: list, told: str, args: argparse.Namespace) -> None:
+    """One line per node whose values saturated or wrapped on the run (``found``: ``overflow.events``); an error
+    with --overflow error. The nodes checked are those the range analysis finds at risk for any input of the
+    inputs' types."""
     if not found:
         return
     head = f"{len(found)} node{'s' if len(found) != 1 else ''} overflowed on {told}"

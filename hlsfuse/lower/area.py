@@ -23,8 +23,14 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
     ff           register bits (register buffers but ROMs, the partial sum of each PE lane of a folded stage)
                  + CONTROL_FF
     lut          CONTROL_LUT + a width-wide adder per elementwise node + the adder tree of each PE lane of a MAC
-                 stage (SIMD - 1 adders as wide as the exact accumulator)
+                 stage (SIMD - 1 adders as wide as the exact accumulator; narrow products, built from LUTs: level
+                 by level, each adder as wide as its sum, from the product's width up to the accumulator's)
                  + LUT multipliers + LUTRAM (64 x 1 bits per LUT; an SRL FIFO 32 x 1 per LUT)
+    narrow       a MAC stage of narrow products (LUT_PRODUCT_BITS) whose every multiplier holds one constant weight
+                 (fully unrolled: PE x SIMD = the weights): each product is a constant-coefficient multiplier, the
+                 input shifted by each nonzero digit of the weight's canonical signed digits and summed, (digits
+                 - 1) adders as wide as the product (a 2-bit weight: none, a wire or a negation the tree absorbs);
+                 its weights are wired in, not stored
                  + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
                  the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 
@@ -36,6 +42,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 from ..boards import Dsp
 from ..ir import Graph
@@ -55,6 +63,8 @@ __all__ = [
     "Area",
     "dsp_per_product",
     "lut_multiplier",
+    "csd_digits",
+    "adder_tree",
     "bram18",
     "memory_area",
     "stage_area",
@@ -139,6 +149,42 @@ def memory_area(banks: int, depth: int, width: int) -> Area:
     return Area(bram18=banks * bram18(depth, width))
 
 
+def csd_digits(value: int) -> int:
+    """Nonzero digits of ``value``'s canonical signed-digit form (non-adjacent form): the shifted copies of
+    the other operand a constant-coefficient multiplier adds."""
+    value, digits = abs(int(value)), 0
+    while value:
+        if value & 1:
+            digits += 1
+            value -= 2 - (value & 3)  # +1 when value % 4 == 1, -1 when 3: no two adjacent digits
+        value >>= 1
+    return digits
+
+
+def adder_tree(leaves: int, width: int, top: int) -> int:
+    """LUTs of a binary tree adding ``leaves`` values of ``width`` bits: each level's adders one bit wider than
+    the level below, at most ``top`` bits (the exact accumulator)."""
+    luts = 0
+    while leaves > 1:
+        width = min(width + 1, top)
+        luts += leaves // 2 * width
+        leaves -= leaves // 2
+    return luts
+
+
+def _narrow(x: DType, w: DType) -> bool:
+    return not (x.is_float or w.is_float) and min(_signed_bits(x), _signed_bits(w)) <= LUT_PRODUCT_BITS
+
+
+def _constant_products(graph: Graph, stage: Stage, weights: str) -> np.ndarray | None:
+    """The raw weights of a MAC stage whose multipliers each hold one of them (PE x SIMD = the weights, one
+    fold), else None (its multipliers read a ROM or a computed operand)."""
+    const = graph.constant_map.get(weights)
+    if const is None or stage.schedule.main.folds != 1 or stage.schedule.multipliers != const.type.size:
+        return None
+    return np.asarray(const.data)
+
+
 def buffer_area(buf: Buffer) -> Area:
     """Registers: flip-flops; a memory or a ROM (a constant is logic, never flip-flops): ``memory_area``."""
     if buf.registers and not buf.rom:
@@ -179,10 +225,22 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         main = schedule.main
         acc = 64 if main.accumulator is None else main.accumulator.width
         products, pe = schedule.multipliers, schedule.factors.pe  # PE lanes of SIMD products
+        if not _narrow(x, w):
+            multiply, tree = products * lut_multiplier(x, w), pe * (main.simd - 1) * acc
+        else:  # LUT products: the tree grows from the product's width; constant weights need no multiplier
+            tree = pe * adder_tree(main.simd, x.bits + w.bits, acc)
+            fixed = _constant_products(graph, stage, head.inputs[1])
+            if fixed is None:
+                multiply = products * lut_multiplier(x, w)
+            else:
+                digits = sum(max(0, csd_digits(r) - 1) for r in fixed.reshape(-1).tolist())
+                multiply = digits * (x.bits + w.bits)
+                rom = sum((buffer_area(b) for b in schedule.buffers if b.rom and b.tensor == head.inputs[1]), Area())
+                out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)  # wired in, not a ROM
         out += Area(
             multipliers=products,
             dsp=products * dsp_per_product(x, w, dsp),
-            lut=products * lut_multiplier(x, w) + pe * (main.simd - 1) * acc,  # an adder tree per lane
+            lut=multiply + tree,
             ff=pe * acc if main.folds > 1 else 0,  # the partial sums
         )
     return out

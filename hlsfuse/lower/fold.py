@@ -5,16 +5,19 @@ products per output (``schedule.Folded``); map, window, rows, reduce and own sta
 elements per token (a window or rows stage also PE outputs per emit, and a window stage holds
 ``snapshots``). A folding is these factors per stage (and the ports' lanes), and the solver picks it:
 
-    budget (DSPs, BRAM18s)  minimise the cycles per frame, max over stages of their iterations
-                            (and the ports' tokens), then give every stage the fewest DSPs (then
+    budget (DSPs, BRAM18s,  minimise the cycles per frame, max over stages of their iterations
+    LUTs)                   (and the ports' tokens), then give every stage the fewest DSPs (then
                             BRAM18s) that still meet that rate
     target cycles per frame minimise DSPs (then BRAM18s) among the foldings that meet it
 
 Both are exact over the divisor choices. For a rate T, each stage independently may take any of
 its choices with at most T iterations; the cheapest feasible folding is the cheapest choice of each
 stage (DSPs and BRAM18s add up over stages), unless both budgets bind, where a knapsack over the
-DSP budget (``_knapsack``, minimum BRAM18 per DSP count) decides exactly. Feasibility is monotone in
-T, so a binary search over the stages' distinct iteration counts finds the smallest feasible rate.
+DSP budget (``_knapsack``, minimum BRAM18 per DSP count) decides exactly. A LUT budget (a board's LUTs)
+is a constraint checked on those picks, and where they exceed it, on the picks with the fewest LUTs
+(then DSPs, then BRAM18s): not exact when it binds together with another budget, but never over it.
+Feasibility is monotone in T, so a binary search over the stages' distinct iteration counts finds the
+smallest feasible rate.
 The FIFOs (their depths follow the timing of the folded plan) are counted from the plan being
 folded; ``fit`` lowers the result and, if its FIFOs moved it over a budget, solves again with the
 difference taken off.
@@ -46,21 +49,23 @@ class Budget:
     dsp: int | None = None
     bram18: int | None = None
     cycles: int | None = None
+    lut: int | None = None
 
     def __post_init__(self):
-        for name in ("dsp", "bram18", "cycles"):
+        for name in ("dsp", "bram18", "cycles", "lut"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise HlsfuseError(f"budget '{name}' must be a non-negative integer, not {value!r}")
 
     @property
     def empty(self) -> bool:
-        return self.dsp is None and self.bram18 is None and self.cycles is None
+        return self.dsp is None and self.bram18 is None and self.cycles is None and self.lut is None
 
     def text(self) -> str:
         parts = [f"--dsp {self.dsp}" if self.dsp is not None else "",
                  f"--bram {self.bram18}" if self.bram18 is not None else "",
-                 f"--target-cycles {self.cycles}" if self.cycles is not None else ""]
+                 f"--target-cycles {self.cycles}" if self.cycles is not None else "",
+                 f"(LUTs {self.lut})" if self.lut is not None else ""]
         return " ".join(p for p in parts if p)
 
 
@@ -207,10 +212,22 @@ def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | No
 
 def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budget) -> list[Choice] | None:
     """The cheapest choice per stage meeting ``rate`` within the budget (fewest DSPs, then BRAM18s, then
-    LUTs), or None."""
+    LUTs), or None. A LUT budget: those picks if they keep within it, else the fewest LUTs per stage."""
     allowed = [[c for c in opts if c.cycles <= rate] for opts in options]
     if any(not a for a in allowed):
         return None
+    pick = _cheapest_dsp_bram(allowed, fixed, budget)
+    if budget.lut is None or (pick is not None and fixed.lut + sum(c.lut for c in pick) <= budget.lut):
+        return pick
+    pick = [min(a, key=lambda c: (c.lut, c.dsp, c.bram18)) for a in allowed]
+    fits = [(fixed.lut + sum(c.lut for c in pick), budget.lut),
+            (fixed.dsp + sum(c.dsp for c in pick), budget.dsp),
+            (fixed.bram18 + sum(c.bram18 for c in pick), budget.bram18)]
+    return pick if all(limit is None or need <= limit for need, limit in fits) else None
+
+
+def _cheapest_dsp_bram(allowed: list[list[Choice]], fixed: Area, budget: Budget) -> list[Choice] | None:
+    """The cheapest choice per stage of ``allowed`` within the DSP and BRAM18 budgets, or None."""
     pick = [min(a, key=lambda c: (c.dsp, c.bram18, c.lut)) for a in allowed]
     dsp = fixed.dsp + sum(c.dsp for c in pick)
     bram = fixed.bram18 + sum(c.bram18 for c in pick)
@@ -321,8 +338,11 @@ def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Fol
     else:
         rates = sorted({c.cycles for opts in options for c in opts if c.cycles >= floor} | {floor})
         if _cheapest(options, rates[-1], fixed, budget) is None:
-            field, unit = ("dsp", "DSPs") if budget.dsp is not None and fixed.dsp + sum(
-                min(c.dsp for c in opts) for opts in options) > budget.dsp else ("bram18", "BRAM18s")
+            least = {f: getattr(fixed, f) + sum(min(getattr(c, f) for c in opts) for opts in options)
+                     for f in ("dsp", "bram18", "lut")}
+            over = [(f, u) for f, u in (("dsp", "DSPs"), ("bram18", "BRAM18s"), ("lut", "LUTs"))
+                    if getattr(budget, f) is not None and least[f] > getattr(budget, f)]
+            field, unit = over[0] if over else ("bram18", "BRAM18s")
             need = [(min(getattr(c, field) for c in opts), s) for s, opts in zip(folded, options)]
             total = getattr(fixed, field) + sum(d for d, _ in need)
             worst_need, worst = max(need, key=lambda p: p[0])
@@ -349,23 +369,27 @@ def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Fol
 
 
 def fit(space: Space, budget: Budget) -> DataflowPlan:
-    """The space's plan folded by ``solve`` for ``budget``."""
+    """The space's plan folded by ``solve`` for ``budget``. The FIFOs and converters of the folded plan are
+    counted again: if they take it over the BRAM18 or LUT budget, it is solved again with the excess taken off."""
     plan = space.plan
     margin = budget
     for _ in range(4):
         folded = space.lower(solve(space, margin, plan))
         total = design_area(space.graph, folded, space.dsp)[2]
-        over = total.bram18 - budget.bram18 if budget.bram18 is not None else 0
-        if over <= 0:
+        over = {f: getattr(total, f) - getattr(budget, f) for f in ("bram18", "lut") if getattr(budget, f) is not None}
+        if all(v <= 0 for v in over.values()):
             return folded
-        margin = Budget(budget.dsp, max(0, margin.bram18 - over), budget.cycles)
+        margin = replace(margin, **{f: max(0, getattr(margin, f) - v) for f, v in over.items() if v > 0})
         plan = folded
-    raise HlsfuseError(f"budget {budget.text()}: the folded design's FIFOs keep it over {budget.bram18} BRAM18s")
+    worst = max(over, key=lambda f: over[f] / max(1, getattr(budget, f)))
+    raise HlsfuseError(f"budget {budget.text()}: the folded design's FIFOs and converters keep it over "
+                       f"{getattr(budget, worst)} {'BRAM18s' if worst == 'bram18' else 'LUTs'}")
 
 
 def within(budget: Budget, plan: DataflowPlan, areas: Mapping[str, Area], total: Area, what: str) -> None:
     """Refuse a plan over ``budget``, naming the stage that needs the most of what is exceeded."""
-    for name, limit, unit in (("dsp", budget.dsp, "DSPs"), ("bram18", budget.bram18, "BRAM18s")):
+    for name, limit, unit in (("dsp", budget.dsp, "DSPs"), ("bram18", budget.bram18, "BRAM18s"),
+                              ("lut", budget.lut, "LUTs")):
         need = getattr(total, name)
         if limit is not None and need > limit:
             worst = max(plan.stages, key=lambda s: getattr(areas[s.name], name))

@@ -19,6 +19,7 @@ from dataclasses import replace
 from ...errors import HlsfuseError
 from ...ir import Graph
 from .auto import auto_graph
+from .batch import split_frames, with_input_shapes
 from .calibration import Calibration
 from .calibration import calibrate as _calibrate
 from .convert import convert, supported_ops
@@ -49,6 +50,8 @@ __all__ = [
     "ScaleApproximation",
     "is_quantized",
     "EXACT",
+    "with_input_shapes",
+    "split_frames",
 ]
 
 
@@ -98,17 +101,19 @@ def _with_scales(precision: Precision, approximate_scales: bool) -> Precision:
     return replace(precision, approximate_scales=True) if approximate_scales else precision
 
 
-def float_model(model) -> FloatModel:
+def float_model(model, approximate_scales: bool = False) -> FloatModel:
     """The float model of an ONNX model (a path, bytes or ``onnx.ModelProto``): onnxruntime running it
-    when onnxruntime is installed and loads it, else hlsfuse's float32 import; ``.name`` says which."""
-    return _float_model(model, _decoded(model))
+    when onnxruntime is installed and loads it, else hlsfuse's float32 import (``approximate_scales``:
+    with its quantizers' scales rounded to powers of two, as ``from_onnx`` does); ``.name`` says which."""
+    return _float_model(model, _decoded(model), approximate_scales=approximate_scales)
 
 
-def compare_float(model, graph: Graph, frames, inputs: str = "the given frames"):
+def compare_float(model, graph: Graph, frames, inputs: str = "the given frames", approximate_scales: bool = False):
     """The ``accuracy.Accuracy`` of ``graph`` (an import of ``model``) against the float model of
     ``model`` on ``frames``: real-valued inputs, one {input: array} mapping per frame, in the graph's
-    layout (``to_graph_layout`` converts ONNX-layout arrays); ``inputs`` says what they are in the table."""
-    return _compare(graph, float_model(model), list(frames), inputs)
+    layout (``to_graph_layout`` converts ONNX-layout arrays); ``inputs`` says what they are in the table;
+    ``approximate_scales``: as ``graph`` was imported (the float32 import, where it stands in, needs it too)."""
+    return _compare(graph, float_model(model, approximate_scales), list(frames), inputs)
 
 
 def _decoded(model):

@@ -1,6 +1,6 @@
 """From a decoded ONNX ``Model`` to a verified hlsfuse ``Graph``.
 
-    Model --fold_batchnorm--> Model --per node, in order--> GraphBuilder --> Graph
+    Model --frames--> Model for one sample --fold_batchnorm--> Model --per node, in order--> GraphBuilder --> Graph
                                       constant inputs only   -> numpy (fold.FOLDERS)
                                       Shape                  -> the known static shape
                                       otherwise              -> CONVERTERS[op]
@@ -21,6 +21,7 @@ import numpy as np
 from ...errors import HlsfuseError
 from ...ir import Graph
 from . import layout
+from .batch import frames
 from .channels_last import CHANNELS_LAST_DOMAIN, channels_last_converters
 from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
@@ -61,7 +62,9 @@ def supported_ops() -> tuple[list[str], list[str]]:
 
 
 def convert(model: Model, precision) -> Graph:
-    """Build the hlsfuse graph of ``model`` with the types chosen by ``precision``."""
+    """Build the hlsfuse graph of ``model`` with the types chosen by ``precision``; a model exported for a
+    batch is built for one sample (batch.py: the batch is frames)."""
+    model, _ = frames(model)
     model = fold_batchnorm(model)
     ctx = Context(model, precision)
     problems: list[str] = []
@@ -106,7 +109,13 @@ def convert(model: Model, precision) -> Graph:
 
     if problems:
         raise HlsfuseError(_report(model, problems, unknown_op))
-    return ctx.builder.build()
+    try:
+        return ctx.builder.build()
+    except HlsfuseError as exc:  # a constant the graph cannot hold (an initializer with no elements): say whose
+        empty = [f"initializer '{k}' has shape {list(v.shape)}, no elements"
+                 for k, v in model.initializers.items() if v.size == 0 and f"'{k}" in str(exc)]
+        detail = "; ".join(empty) + " (a weight or constant operand needs at least one)" if empty else str(exc)
+        raise HlsfuseError(f"{model.source}: cannot import the model: {detail}") from None
 
 
 def input_orders(model: Model) -> dict[str, layout.Order]:

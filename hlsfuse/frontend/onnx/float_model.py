@@ -25,6 +25,7 @@ from ...accuracy import Accuracy, measure
 from ...errors import HlsfuseError
 from ...ir import Graph
 from ...types import FLOAT32
+from .batch import frames
 from .convert import convert, input_orders
 from .layout import Order, from_hls
 from .model import Model
@@ -60,17 +61,24 @@ class FloatModel:
         return {name: np.asarray(value, dtype=np.float64) for name, value in zip(names, values)}
 
 
-def float_model(source, model: Model, float_graph: Graph | None = None) -> FloatModel:
+def float_model(source, model: Model, float_graph: Graph | None = None, approximate_scales: bool = False) -> FloatModel:
     """The float model of ``model``, decoded from ``source`` (a path, bytes or ``onnx.ModelProto``):
     onnxruntime on ``source`` when it is installed and loads it, else the float32 import
-    (``float_graph`` if already made)."""
-    orders = MappingProxyType(input_orders(model))
-    elems = MappingProxyType({i.name: i.elem for i in model.inputs})
-    session, why = _session(source)
+    (``float_graph`` if already made; ``approximate_scales``: its quantizers' scales rounded to powers
+    of two, as the import compared with rounds them, where it cannot hold them otherwise)."""
+    one, batch = frames(model)  # a model exported for a batch runs one sample per frame
+    orders = MappingProxyType(input_orders(one))
+    elems = MappingProxyType({i.name: i.elem for i in one.inputs})
+    if batch is not None and isinstance(batch.size, int):
+        session, why = None, f"onnxruntime runs the model only on its baked batch of {batch.size}"
+    else:
+        session, why = _session(source)
     if session is not None:
         return FloatModel(why, orders, elems, session=session)
-    graph = float_graph if float_graph is not None else convert(model, Precision(default=FLOAT32))
-    return FloatModel(f"hlsfuse float32 import; {why}", orders, elems, graph=graph)
+    graph = float_graph if float_graph is not None else convert(
+        model, Precision(default=FLOAT32, approximate_scales=approximate_scales))
+    scales = ", scales approximated by powers of two" if approximate_scales and float_graph is None else ""
+    return FloatModel(f"hlsfuse float32 import{scales}; {why}", orders, elems, graph=graph)
 
 
 def _session(source) -> tuple[object | None, str]:

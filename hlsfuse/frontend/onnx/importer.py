@@ -221,4 +221,5 @@ def _decode(proto: onnx.ModelProto, opset: int, source: str, stem: str) -> Model
         initializers=initializers,
         nodes=nodes,
         shapes=shapes,
+        producer=proto.producer_name,
     )

@@ -80,6 +80,7 @@ class Model:
     initializers: Mapping[str, np.ndarray]
     nodes: tuple[NodeDef, ...]
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    producer: str = ""  # the exporter that wrote the file (its producer_name: "pytorch", "tf2onnx", ...)
 
     def __post_init__(self):
         for name in ("inputs", "outputs", "nodes"):

@@ -29,7 +29,7 @@ def own_ops(graph: Graph, plan) -> list[str]:
 
 
 def hls_movers() -> Graph:
-    """slice, pad, concat and transpose over several types and modes, between map stages and forks."""
+    """slice, pad, concat, transpose and upsample over several types and modes, between map stages and forks."""
     b = GraphBuilder("movers", dtype="fixed<12,4>")
     x = b.input("x", [2, 3, 4, 5])
     y = b.input("y", [2, 3, 4, 2], dtype="fixed<8,3,RND,SAT>")
@@ -69,6 +69,9 @@ def hls_movers() -> Graph:
         b.transpose(u, axes=[3, 2, 1, 0]),
         b.transpose(b.reshape(n, [6, 4, 5]), axes=[1, 0, 2], dtype="ufixed<6,3,RND_CONV,SAT>"),
         b.transpose(b.reshape(y, [6, 8]), axes=[1, 0]),
+        # upsamples: nearest (a row buffer) and zero insertion, with a type change
+        b.upsample2d(x, factors=[2, 3]),
+        b.upsample2d(u, factors=[3, 1], mode="zeros", dtype="ufixed<8,2,RND,SAT>"),
     ]
     # own stages in a chain, and an own stage's output read by a map stage and a port (a fork after it)
     p = b.pad(b.transpose(y, axes=[1, 0, 3, 2]), pads=[0, 0, 1, 0, 0, 1, 0, 1], value=-0.5)

@@ -322,12 +322,13 @@ def brevitas_cnn(seed=0, w_bits=4, a_bits=4) -> onnx.ModelProto:
     x = n.quant("x", "xq", float_scale(rng), a_bits)
     w1 = n.quant(n.const("w1", weights(rng, (4, 2, 3, 3), 1.0)), "w1q", float_scale(rng, (4, 1, 1, 1)) / 4, w_bits,
                  narrow=1)
-    c = n.op("Conv", [x, w1], "c1", pads=[1, 1, 1, 1])
+    every = {"strides": [1, 1], "dilations": [1, 1], "group": 1}  # torch writes every attribute
+    c = n.op("Conv", [x, w1], "c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1], **every)
     c = batchnorm(n, rng, c, "bn1", 4)
     r = activation(n, rng, c, "a1", a_bits, False, relu=True)
-    p = n.op("MaxPool", [r], "p1", kernel_shape=[2, 2], strides=[2, 2])
+    p = n.op("MaxPool", [r], "p1", kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 0, 0])
     w2 = n.quant(n.const("w2", weights(rng, (6, 4, 2, 2), 1.0)), "w2q", float_scale(rng, (6, 1, 1, 1)) / 4, w_bits)
-    c2 = n.op("Conv", [p, w2], "c2")
+    c2 = n.op("Conv", [p, w2], "c2", kernel_shape=[2, 2], pads=[0, 0, 0, 0], **every)
     c2 = batchnorm(n, rng, c2, "bn2", 6)
     r2 = activation(n, rng, c2, "a2", a_bits, False, relu=True)
     g = n.op("GlobalAveragePool", [r2], "g")

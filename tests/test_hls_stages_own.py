@@ -46,7 +46,7 @@ def run(graph: Graph, tmp_path, frames: int = 2, **options):
 def test_movers_are_bit_exact(tmp_path):
     graph = hls_movers()
     plan = run(graph, tmp_path)
-    assert set(own_ops(graph, plan)) == {"slice", "pad", "concat", "transpose"}
+    assert set(own_ops(graph, plan)) == {"slice", "pad", "concat", "transpose", "upsample2d"}
     assert any(s.kind == "fork" for s in plan.stages) and any(s.kind == "map" for s in plan.stages)
 
 

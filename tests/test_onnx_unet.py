@@ -8,11 +8,10 @@ from __future__ import annotations
 import contextlib
 import io
 
-import onnx
 import pytest
 from tiers import need
 
-need("onnx")
+onnx = need("onnx")
 need("onnxruntime")
 
 from onnx_build import errors  # noqa: E402

@@ -59,7 +59,7 @@ def test_cycle(nodes, message):
 
 
 def test_unknown_op():
-    assert rejected([N("n", "reluu", ["x"])], ["n"]) == "node 'n': unknown op 'reluu' (did you mean 'relu'?)"
+    assert rejected([N("n", "reluu", ["x"])], ["n"]) == "node 'n': unknown op 'reluu' (did you mean 'relu' or 'elu'?)"
     assert rejected([N("n", "zzz", ["x"])], ["n"]) == "node 'n': unknown op 'zzz' (see docs/ops.md for the list)"
 
 

@@ -97,10 +97,14 @@ def run(args: argparse.Namespace) -> int:
             found[e.name] = e if e.name not in found else _merged(found[e.name], e)
     # a batch's outputs stacked back along dim 0, as the model exported for it gives them
     outputs = {name: np.concatenate(parts) if len(parts) > 1 else parts[0] for name, parts in stacked.items()}
+    # an output holding integer levels (ir.Scaling): the model's real values, as the host computes them
+    outputs = {name: graph.scales[name].to_real(v).astype(np.float32) if name in graph.scales else v
+               for name, v in outputs.items()}
     for name, value in outputs.items():
         shape = f"{graph.types[name]}" if value.shape == graph.types[name].shape else \
             f"{graph.types[name]} x {len(batch)} frames"
-        print(f"  {name}  {shape}  min {value.min():.6g}  max {value.max():.6g}  mean {value.mean():.6g}")
+        scaled = " scaled to real values" if name in graph.scales else ""
+        print(f"  {name}  {shape}{scaled}  min {value.min():.6g}  max {value.max():.6g}  mean {value.mean():.6g}")
     _report_overflow(list(found.values()), told if len(frames) == 1 or args.inputs is not None
                      else f"the first frame (seed {args.seed})", args)
     if out is not None:

@@ -27,9 +27,10 @@ from ...ir import Graph
 from ...types import FLOAT32
 from .batch import frames
 from .convert import convert, input_orders
-from .layout import Order, from_hls
+from .layout import Order, from_hls, to_model_outputs
 from .model import Model
 from .precision import Precision
+from .quant import QONNX_DOMAINS
 
 __all__ = ["FloatModel", "float_model", "compare"]
 
@@ -81,8 +82,61 @@ def float_model(source, model: Model, float_graph: Graph | None = None, approxim
     return FloatModel(f"hlsfuse float32 import{scales}; {why}", orders, elems, graph=graph)
 
 
+class _QonnxSession:
+    """qonnx's own execution (``execute_onnx``) behind onnxruntime's session interface: the float model of a
+    QONNX model, whose custom ops onnxruntime cannot load."""
+
+    def __init__(self, wrapper):
+        self.wrapper = wrapper
+
+    def get_outputs(self):
+        return list(self.wrapper.graph.output)
+
+    def run(self, names, feeds):
+        import onnxruntime
+        from qonnx.core.onnx_exec import execute_onnx
+
+        onnxruntime.set_default_logger_severity(3)  # qonnx runs standard nodes as opset-1 models: no warnings
+        values = execute_onnx(self.wrapper, dict(feeds))
+        return [values[name] for name in names]
+
+
+def _qonnx_session(source, why: str) -> tuple[object | None, str]:
+    """qonnx's execution of ``source`` when it has QONNX ops and qonnx is installed, else (None, ``why``)."""
+    try:
+        import onnx
+        from qonnx.core.modelwrapper import ModelWrapper
+        from qonnx.transformation.infer_shapes import InferShapes
+    except ImportError:
+        return None, why
+    proto = source if type(source).__name__ == "ModelProto" else None
+    if proto is None:
+        try:
+            proto = onnx.load(str(source)) if isinstance(source, (str, os.PathLike)) else onnx.load_from_string(
+                bytes(source))
+        except Exception:  # noqa: BLE001 - the file was read once already; anything here means no qonnx side
+            return None, why
+    if not any(node.domain in QONNX_DOMAINS for node in proto.graph.node):
+        return None, why
+    try:
+        wrapper = ModelWrapper(proto).transform(InferShapes())
+    except Exception as exc:  # noqa: BLE001 - qonnx raises whatever its transformations raise
+        return None, f"{why}; qonnx cannot load it either: {_first_line(exc)}"
+    from importlib.metadata import version
+
+    return _QonnxSession(wrapper), f"qonnx {version('qonnx')} execute_onnx"
+
+
 def _session(source) -> tuple[object | None, str]:
-    """(an onnxruntime session of ``source``, its name) or (None, why there is none)."""
+    """(an onnxruntime session of ``source``, or qonnx's execution of a QONNX model, and its name) or (None, why
+    there is none)."""
+    session, why = _onnxruntime_session(source)
+    if session is None:
+        return _qonnx_session(source, why)
+    return session, why
+
+
+def _onnxruntime_session(source) -> tuple[object | None, str]:
     try:
         import onnxruntime
     except ImportError:  # optional: the float32 import stands in, and the table says so
@@ -114,6 +168,8 @@ def _first_line(exc: BaseException) -> str:
 def compare(graph: Graph, float_side: FloatModel, frames: Sequence[Mapping[str, np.ndarray]], inputs: str) -> Accuracy:
     """Run ``graph`` on the reference and ``float_side`` on the same ``frames`` (real-valued inputs in
     the graph's layout) and measure the error of every graph output; ``inputs`` says what the frames are."""
-    fixed = [reference.run(graph, frame) for frame in frames]
-    floats = [float_side.run(frame) for frame in frames]
+    fixed = [to_model_outputs(graph, reference.run(graph, frame)) for frame in frames]
+    # inputs that hold a quantizer's integer levels (ir.Scaling) are real values for the float model
+    floats = [float_side.run({name: graph.scales[name].to_real(v) if name in graph.scales else v
+                              for name, v in frame.items()}) for frame in frames]
     return measure(fixed, floats, float_side.name, inputs)

@@ -46,8 +46,10 @@ def test_run_compare_float_takes_approximate_scales(tmp_path, capsys):
     model = _save(_scaled_mlp(), tmp_path / "scaled.onnx")
     assert main(["run", model, "--compare", "float", "--approximate-scales"]) == 0
     captured = capsys.readouterr()
-    assert "error vs float (" in captured.out and "scales approximated by powers of two" in captured.out
-    assert "  y  " in captured.out.splitlines()[-1]
+    # the float side is the model itself (qonnx's execution), so the table shows what the approximation costs
+    assert "error vs float (qonnx " in captured.out
+    row = captured.out.splitlines()[-1].split()
+    assert row[0] == "y" and float(row[1]) > 0
     warned = captured.err.splitlines()
     # each approximation said once, as a warning line (not again as a Python warning of the float side)
     assert warned == [line for line in warned if line.startswith("hlsfuse: warning: node '")]

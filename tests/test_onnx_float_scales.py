@@ -102,3 +102,17 @@ def test_rtlsim_of_float_scale_models_matches_qonnx(tmp_path, name):
     inputs = [to_graph_layout(graph, f) for f in grid_frames(proto, 3, 9)]
     result = rtlsim(out, inputs=inputs, frames=3, graph=graph)
     assert result.passed, result.report()
+
+
+def test_precision_float32_names_every_quantizer_it_cannot_hold():
+    """float32 runs quantizers as casts to fixed types, which a float scale has none of: every one of them is named,
+    the activation quantizers after a failed weight quantizer too (their input's shape stands in)."""
+    from hlsfuse import HlsfuseError
+
+    with pytest.raises(HlsfuseError) as info:
+        from_onnx(brevitas_mlp(0), precision="float32")
+    text = str(info.value)
+    assert "\n" not in text and "(7 problems)" in text
+    named = [f"node '{n}' (Quant): scale " for n in ("xq", "w0q", "a0", "w1q", "a1", "w2q", "y")]
+    assert all(part in text for part in named), text
+    assert "the default precision, exact, computes float scales exactly" in text

@@ -92,7 +92,7 @@ def convert(model: Model, precision) -> Graph:
             unknown_op |= not custom and (node.op not in CONVERTERS or bool(node.domain))
             problems.append(f"{node.where()}: {exc}")
             for out in node.outputs:
-                if out and not _stand_in(ctx, out):
+                if out and not _stand_in(ctx, out, node):
                     lost.add(out)
 
     for info in model.outputs:
@@ -221,8 +221,12 @@ def _keep_exact_type(ctx: Context, node: NodeDef) -> None:
             ctx.exact_types[out] = source
 
 
-def _stand_in(ctx: Context, tensor: str) -> bool:
+def _stand_in(ctx: Context, tensor: str, node: NodeDef) -> bool:
+    """A placeholder of ``tensor``'s shape (ONNX shape inference's, or for a QONNX quantizer, whose shape
+    inference onnx does not know, its input's), so that the nodes after a failed one are still checked."""
     shape = ctx.model.shapes.get(tensor)
+    if shape is None and node.domain in QONNX_DOMAINS and node.inputs and node.inputs[0] in ctx.values:
+        shape = ctx.shape(node.inputs[0])  # Quant, BipolarQuant, Trunc, MultiThreshold keep the shape
     if shape is None:
         return False
     try:

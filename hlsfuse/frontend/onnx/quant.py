@@ -187,8 +187,9 @@ def scale_fracs(node: NodeDef, scale: np.ndarray, approximate: bool, exact: bool
     if exact and not approximate:
         return None
     if not approximate:
-        raise Unsupported(f"scale {show(s)} is not a power of two (hlsfuse maps power-of-two scales exactly; "
-                          "approximate_scales=True, --approximate-scales on the command line, takes the nearest one)")
+        raise Unsupported(f"scale {show(s)} is not a power of two, which precision float32 cannot hold (it runs "
+                          "quantizers as casts to fixed types; the default precision, exact, computes float scales "
+                          "exactly, and --approximate-scales takes the nearest power of two)")
     error = float(np.max(np.abs(np.ldexp(1.0, near.astype(np.int64)) - s) / s))
     warnings.warn(ScaleApproximation(f"{node.where()}: scale {show(s)} approximated by the nearest power of two "
                                      f"{show(np.ldexp(1.0, near.astype(np.int64)))} (relative error up to "

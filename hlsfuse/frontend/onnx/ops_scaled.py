@@ -394,22 +394,52 @@ def quantize_scaled(ctx: Context, tensor: str, x: Value, q: Quantizer, where: st
         ctx.define(tensor, replace(x, affine=a))
         return
     n, base, step = (1, -1, 2) if q.bipolar else (q.hi - q.lo, q.lo, 1)
+    lines: dict[tuple[int, int], tuple] = {}
 
-    def count(c: int, hw: Fraction) -> int:
-        return (q.level(a.value(c, hw) / s[c]) - base) // step
+    def line(c: int, frac: int) -> tuple:
+        """x / s at raw input r of grid 2^-frac as (P * r + Q) / D in integers, and the clamp bounds of x / s."""
+        if (c, frac) not in lines:
+            scale, offset, lo, hi = a.at(c)
+            slope_, shift = scale / s[c] / (1 << frac) if frac >= 0 else scale / s[c] * (1 << -frac), offset / s[c]
+            den = math.lcm(slope_.denominator, shift.denominator)
+            bounds = tuple(None if v is None else v / s[c] for v in (lo, hi))
+            lines[c, frac] = (int(slope_ * den), int(shift * den), den, *bounds)
+        return lines[c, frac]
+
+    def ratio(c: int, raw: int, frac: int) -> tuple[int, int, bool]:
+        """x / s at ``raw`` as (numerator, denominator), and whether a clamp decided it."""
+        p, q0, den, lo, hi = line(c, frac)
+        num = p * raw + q0
+        if lo is not None and num * lo.denominator <= lo.numerator * den:
+            return lo.numerator, lo.denominator, True
+        if hi is not None and num * hi.denominator >= hi.numerator * den:
+            return hi.numerator, hi.denominator, True
+        return num, den, False
+
+    def count(c: int, raw: int, frac: int) -> int:
+        num, den, _ = ratio(c, raw, frac)
+        return (q.level_of(num, den) - base) // step
 
     tolerance = Fraction(a.terms + 2, 1 << TIE_BITS)
 
-    def near(c: int, hw: Fraction) -> bool:
-        if a.clamps(c, hw):
-            return False
-        y = a.value(c, hw) / s[c]
-        return q.boundary_distance(y) <= tolerance * max(1, abs(y))
+    def near(c: int, raw: int, frac: int) -> bool:
+        num, den, clamped = ratio(c, raw, frac)
+        return not clamped and q.near_boundary(num, den, tolerance)
+
+    def edges(c: int, i: int) -> tuple[Fraction, ...]:
+        """The hw values where x / s crosses level base + step * i's rounding boundaries (unclamped)."""
+        scale, offset, _, _ = a.at(c)
+        if scale == 0:
+            return ()
+        k = base + step * i
+        ys = (Fraction(0),) if q.bipolar else (Fraction(k - 1), k - Fraction(1, 2), Fraction(k))
+        return tuple((y * s[c] - offset) / scale for y in ys)
 
     rising = tuple(a.at(c)[0] >= 0 for c in range(channels))
     slope = tuple(abs(a.at(c)[0]) / s[c] / step for c in range(channels))
     unit = s[0] if power else Fraction(1)
-    spec = Steps(n, base * unit, step * unit, count, rising, slope, near)
+    key = (a, tuple(s), q.lo, q.hi, q.mode, q.bipolar)
+    spec = Steps(n, base * unit, step * unit, count, rising, slope, near, edges, key)
     value = steps(ctx, tensor, x, axis, spec, where)
     if not power:
         ctx.define(tensor, replace(value, affine=Affine.of(s_values, [0], s_axis)))
@@ -439,14 +469,16 @@ def multithreshold_scaled(ctx: Context, tensor: str, x: Value, thresholds: np.nd
     limits = [[fraction(v) for v in row] for row in np.broadcast_to(thresholds, (channels, thresholds.shape[1]))]
     n = thresholds.shape[1]
 
-    def count(c: int, hw: Fraction) -> int:
-        v = a.value(c, hw)
+    def count(c: int, raw: int, frac: int) -> int:
+        v = a.value(c, Fraction(raw, 1 << frac) if frac >= 0 else Fraction(raw << -frac))
         return sum(v >= t for t in limits[c])
 
     rising = tuple(a.at(c)[0] >= 0 for c in range(channels))
     scale, bias = fraction(out_scale), fraction(out_bias)
     dyadic = all(v.denominator & (v.denominator - 1) == 0 for v in (scale, bias))
-    spec = Steps(n, bias if dyadic else Fraction(0), scale if dyadic else Fraction(1), count, rising, (None,))
+    key = ("thresholds", a, tuple(map(tuple, limits)))
+    spec = Steps(n, bias if dyadic else Fraction(0), scale if dyadic else Fraction(1), count, rising, (None,),
+                 key=key)
     value = steps(ctx, tensor, x, axis, spec, where)
     if not dyadic:
         ctx.define(tensor, replace(value, affine=Affine.of([scale], [bias])))

@@ -23,7 +23,6 @@ power of two and warns (``ScaleApproximation``) with the relative error.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
@@ -96,35 +95,47 @@ class Quantizer:
 
     def level(self, y: Fraction) -> int:
         """The integer level of the exact value ``y`` = x / s."""
+        return self.level_of(y.numerator, y.denominator)
+
+    def level_of(self, num: int, den: int) -> int:
+        """The integer level of the exact value num / den (den > 0) of x / s, in integer arithmetic."""
         if self.bipolar:
-            return 1 if y >= 0 else -1
-        return min(max(_EXACT_ROUND[self.mode](y), self.lo), self.hi)
+            return 1 if num >= 0 else -1
+        return min(max(_round_ratio(num, den, self.mode), self.lo), self.hi)
 
-    def boundary_distance(self, y: Fraction) -> Fraction:
-        """How far ``y`` = x / s is from the nearest value where the level changes (in units of s)."""
+    def near_boundary(self, num: int, den: int, tolerance: Fraction) -> bool:
+        """Whether num / den (den > 0) lies within ``tolerance`` times max(1, |num / den|) of a value where the
+        level changes."""
         if self.bipolar:
-            return abs(y)
-        half = self.mode not in ("TRN", "TRN_ZERO", CEIL)
-        shifted = y - Fraction(1, 2) if half else y
-        return abs(shifted - round(shifted))
+            distance_num, distance_den = abs(num), den
+        else:
+            rest = num % den
+            if self.mode in ("TRN", "TRN_ZERO", CEIL):
+                distance_num, distance_den = min(rest, den - rest), den
+            else:
+                distance_num, distance_den = abs(2 * rest - den), 2 * den
+        size = max(den, abs(num))  # max(1, |y|) * den
+        return distance_num * den * tolerance.denominator <= tolerance.numerator * size * distance_den
 
 
-def _half_away(y: Fraction) -> int:
-    return int(math.copysign(math.floor(abs(y) + Fraction(1, 2)), y))
+def _round_ratio(num: int, den: int, mode: str) -> int:
+    """num / den (den > 0) rounded to an integer with ap_fixed quantization ``mode`` (or CEIL)."""
+    low, rest = divmod(num, den)
+    if mode == "TRN":
+        return low
+    if mode == CEIL:
+        return low + (rest != 0)
+    if mode == "TRN_ZERO":
+        return low + (rest != 0 and num < 0)
+    twice = 2 * rest
+    if twice != den:
+        return low + (twice > den)
+    if mode == "RND_CONV":  # a tie: to even
+        return low + (low & 1)
+    if mode == "RND_INF":  # away from zero: up when the value low + 1/2 is positive
+        return low + (low >= 0)
+    return low + (low < 0)  # RND_ZERO: toward zero
 
-
-def _half_toward(y: Fraction) -> int:
-    return int(math.copysign(math.ceil(abs(y) - Fraction(1, 2)), y))
-
-
-_EXACT_ROUND = {
-    "RND_CONV": round,  # Fraction rounds half to even
-    "TRN": math.floor,
-    "TRN_ZERO": math.trunc,
-    "RND_INF": _half_away,
-    "RND_ZERO": _half_toward,
-    CEIL: math.ceil,
-}
 
 _ROUND = {
     "RND_CONV": np.round,

@@ -221,11 +221,6 @@ def _order(x: Value, axis: int | None) -> layout.Order:
     return x.order if axis is None else tuple(a for a in x.order if a != axis) + (axis,)
 
 
-def _per_channel(values, channels: int) -> np.ndarray:
-    values = list(values)
-    return np.array([float(v) for v in (values if len(values) == channels else values * channels)])
-
-
 def _const(ctx: Context, raws: list[int], frac: int, channels: int, hint: str) -> str:
     data = np.ldexp(np.array(raws, dtype=np.float64), -frac)
     data = data if len(raws) == channels else np.full(channels, data[0])
@@ -288,7 +283,8 @@ def scaling_of(affine: Affine, rank: int) -> Scaling:
 class Steps:
     """Values base + step * u (``base``, ``step``: Fractions, dyadic) of an input held on ``hw``'s grid: per
     channel c, u = ``count(c, hw)`` is a non-decreasing (``rising[c]``) or non-increasing function of hw with
-    values 0..n; ``slope[c]``: u's rate per unit of hw where it is affine (None: a staircase, always a ladder)."""
+    values 0..n (``count(c, raw, frac)``: at hw = raw * 2^-frac); ``slope[c]``: u's rate per unit of hw where it is
+    affine (None: a staircase, always a ladder)."""
 
     n: int
     base: Fraction
@@ -296,7 +292,9 @@ class Steps:
     count: object
     rising: tuple[bool, ...]
     slope: tuple[Fraction | None, ...]
-    near: object = None  # near(c, hw) -> bool: the exact value lies within qonnx's float32 error of a step
+    near: object = None  # near(c, raw, frac) -> bool: the exact value lies within float32's error of a step
+    edges: object = None  # edges(c, i) -> hw values one of which is where u reaches i (None: search for it)
+    key: object = None  # what the steps depend on besides the input's type (the thresholds are cached by it)
 
 
 def steps(ctx: Context, tensor: str, x: Value, axis: int | None, spec: Steps, where: str) -> Value:
@@ -315,13 +313,26 @@ def steps(ctx: Context, tensor: str, x: Value, axis: int | None, spec: Steps, wh
     rising = _spread(spec.rising, channels)
     rmin, rmax = dtype.raw_min, dtype.raw_max
 
-    def level(c: int, raw: int) -> int:  # u at raw input ``raw`` (negated for a falling channel)
-        return spec.count(c, (raw if rising[c] else -raw) * unit)
-
     spans = [(rmin, rmax) if rising[c] else (-rmax, -rmin) for c in range(channels)]
-    thresholds = [[_first_at_least(lambda r, c=c: level(c, r), i, *spans[c]) for i in range(1, spec.n + 1)]
-                  for c in range(channels)]
-    _warn_ties(spec, thresholds, spans, rising, unit, where)
+    cache_key = (spec.key, frac, rmin, rmax, channels) if spec.key is not None else None
+    if cache_key in _THRESHOLDS:
+        thresholds, close = _THRESHOLDS[cache_key]
+    else:
+        def level(c: int, raw: int) -> int:  # u at raw input ``raw`` (negated for a falling channel)
+            return spec.count(c, raw if rising[c] else -raw, frac)
+
+        thresholds = [[_threshold(lambda r, c=c: level(c, r), i, spans[c], spec, c, rising[c], unit)
+                       for i in range(1, spec.n + 1)] for c in range(channels)]
+        close = _ties(spec, thresholds, spans, rising, frac)
+        if cache_key is not None:
+            if len(_THRESHOLDS) > 256:
+                _THRESHOLDS.clear()
+            _THRESHOLDS[cache_key] = thresholds, close
+    if close:
+        c, hw = close[0]
+        warnings.warn(FloatTie(f"{where}: {len(close)} input value(s) lie within float32 rounding of a rounding "
+                               f"boundary (e.g. {float(hw):g} in channel {c}); hlsfuse rounds their exact values, "
+                               "float32 execution (qonnx, onnxruntime) may round them the other way"), stacklevel=2)
     if channels != lanes:
         thresholds, rising = thresholds * lanes, rising * lanes
     flip = not all(rising)
@@ -347,6 +358,33 @@ def steps(ctx: Context, tensor: str, x: Value, axis: int | None, spec: Steps, wh
     return _emit_ladder(ctx, tensor, hls, order, x.shape, thresholds, frac, lanes, out, spec)
 
 
+_THRESHOLDS: dict[tuple, tuple] = {}
+"""Thresholds and float32 ties by (Steps.key, the input's grid and range, channels): an import converts a model
+several times (auto.py), with the same types after the first rounds."""
+
+
+def _threshold(level, i: int, span: tuple[int, int], spec: Steps, c: int, rising: bool, unit: Fraction) -> int:
+    """The least raw input of ``span`` where the level reaches i (``span``'s end + 1 when never): among the
+    raws next to the edges ``spec.edges`` gives when it does (a few exact evaluations), else by bisection."""
+    lo, hi = span
+    if level(lo) >= i:
+        return lo
+    if level(hi) < i:
+        return hi + 1
+    edges = spec.edges(c, i) if spec.edges is not None else None
+    if edges:
+        candidates = set()
+        for hw in edges:
+            raw = math.ceil((hw if rising else -hw) / unit)
+            candidates.update(r for r in (raw, raw + 1) if lo < r <= hi)
+        for raw in sorted(candidates):
+            if level(raw) >= i:
+                if level(raw - 1) < i:
+                    return raw
+                break
+    return _first_at_least(level, i, lo, hi)
+
+
 def _first_at_least(level, i: int, lo: int, hi: int) -> int:
     """The least raw r in [lo, hi] with level(r) >= i (level non-decreasing): lo when level(lo) >= i already,
     hi + 1 when never."""
@@ -363,9 +401,11 @@ def _first_at_least(level, i: int, lo: int, hi: int) -> int:
     return hi
 
 
-def _warn_ties(spec: Steps, thresholds, spans, rising, unit: Fraction, where: str) -> None:
+def _ties(spec: Steps, thresholds, spans, rising, frac: int) -> list[tuple[int, Fraction]]:
+    """(channel, hw) of the inputs on either side of each step whose exact value is within float32's error of the
+    boundary (``spec.near``)."""
     if spec.near is None:
-        return
+        return []
     close = []
     for c, row in enumerate(thresholds):
         lo, hi = spans[c]
@@ -373,13 +413,10 @@ def _warn_ties(spec: Steps, thresholds, spans, rising, unit: Fraction, where: st
             if not lo < t <= hi:
                 continue  # a level reached everywhere or nowhere: no boundary inside the range
             for r in (t - 1, t):
-                if spec.near(c, (r if rising[c] else -r) * unit):
-                    close.append((c, (r if rising[c] else -r) * unit))
-    if close:
-        c, hw = close[0]
-        warnings.warn(FloatTie(f"{where}: {len(close)} input value(s) lie within float32 rounding of a rounding "
-                               f"boundary (e.g. {float(hw):g} in channel {c}); hlsfuse rounds their exact values, "
-                               "float32 execution (qonnx, onnxruntime) may round them the other way"), stacklevel=2)
+                raw = r if rising[c] else -r
+                if spec.near(c, raw, frac):
+                    close.append((c, Fraction(raw, 1 << frac) if frac >= 0 else Fraction(raw << -frac)))
+    return close
 
 
 def _emit_ladder(ctx, tensor, hls, order, shape, thresholds, frac, channels, out, spec: Steps) -> Value:

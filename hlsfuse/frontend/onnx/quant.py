@@ -15,10 +15,12 @@ table):
 On a constant (a weight) the quantizer is evaluated here with numpy and the constant gets the
 narrowest type on the grid that holds the quantized values, so per-channel scales fold exactly
 (the finest grid and the widest range of the channels). On a computed tensor it becomes a
-``cast`` (or the graph input's own type, when the input feeds only this quantizer); one
-hlsfuse tensor has one type, so per-channel scales on activations are refused. Scales that are
-not powers of two are refused unless ``Precision.approximate_scales``, which takes the nearest
-power of two and warns (``ScaleApproximation``) with the relative error.
+``cast`` (or the graph input's own type, when the input feeds only this quantizer). A scale that
+is not a power of two is kept as a float (``Quantizer.scale``): its weights are integer levels with
+a scale per element (``Context.grids``) and on a computed tensor it is the step function of
+scaled.py / ops_scaled.py, as are per-channel scales on activations; only float32 graphs refuse
+it. ``Precision.approximate_scales`` takes the nearest power of two instead and warns
+(``ScaleApproximation``) with the relative error.
 """
 
 from __future__ import annotations

@@ -76,20 +76,33 @@ MAX_ROUNDS = 16
 def auto_graph(model: Model, precision: Precision, input_ranges=None, peaks=None) -> Graph:
     """The graph of ``model`` with auto types.
 
-    A quantizer that absorbs a float scale (scaled.py) computes its constants from its input's type, which the
-    probe does not know yet; so the types are computed again on each converted graph until they no longer
-    change (one round per such quantizer in a chain, at most)."""
+    Under ``exact``, a quantizer that absorbs a float scale or float BatchNorm (scaled.py) computes its constants
+    from its input's type, which the probe does not know yet; so the types are computed again on the converted
+    graph until they no longer change (one round per such quantizer in a chain, at most)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FloatTie)  # the probe's quantizers see marker types: the final graph warns
         types = auto_types(model, precision, input_ranges, peaks)
     final = replace(precision, default=FixedType(precision.auto, ranges.INPUT_INT_BITS, True, "RND", "SAT"))
-    for _ in range(MAX_ROUNDS):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FloatTie)
-            graph = convert(model, final.with_calibration(types))
+    graph, said = _converted(model, final.with_calibration(types))
+    for _ in range(MAX_ROUNDS if precision.exact else 0):
         again = ranges.auto_types(graph, precision.auto, input_ranges, types.__contains__, precision.auto_width,
-                                  peaks, precision.auto_limit, exact=precision.exact)
+                                  peaks, precision.auto_limit, exact=True)
         if again == types:
             break
         types = again
-    return convert(model, final.with_calibration(types))
+        graph, said = _converted(model, final.with_calibration(types))
+    for message in said:  # the final graph's quantizers at float32 ties, once
+        warnings.warn(message, stacklevel=3)
+    return graph
+
+
+def _converted(model: Model, precision: Precision) -> tuple[Graph, list[Warning]]:
+    """``convert``, with the FloatTie warnings it gives held back (``auto_graph`` repeats the last ones)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FloatTie)
+        graph = convert(model, precision)
+    ties = [w.message for w in caught if issubclass(w.category, FloatTie)]
+    for w in caught:
+        if not issubclass(w.category, FloatTie):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return graph, ties

@@ -284,13 +284,14 @@ def activation(n: Net, rng, x: str, out: str, bits: int, bipolar: bool, relu: bo
         return n.bipolar(x, out, float_scale(rng))
     if relu:
         x = n.op("Relu", [x], f"{out}_relu")
-    scale = float_scale(rng, (1, per_channel) if per_channel else ())
+    # per channel: one float scale times powers of two (a float per channel has no integer ratio to its neighbours)
+    scale = float_scale(rng) * 2.0 ** -rng.integers(0, 4, (1, per_channel)) if per_channel else float_scale(rng)
     return n.quant(x, out, scale, bits, signed=0 if relu else 1, narrow=int(rng.integers(0, 2)) if not relu else 0,
                    mode=str(rng.choice(["ROUND", "FLOOR", "DOWN", "HALF_UP", "HALF_DOWN", "CEIL"])))
 
 
 def brevitas_mlp(seed=0, w_bits=4, a_bits=4, widths=(20, 16, 12, 5), bipolar=False, bn=True,
-                 output_quant=True) -> onnx.ModelProto:
+                 output_quant=True, per_channel_acts=False) -> onnx.ModelProto:
     """QuantIdentity -> [QuantLinear (per-output-channel float weight scales, float bias) -> BatchNorm1d ->
     QuantReLU (or a bipolar / signed quantizer)] x N -> QuantLinear -> Mul (float) -> output Quant, as Brevitas
     exports an MLP (TFC, the keyword-spotting and intrusion-detection MLPs)."""
@@ -306,7 +307,7 @@ def brevitas_mlp(seed=0, w_bits=4, a_bits=4, widths=(20, 16, 12, 5), bipolar=Fal
             h = n.op("Add", [h, n.const(f"b{i}", rng.normal(0, 0.3, m))], f"hb{i}")
             if bn:
                 h = batchnorm(n, rng, h, f"bn{i}", m)
-            x = activation(n, rng, h, f"a{i}", a_bits, bipolar, relu=i % 2 == 0)
+            x = activation(n, rng, h, f"a{i}", a_bits, bipolar, relu=i % 2 == 0, per_channel=m * per_channel_acts)
         else:
             x = n.op("Mul", [h, n.const("out_scale", float_scale(rng))], "logits")
     if output_quant:

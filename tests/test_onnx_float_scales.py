@@ -26,6 +26,7 @@ MODELS = {
     "mlp-w3a3-no-bn": lambda seed: brevitas_mlp(seed, w_bits=3, a_bits=3, bn=False),
     "mlp-w1a1-bipolar": lambda seed: brevitas_mlp(seed, bipolar=True),
     "mlp-w8a8": lambda seed: brevitas_mlp(seed, w_bits=8, a_bits=8),
+    "mlp-w5a4-per-channel-acts": lambda seed: brevitas_mlp(seed, w_bits=5, a_bits=4, per_channel_acts=True),
     "mlp-w6a5-float-output": lambda seed: brevitas_mlp(seed, w_bits=6, a_bits=5, output_quant=False),
     "cnn-w4a4": lambda seed: brevitas_cnn(seed),
     "cnn-w8a6": lambda seed: brevitas_cnn(seed, w_bits=8, a_bits=6),
@@ -60,6 +61,25 @@ def test_float_scale_models_are_bit_exact_with_qonnx(name, seed):
     graph, ties = imported(proto)
     assert graph.scales  # the integers are computed, the float scales applied by the host
     assert_matches(proto, graph, grid_frames(proto, 12, seed), ties)
+
+
+def test_float_scales_per_channel_into_a_layer_are_refused_naming_the_node():
+    """Activation scales per channel with no small integer ratios cannot be integer weights: one line says so."""
+    from quant_build import Net, weights
+
+    from hlsfuse import HlsfuseError
+
+    rng = np.random.default_rng(2)
+    n = Net()
+    x = n.quant("x", "xq", [[0.3, 0.7, 0.11, 0.5]], 4)
+    w = n.quant(n.const("w", weights(rng, (4, 3), 1.0)), "wq", 0.05, 4)
+    n.op("MatMul", [x, w], "y")
+    with pytest.raises(HlsfuseError) as info:
+        from_onnx(n.model({"x": [1, 4]}, "y", [1, 3]))
+    assert str(info.value).endswith(
+        "node 'y' (MatMul): input 'xq' has a scale per channel (0.3, 0.7, 0.11, ...) whose ratios need integer weights "
+        "of more than 16 more bits; quantize it with one scale per tensor (as Brevitas does by default) or with "
+        "power-of-two ratios")
 
 
 def test_floating_batchnorm_between_power_of_two_quantizers_is_absorbed_exactly():

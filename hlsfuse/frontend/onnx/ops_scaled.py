@@ -291,65 +291,86 @@ def _sum_of_two(ctx: Context, node: NodeDef) -> bool:
 
 
 def _layer(ctx: Context, node: NodeDef) -> bool:
-    """MatMul / Gemm / Conv with constant weights on hw, with integer weights where they have float scales."""
+    """MatMul / Gemm / Conv with constant weights on hw: integer weights where they have float scales, and an
+    input scale per input channel folded into them when the scales are small integer multiples of one."""
     x_name, w_name = node.inputs[:2]
     w = ctx.const(w_name)
     if w is None or ctx.const(x_name) is not None:
         return False
     a = affine_of(ctx, x_name) or IDENTITY
-    if a.channels > 1 or not a.unclamped:
+    axes = _weight_axes(node, w)
+    x_rank = len(ctx.shape(x_name))
+    if axes is None or not a.unclamped or (a.channels > 1 and a.axis != (1 if node.op == "Conv" else x_rank - 1)):
         return False  # materialized first (a quantizer normally sits between)
-    out_axis, reduce_axes = _weight_axes(ctx, node, w)
-    if out_axis is None:
-        return False
-    grid = ctx.grids.get(w_name)
+    out_axis, in_axis = axes
     channels = w.shape[out_axis]
+    grid = ctx.grids.get(w_name)
+    ints, w_scale = w, [Fraction(1)] * channels
     if grid is not None:
         g = np.broadcast_to(grid, w.shape)
         per_channel = np.moveaxis(g, out_axis, 0).reshape(channels, -1)
-        if not np.all(per_channel == per_channel[:, :1]):
-            grid = None  # scales vary inside an output channel: the weights stay real (exact dyadic) values
-    if grid is not None:
-        w_scale = [fraction(v) for v in per_channel[:, 0]]
-        ints = np.round(w / g)
+        if np.all(per_channel == per_channel[:, :1]):  # else the weights stay real (exact dyadic) values
+            ints, w_scale = np.round(w / g), [fraction(v) for v in per_channel[:, 0]]
+    unit, ratios = _common_unit(x_name, [a.at(k)[0] for k in range(w.shape[in_axis])])
+    shape = [1] * w.ndim
+    shape[in_axis] = -1
+    if any(r != 1 for r in ratios):
+        ints = ints * np.asarray(ratios, dtype=np.float64).reshape(shape)
+    offsets_in = np.asarray([a.at(k)[1] for k in range(w.shape[in_axis])], dtype=object).reshape(shape)
+    padded = any(node.attr("pads") or []) or node.attr("auto_pad", "NOTSET") not in ("NOTSET", "VALID")
+    if any(a.offset) and node.op == "Conv" and padded:
+        return False  # the padding is a real 0, which is no level: materialized first
+    key = w_name
+    if ints is not w or any(r != 1 for r in ratios):
         key = ctx.fresh(f"{w_name}.levels")
         ctx.values[key] = ints
-        ctx.exact_types[key] = constant_type(ints.astype(np.int64), 0)
-    else:
-        w_scale, ints, key = [Fraction(1)] * channels, w, w_name
-    offset = a.offset[0]
-    padded = any(node.attr("pads") or []) or node.attr("auto_pad", "NOTSET") not in ("NOTSET", "VALID")
-    if offset != 0 and node.op == "Conv" and padded:
-        return False  # the padding is a real 0, which is no level: materialized first
-    rows = np.moveaxis(np.asarray(ints, dtype=np.float64), out_axis, 0).reshape(channels, -1)
-    sums = [sum(fraction(v) for v in row) if offset != 0 else Fraction(0) for row in rows]
+        if ints is not w:  # integer levels: held exactly (real weights times ratios: the precision's type)
+            ctx.exact_types[key] = constant_type(ints.astype(np.int64), 0)
     alpha = fraction(node.attr("alpha", 1.0)) if node.op == "Gemm" else Fraction(1)
     bias = _bias(ctx, node, channels)
     if bias is None:
         return False
-    scales = [a.scale[0] * s * alpha for s in w_scale]
-    offsets = [offset * s * alpha * total + b for s, total, b in zip(w_scale, sums, bias)]
+    # what the input offsets add to each output channel: the sum of its real weights times the offsets (exact)
+    sums = [Fraction(0)] * channels
+    if any(a.offset):
+        weights = np.vectorize(fraction, otypes=[object])(np.asarray(w, dtype=np.float64))
+        sums = [sum(row) for row in np.moveaxis(weights * offsets_in, out_axis, 0).reshape(channels, -1)]
+    scales = [unit * s * alpha for s in w_scale]
+    offsets = [total * alpha + b for total, b in zip(sums, bias)]
     attrs = {k: v for k, v in node.attrs.items() if k not in ("alpha", "beta")}
     inner = replace(node, inputs=(x_name, key), attrs=attrs)
     _strip_and_run(ctx, inner, a, NN_CONVERTERS[node.op])
-    fan_in = int(np.prod([w.shape[i] for i in reduce_axes]))
+    fan_in = int(np.prod(w.shape)) // channels
     out_rank = len(ctx.shape(node.outputs[0]))
     axis = 1 if node.op == "Conv" else out_rank - 1
     _set_affine(ctx, node.outputs[0], Affine.of(scales, offsets, axis, a.terms + fan_in))
     return True
 
 
-def _weight_axes(ctx: Context, node: NodeDef, w: np.ndarray) -> tuple[int | None, tuple[int, ...]]:
-    """(the output-channel axis of the weights, the axes summed over)."""
+def _common_unit(x_name: str, scales: list[Fraction]) -> tuple[Fraction, list[int]]:
+    """(g, p) with scales[k] = g * p[k], p integers: g the greatest such rational; p at most 2^16."""
+    nonzero = [v for v in scales if v != 0] or [Fraction(1)]
+    numerators = math.gcd(*(v.numerator for v in nonzero))
+    denominators = math.lcm(*(v.denominator for v in nonzero))
+    unit = Fraction(numerators, denominators)
+    ratios = [int(v / unit) for v in scales]
+    if max(abs(r) for r in ratios) > 1 << 16:
+        shown = ", ".join(f"{float(v):.4g}" for v in scales[:3])
+        raise Unsupported(f"input '{x_name}' has a scale per channel ({shown}, ...) whose ratios need integer weights "
+                          "of more than 16 more bits; quantize it with one scale per tensor (as Brevitas does by "
+                          "default) or with power-of-two ratios")
+    return unit, ratios
+
+
+def _weight_axes(node: NodeDef, w: np.ndarray) -> tuple[int, int] | None:
+    """(the output-channel axis of the weights, their input-channel axis), or None when not a plain layer."""
     if node.op == "Conv":
-        if int(node.attr("group", 1)) != 1:
-            return None, ()
-        return 0, tuple(range(1, w.ndim))
+        return (0, 1) if int(node.attr("group", 1)) == 1 else None
     if w.ndim != 2 or (node.op == "Gemm" and node.attr("transA", 0)):
-        return None, ()
+        return None
     if node.op == "Gemm" and node.attr("transB", 0):
-        return 0, (1,)
-    return 1, (0,)
+        return 0, 1
+    return 1, 0
 
 
 def _bias(ctx: Context, node: NodeDef, channels: int) -> list[Fraction] | None:

@@ -201,6 +201,8 @@ class OpDef:
     micro: str | Callable[[Sig], str] | None = None
     constants: Callable[[Sig], Mapping[str, Any]] | None = None
     tables: Callable[[Sig], tuple] | None = None
+    rows: tuple[str, ...] = ()
+    check_constants: Callable[[Sig, Mapping[str, np.ndarray]], None] | None = None
     doc: str = ""
 
     def __post_init__(self):

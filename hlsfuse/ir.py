@@ -375,6 +375,8 @@ def _verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict
                                "but AMD's ap_fixed, which Vitis HLS uses, gives -1 for a negative value; use SAT, or "
                                "a width of 2 or more")
 
+    _check_constants(graph, order, sigs)
+
     if not graph.outputs:
         raise HlsfuseError(f"graph '{graph.name}' has no outputs")
     seen_outputs = set()
@@ -392,6 +394,21 @@ def _verify(graph: Graph) -> tuple[tuple[Node, ...], dict[str, TensorType], dict
             raise HlsfuseError(f"scaling of '{name}': names no graph input or output")
         scaling.check(name, types[name].shape)
     return tuple(order), types, sigs, patterns, tuple(input_positions)
+
+
+def _check_constants(graph: Graph, order, sigs: dict[str, Sig]) -> None:
+    """The value rules of ops that have them (``OpDef.check_constants``), on their inputs that are constants."""
+    constants = None
+    for node in order:
+        op = OPS[node.op]
+        if op.check_constants is None:
+            continue
+        constants = graph.constant_map if constants is None else constants
+        data = {name: constants[src].data for name, src in zip(op.inputs, node.inputs) if src in constants}
+        try:
+            op.check_constants(sigs[node.name], data)
+        except HlsfuseError as exc:
+            raise HlsfuseError(f"{node.where()}: {exc}") from None
 
 
 def _suggest(op: object) -> str:

@@ -95,7 +95,7 @@ def test_floating_batchnorm_between_power_of_two_quantizers_is_absorbed_exactly(
     proto = n.model({"x": [1, 16]}, "y", [1, 10])
     graph, ties = imported(proto)
     assert not graph.scales  # power-of-two scales: the design computes the real values
-    assert {n.op for n in graph.nodes} >= {"dense", "sum"}  # a compare ladder, no float constant
+    assert {n.op for n in graph.nodes} >= {"dense", "threshold"}  # a compare ladder, no float constant
     assert_matches(proto, graph, grid_frames(proto, 40, 5), ties)
 
 

@@ -238,7 +238,10 @@ def test_multithreshold_counts_thresholds_as_qonnx_does(out_scale, out_bias, per
     proto = threshold_model(out_scale, out_bias, per_channel)
     graph = from_onnx(proto)
     assert_matches_qonnx(proto, graph, frames(proto, 6))
-    assert graph.nodes[-1].name == "y" and graph.types["y.below"].dtype == FixedType(1, 1, True, "TRN", "SAT")
+    assert graph.nodes[-1].name == "y" and graph.node("y.count").op == "threshold"
+    assert graph.types["y.count"].dtype == FixedType(3, 3, False)  # 0..7, the narrowest unsigned type
+    assert graph.types["y.thresholds"].shape == (3, 7)  # per channel (a per-tensor set repeated)
+    assert "sum" not in {n.op for n in graph.nodes}
     floats = from_onnx(proto, precision="float32")
     for frame in frames(proto, 2, seed=5):
         want = qonnx_run(proto, frame)["y"]

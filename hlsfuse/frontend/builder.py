@@ -233,6 +233,10 @@ class GraphBuilder:
     def scale(self, x, s, **kw):
         return self.op("scale", x, s, **kw)
 
+    def threshold(self, x, t, **kw):
+        """``t`` [C, n] or [1, n]: the count #{i : x >= t[c, i]}"""
+        return self.op("threshold", x, t, **kw)
+
     # ------------------------------------------------------------ injective
 
     def reshape(self, x, shape, **kw):

@@ -13,7 +13,8 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  per PE lane; a converter from A to B lanes: per bit of each element it holds, a multiplexer
                  over the elements that may land there (a kept one, or the lanes of the token read, over the
                  possible fills: ``ConvertMain.sources``; 4:1 per LUT, none for one source), and per kept bit
-                 a LUT choosing to shift it or hold it
+                 a LUT choosing to shift it or hold it; thresholds (a ROM of a row per word) at most 64 deep: a
+                 LUT6 per bit of each bank's word, whatever the word's width (never a BRAM)
     tables       per lookup table a stage reads (``tables.stage_tables``): max(1, copies) ROMs of its entries x
                  output bits, each costed as a memory (below); R reads per iteration need ceil(R / 2) copies
     memories     each Buffer that is a memory or a ROM, bank by bank: a bank of depth ceil(elements / banks)
@@ -25,6 +26,8 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
     lut          CONTROL_LUT + a width-wide adder per elementwise node + the adder tree of each PE lane of a MAC
                  stage (SIMD - 1 adders as wide as the exact accumulator; narrow products, built from LUTs: level
                  by level, each adder as wide as its sum, from the product's width up to the accumulator's)
+                 + per lane of a threshold node n comparators as wide as x and a popcount of n bits
+                 (``threshold_luts``); its thresholds are a ROM of a row per word (``memories``)
                  + LUT multipliers + LUTRAM (64 x 1 bits per LUT; an SRL FIFO 32 x 1 per LUT)
     narrow       a MAC stage of narrow products (LUT_PRODUCT_BITS) whose every multiplier holds one constant weight
                  (fully unrolled: PE x SIMD = the weights): each product is a constant-coefficient multiplier, the
@@ -65,6 +68,7 @@ __all__ = [
     "lut_multiplier",
     "csd_digits",
     "adder_tree",
+    "threshold_luts",
     "bram18",
     "memory_area",
     "stage_area",
@@ -114,6 +118,12 @@ def lut_multiplier(x: DType, w: DType) -> int:
         return 0
     n = x.bits + w.bits
     return (2 * math.ceil(n / 6) - 1) * n
+
+
+def threshold_luts(x: DType, n: int) -> int:
+    """LUTs of one lane of a threshold: n comparators of x's width (one LUT per bit, a carry chain) and the
+    popcount of their n bits (about one LUT per bit: 6:3 compressors, then a short adder)."""
+    return n * x.bits + n
 
 
 def bram18(depth: int, width: int) -> int:
@@ -189,7 +199,10 @@ def buffer_area(buf: Buffer) -> Area:
     """Registers: flip-flops; a memory or a ROM (a constant is logic, never flip-flops): ``memory_area``."""
     if buf.registers and not buf.rom:
         return Area(ff=buf.elements * buf.width)
-    return memory_area(buf.parts, math.ceil(buf.elements / buf.parts), buf.width)
+    depth = math.ceil(buf.elements / buf.parts)
+    if buf.row and depth <= 64:  # thresholds, a row per word, at most 64 deep: a LUT6 per word bit, never a BRAM
+        return Area(lutram_bits=buf.parts * depth * buf.width, lut=buf.parts * buf.width)
+    return memory_area(buf.parts, depth, buf.width)
 
 
 def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
@@ -207,9 +220,13 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         out += Area(lut=lanes * bits)  # per lane, an adder, comparator or multiplexer as wide as the result
         if name == stage.head and stage.kind == "reduce" and schedule.main.combines:  # the tree over the lanes
             out += Area(lut=(schedule.main.lanes_in - 1) * schedule.buffer("accumulators").width)
-        if get_op(node.op).micro_of(graph.sigs[name]) == "mul":  # mul and scale: a multiplier per lane
+        micro = get_op(node.op).micro_of(graph.sigs[name])
+        if micro == "mul":  # mul and scale: a multiplier per lane
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
+        if micro == "threshold":  # per lane, n comparators as wide as x and a popcount of their n bits
+            n = graph.types[node.inputs[1]].shape[-1]
+            out += Area(lut=lanes * threshold_luts(graph.types[node.inputs[0]].dtype, n))
     for t in stage_tables(graph, stage):  # its own copies, or its process's instance of the shared table
         out += memory_area(max(1, t.copies), len(t.table.entries), t.table.out_type.width)
     if stage.kind == "window" and schedule.main.snapshots > 1:  # the slot emitted from, per snapshot bit

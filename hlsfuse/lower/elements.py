@@ -30,6 +30,10 @@ rewrites it over the tokens: a digit (1, size, stride) becomes (1, size / L, str
 (inner / L, size, stride), since L divides inner and l < L cannot carry into it:
 
     node [2, 3, 4], bias [4], L = 2  ->  digits ((1, 2, 2),), lane 1   bias[(t % 2) * 2 + l]
+
+An input an op reads a whole row of per element (``OpDef.rows``: threshold's n thresholds per channel)
+is a ROM operand with ``row`` n: its digits index rows (the input's shape without its last axis,
+broadcast like any operand), and the ROM holds a row per word.
 """
 
 from __future__ import annotations
@@ -54,8 +58,9 @@ Digit = tuple[int, int, int]
 class Operand:
     tensor: str
     source: str  # "value" | "array" (held input or pre-loop result) | "rom" (graph constant)
-    digits: tuple[Digit, ...] = ()  # the index of an array or ROM element
+    digits: tuple[Digit, ...] = ()  # the index of an array or ROM element (of a row, when ``row`` > 1)
     lane: int = 0  # in a loop over wide tokens: the index's offset per lane (``tokens``)
+    row: int = 0  # > 0: a ROM read a whole row of its last axis (this many values) at once (``OpDef.rows``), by row
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,7 @@ def tokens(prog: Program, lanes: int, where: str) -> Program:
         raise HlsfuseError(f"{where}: lanes {lanes} does not divide its {prog.count} elements")
 
     def widen(o: Operand) -> Operand:
-        return Operand(o.tensor, o.source, *token_digits(o.digits, lanes, where, o.tensor))
+        return Operand(o.tensor, o.source, *token_digits(o.digits, lanes, where, o.tensor), row=o.row)
 
     steps = tuple(Step(s.node, tuple(widen(o) for o in s.operands)) for s in prog.steps)
     return Program(prog.count // lanes, steps)
@@ -213,7 +218,15 @@ def program(graph: Graph, nodes: Sequence[str], count: int, values: Collection[s
         if get_op(node.op).stream_kind(graph.sigs[name]) != "map" or _reorders(graph, name):
             raise HlsfuseError(f"{node.where()}: op '{node.op}' cannot be computed element by element in a map loop")
         operands = []
-        for src in node.inputs:
+        op = get_op(node.op)
+        for role, src in zip(op.inputs + (None,) * len(node.inputs), node.inputs):
+            if role in op.rows:  # a row per element: its other axes broadcast, indexing rows
+                if src not in graph.constant_map:
+                    raise HlsfuseError(f"{node.where()}: input '{role}' is read a row at a time and must be a "
+                                       f"graph constant, not '{src}'")
+                rows = graph.types[src].shape
+                operands.append(Operand(src, "rom", broadcast_digits(shape, rows[:-1]), row=rows[-1]))
+                continue
             if src in scalars:
                 operands.append(Operand(src, "value"))
                 continue

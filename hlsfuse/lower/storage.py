@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import HlsfuseError
 from ..ir import Graph
 
 __all__ = ["REGISTER_LIMIT", "SHORT_DEPENDENCE", "COUNTERS", "Held", "Buffer", "State", "Parts", "registers",
@@ -40,6 +41,7 @@ class Buffer:
     a memory with ``banks`` parallel banks (a ROM or array read ``banks`` times per iteration) whose
     element written in one iteration is read again ``distance`` iterations later at the soonest
     (the loop-carried dependence a pipelined loop must respect; None: never read back in the loop).
+    A ROM read a row at a time (``row`` > 0) has one element per row, ``width`` = row x value bits.
     An array read by several output channels at once is also seen as rows of ``columns`` elements
     (row-major; ``columns`` > 1): its rows banked ``banks`` ways as ``banking`` says, each row banked
     cyclically ``column_banks`` ways: ``banks`` x ``column_banks`` banks."""
@@ -55,6 +57,7 @@ class Buffer:
     rom: bool = False  # a constant's ROM (weights): not counted in the stage's ``storage`` of data
     columns: int = 1  # > 1: elements per row of a 2-D view (weights read by PE lanes: Cout, N or K)
     column_banks: int = 1
+    row: int = 0  # > 0: a ROM read a row at a time (``OpDef.rows``): each element is a row of this many values
 
     @property
     def parts(self) -> int:
@@ -80,12 +83,12 @@ def registers(name: str, elements: int, width: int) -> Buffer:
 
 def memory(name: str, elements: int, width: int, distance: int | None = None, banks: int = 1,
            tensor: str | None = None, banking: str = "block", rom: bool = False, columns: int = 1,
-           column_banks: int = 1) -> Buffer:
+           column_banks: int = 1, row: int = 0) -> Buffer:
     """Registers when small, or when read back too soon for a memory; else a memory. The banks are kept
     either way: they say how the array is partitioned for parallel reads."""
     small = elements <= REGISTER_LIMIT or (distance is not None and distance < SHORT_DEPENDENCE)
     return Buffer(name, elements, width, registers=small, banks=banks, distance=distance, tensor=tensor,
-                  banking=banking, rom=rom, columns=columns, column_banks=column_banks)
+                  banking=banking, rom=rom, columns=columns, column_banks=column_banks, row=row)
 
 
 
@@ -119,11 +122,14 @@ def phase_buffers(graph: Graph, phases, parts: Parts | None = None) -> list[Buff
     out = [memory(f"pre {n}", p.program.count, graph.types[n].dtype.bits, p.program.count, tensor=n,
                   **parts.get(n, {})) for ph in phases for p in ph.pre for n in p.kept]
     programs = [ph.program for ph in phases] + [p.program for ph in phases for p in ph.pre]
-    constants = dict.fromkeys(o.tensor for program in programs for step in program.steps for o in step.operands
-                              if o.source == "rom")
-    for c in constants:
+    constants: dict[str, int] = {}  # constant -> values per row (0: read element by element)
+    for o in (o for program in programs for step in program.steps for o in step.operands if o.source == "rom"):
+        if constants.setdefault(o.tensor, o.row) != o.row:
+            raise HlsfuseError(f"constant '{o.tensor}' is read a row at a time and element by element in one stage")
+    for c, row in constants.items():
         t = graph.types[c]
-        out.append(memory(f"rom {c}", t.size, t.dtype.bits, tensor=c, rom=True, **parts.get(c, {})))
+        out.append(memory(f"rom {c}", t.size // (row or 1), t.dtype.bits * (row or 1), tensor=c, rom=True, row=row,
+                          **parts.get(c, {})))
     return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import OpError
-from . import custom, elementwise, injective, lut, nn, opaque, pad, reduce, upsample
+from . import custom, elementwise, injective, lut, nn, opaque, pad, reduce, threshold, upsample
 from .base import REQUIRED, Attr, OpDef, Pattern, Sig
 
 __all__ = ["OPS", "get_op", "OpDef", "Attr", "Pattern", "Sig", "REQUIRED"]
@@ -12,6 +12,7 @@ OPS: dict[str, OpDef] = {
     op.name: op
     for op in (
         *elementwise.OPS,
+        *threshold.OPS,
         *lut.OPS,
         *injective.OPS,
         *pad.OPS,

@@ -183,6 +183,11 @@ class OpDef:
     to, or floats in a float32 graph: leaky_relu's ``alpha``, clip's ``lo`` and ``hi``, pad's
     ``fill``); ``tables(sig)``, the lookup tables a fixed-point node reads. An op without
     ``compute`` (``custom``) can be neither run nor compiled.
+    ``rows``: the inputs a map op reads a whole row of (its last axis) per element, the rest of
+    the input's shape broadcasting to the output like any operand (threshold's ``t``: n thresholds
+    per channel); such an input must be a graph constant, held as a ROM of one row per word.
+    ``check_constants(sig, data)`` checks the values of a node's inputs that are graph constants
+    (``data``: input name -> raw values), for rules about values rather than types (``verify`` calls it).
     """
 
     name: str
@@ -201,6 +206,8 @@ class OpDef:
     micro: str | Callable[[Sig], str] | None = None
     constants: Callable[[Sig], Mapping[str, Any]] | None = None
     tables: Callable[[Sig], tuple] | None = None
+    rows: tuple[str, ...] = ()
+    check_constants: Callable[[Sig, Mapping[str, np.ndarray]], None] | None = None
     doc: str = ""
 
     def __post_init__(self):

@@ -24,6 +24,7 @@ from ...errors import HlsfuseError
 from ...lower.elements import Program
 from ...ops import get_op
 from ...ops.elementwise import ALPHA_TYPE
+from ...ops.threshold import count_type
 from .context import Context
 from .cxx import float_literal, literal, spell_type
 
@@ -45,6 +46,7 @@ class Operand:
     name: str
     index: tuple[Term, ...] | None = None
     element: str | None = None  # the array holds raw integers: read back as this type (hlsf::element)
+    row: int = 0  # > 0: ``name[index]`` is a row of this many values (a ROM read a row at a time)
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,18 @@ def _clip(ctx: Context, node: str) -> dict[str, Any]:
     return {k: literal(v, in_type, in_name) for k, v in bounds.items()}
 
 
+def _threshold(ctx: Context, node: str) -> dict[str, Any]:
+    """The counter (a local of type 0..n, exact), the loop index over the row, and which operand is the signed
+    one when exactly one is."""
+    sig = ctx.graph.sigs[node]
+    return {"signed": _extremum(ctx, node)["signed"], "count_type": f"ap_uint<{count_type(sig.shapes[1][-1]).width}>",
+            "count": ctx.names.local("count"), "j": ctx.names.local("j")}
+
+
 _PARAMS = {
     "maximum": _extremum,
     "minimum": _extremum,
+    "threshold": _threshold,
     "leaky_relu": _leaky_relu,
     "clip": _clip,
     "lookup": lambda ctx, node: {"table": ctx.tables[node][0]},
@@ -202,7 +213,7 @@ def body(ctx: Context, program: Program, values: Mapping[str, str], index: str, 
                 if lane is None:
                     raise HlsfuseError(f"{ctx.graph.node(step.node).where()}: a lane offset outside a loop over lanes")
                 terms += (Term(lane, o.lane),)
-            args.append(Operand(array, terms, ctx.ctype(o.tensor) if raw else None))
+            args.append(Operand(array, terms, ctx.ctype(o.tensor) if raw else None, o.row))
         stmts.append(statement(ctx, step.node, args))
         scalars[step.node] = ctx.value(step.node)
     return Body(tuple(stmts), counters.wheels())

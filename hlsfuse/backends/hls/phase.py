@@ -136,6 +136,7 @@ class Rom:
     partitions: tuple[str, ...]  # each ARRAY_PARTITION pragma's arguments for parallel reads ("type=block factor=9")
     storage: str | None  # how it stores its elements: raw integers (cxx.raw_storage), or None: values of ``type``
     columns: int = 0  # > 0: declared as [size / columns][columns] (weights read by PE lanes at once)
+    reshape: str = ""  # ARRAY_RESHAPE arguments: a ROM read a row at a time holds a row per word
 
     @property
     def dims(self) -> str:
@@ -151,6 +152,8 @@ def partitions(buf: Buffer) -> tuple[str, ...]:
     """Each ARRAY_PARTITION pragma's arguments of a buffer: of the flat array, or of its 2-D view when it has
     ``columns`` (dim=1 its rows, banked as ``banking`` says; dim=2 each row, cyclically), the dimensions of
     one bank left out."""
+    if buf.row:  # [rows][row], a row per word (``reshape``): the rows banked per lane
+        return (f"type={buf.banking} factor={buf.banks} dim=1",) if buf.banks > 1 else ()
     if buf.columns == 1:
         return (partition(buf),) if buf.banks > 1 else ()
     return tuple(p for p, ways in ((f"type={buf.banking} factor={buf.banks} dim=1", buf.banks),
@@ -205,9 +208,10 @@ def local_roms(ctx: Context, schedule: Schedule, weights: Mapping[str, str]) -> 
     out = []
     for buf in (b for b in schedule.buffers if b.rom):
         constant = buf.tensor
+        columns = buf.row or (buf.columns if buf.columns > 1 else 0)
         out.append(Rom(weights.get(constant, ctx.rom(constant)), ctx.rom(constant), ctx.ctype(constant),
-                       ctx.type_of(constant).size, partitions(buf), ctx.rom_storage[constant],
-                       buf.columns if buf.columns > 1 else 0))
+                       ctx.type_of(constant).size, partitions(buf), ctx.rom_storage[constant], columns,
+                       "type=complete dim=2" if buf.row else ""))
     return tuple(out)
 
 

@@ -8,6 +8,9 @@ Per step, as combinational logic:
               bits, the reference's int64 computation (ops/exact.py) term for term
     assign    one ``hlsf_assign`` to the node's output type (lookup tables read their raw entry)
 
+A threshold reads its channel's row of n thresholds as one ROM word and counts the comparisons that
+hold (n comparators and their sum, per lane).
+
 The counters of a program's digits (inner, size) advance when the loop's element does: a digit of
 inner 1 every element, others when their *low* counter (the element index modulo inner) wraps.
 They wrap to 0 at the end of every loop, so they need no other reset.
@@ -27,7 +30,7 @@ from ...types import FixedType
 from .module import ModuleBuilder
 from .vlog import XW, assign_params, index_width, sext64, slit, ulit, zext
 
-__all__ = ["Scope", "counters", "index_sum", "program", "rom", "lookup"]
+__all__ = ["Scope", "counters", "index_sum", "program", "rom", "lookup", "threshold"]
 
 Scope = Mapping[tuple[int, int], tuple[str, int]]
 """digit (inner, size) -> (counter signal, width); (1, count) is the loop's element index."""
@@ -58,11 +61,12 @@ def index_sum(b: ModuleBuilder, digits, scope: Scope, array: str) -> str:
     return " + ".join(terms) if terms else ulit(0, width)
 
 
-def rom(b: ModuleBuilder, constant: str) -> str:
-    """The ROM of a graph constant in this module (its raw values, row-major)."""
+def rom(b: ModuleBuilder, constant: str, row: int = 0) -> str:
+    """The ROM of a graph constant in this module (its raw values, row-major; ``row`` > 0: a row per word, its
+    first value in the low bits)."""
     dtype = b.dtype(constant)
     data = b.graph.constant_map[constant].data.reshape(-1)
-    return b.rom(b.rom_of(constant), data, dtype.width)
+    return b.rom(b.rom_of(constant), data, dtype.width, row or 1)
 
 
 def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Mapping[str, str], scope: Scope,
@@ -71,7 +75,7 @@ def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Ma
         if o.tensor not in values:
             raise HlsfuseError(f"stage '{b.stage.name}': '{o.tensor}' has no value here")
         return values[o.tensor]
-    array = arrays[o.tensor] if o.source == "array" else rom(b, o.tensor)
+    array = arrays[o.tensor] if o.source == "array" else rom(b, o.tensor, o.row)
     index = index_sum(b, o.digits, scope, array)
     if lane * o.lane:
         index += f" + {ulit(lane * o.lane, b.index(array))}"
@@ -102,6 +106,8 @@ def _statement(b: ModuleBuilder, node, raws: list[str], tag: str) -> str:
     micro = op.micro_of(sig)
     if micro == "lookup":
         return lookup(b, raws[0], ins[0], op.tables_of(sig)[0], out, tag)
+    if micro == "threshold":
+        return threshold(b, raws, ins, sig.shapes[1][-1], out, tag)
     if micro not in _EXACT:
         raise HlsfuseError(f"{node.where()}: the Verilog backend cannot compute op '{node.op}' element by element")
     xs = [b.wire(f"x_{tag}_{k}", XW, sext64(r, t), signed=True) for k, (r, t) in enumerate(zip(raws, ins))]
@@ -167,6 +173,25 @@ _EXACT = {
 }
 """micro-op (``OpDef.micro``) -> (exact value as a signed 64-bit expression, its fractional bits): the
 reference's int64 arithmetic (ops/exact.py)."""
+
+
+def threshold(b: ModuleBuilder, raws: list[str], ins: list[FixedType], n: int, out_type: FixedType, tag: str) -> str:
+    """#{j : x >= t[j]} of the element ``raws[0]`` and the row word ``raws[1]`` (n thresholds, t[0] in the low
+    bits): n comparators on the finer grid of the two, their bits summed, assigned to the output type."""
+    w = ins[1].width
+    x = b.wire(f"x_{tag}", XW, sext64(raws[0], ins[0]), signed=True)
+    ge = []
+    for j in range(n):
+        t = b.wire(f"t_{tag}_{j}", XW, sext64(f"{raws[1]}[{(j + 1) * w - 1}:{j * w}]", ins[1]), signed=True)
+        (xa, ta), _ = _aligned([x, t], ins)
+        ge.append(f"{xa} >= {ta}")
+    bits = b.wire(f"ge_{tag}", n, "{" + ", ".join(f"({g})" for g in reversed(ge)) + "}")
+    count = b.sum(f"n_{tag}", [f"{{{XW - 1}'d0, {bits}[{j}]}}" if n > 1 else f"{{{XW - 1}'d0, {bits}}}"
+                               for j in range(n)])
+    result = b.net(f"v_{tag}", out_type.width)
+    b.instance("hlsf_assign", assign_params(0, out_type), f"u_{tag}",
+               (("in_data", count), ("in_sticky", "1'b0"), ("out_data", result)))
+    return result
 
 
 def lookup(b: ModuleBuilder, raw: str, in_type: FixedType, table, out_type: FixedType, tag: str) -> str:

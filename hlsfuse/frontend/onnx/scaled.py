@@ -13,7 +13,7 @@ adding nodes (ops_scaled.py). A quantizer then absorbs it: its level is a monoto
 of hw per channel, whose steps are integers found here exactly (Fractions, no float rounding),
 and which becomes
 
-    a compare ladder    k = base + #{i : hw >= T[c, i]}                  at most LADDER_STEPS steps
+    a compare ladder    k = base + #{i : hw >= T[c, i]}  (``threshold``)  at most LADDER_STEPS steps
     a multiply-shift    k = clip(floor((M[c] * raw + B[c]) / 2^S))      checked at every step over
                                                                          hw's whole range
 
@@ -38,6 +38,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...ir import Scaling
+from ...ops.threshold import count_type
 from ...types import FixedType
 from . import layout
 from .context import Context, Value
@@ -420,22 +421,16 @@ def _ties(spec: Steps, thresholds, spans, rising, frac: int) -> list[tuple[int, 
 
 
 def _emit_ladder(ctx, tensor, hls, order, shape, thresholds, frac, channels, out, spec: Steps) -> Value:
-    """count = #{i : x >= T[c, i]}: x [.., C] -> [.., C, 1] - T into fixed<1,1,TRN,SAT> (-1 below, else 0)
-    -> sum over the n thresholds (count - n) -> base + step * count."""
+    """count = #{i : x >= T[c, i]}, one ``threshold`` node (n comparators per element, FINN's Thresholding)
+    with the thresholds [C, n] raw on x's grid -> base + step * count."""
     n = spec.n
-    wide = order + (None,)
-    dims = list(ctx.builder.type_of(hls).shape)
-    column = ctx.node(tensor, "reshape", [hls], wide, part="x", newshape=dims + [1])
-    raws = np.array(thresholds, dtype=object).reshape(channels, n)
-    flat = [int(v) for v in raws.reshape(-1)]
-    negated = np.ldexp(-np.array(flat, dtype=np.float64), -frac).reshape([1] * (len(dims) - 1) + [channels, n])
-    limits = ctx.weight(negated, f"{tensor}.thresholds", exact_type(-max(flat), -min(flat), frac))
-    below = ctx.node(tensor, "add", [column.hls, limits], wide, part="below", dtype=FixedType(1, 1, True, "TRN", "SAT"))
-    tally = exact_type(-n, 0, 0)
-    current = ctx.node(tensor, "sum", [below.hls], order, part="count", dtype=tally, axes=[len(dims)], keepdims=False)
-    # the sum is count - n: the values are base + step * n + step * sum
-    shifted = replace(spec, base=spec.base + spec.step * n)
-    return _levels(ctx, tensor, current.hls, order, [], channels, out, shifted, -n)
+    if not ctx.builder.type_of(hls).shape:
+        raise Unsupported(f"'{tensor}': a quantizer with float scales on a 0-d tensor (give it a shape of [1])")
+    flat = [int(v) for v in np.array(thresholds, dtype=object).reshape(-1)]
+    values = np.ldexp(np.array(flat, dtype=np.float64), -frac).reshape(channels, n)
+    limits = ctx.weight(values, f"{tensor}.thresholds", exact_type(min(flat), max(flat), frac))
+    current = ctx.node(tensor, "threshold", [hls, limits], order, part="count", dtype=count_type(n))
+    return _levels(ctx, tensor, current.hls, order, [], channels, out, spec, 0)
 
 
 def _multiply_shift(thresholds, spans, slopes, spec: Steps, frac: int):

@@ -12,9 +12,9 @@ need("qonnx")
 
 from model_suite import FAMILIES, run_family  # noqa: E402
 
-SIMULATED = ("channels-last", "torch-baked-batch")
-"""Simulated here; the others' designs are simulated by test_onnx_float_scales.py, test_onnx_unet.py and
-test_onnx_qdq.py."""
+SIMULATED = ("channels-last",)
+"""Simulated here through the command line; the others' designs are simulated by test_onnx_float_scales.py,
+test_onnx_unet.py, test_onnx_qdq.py and test_onnx_frames.py (``python tests/model_suite.py`` simulates all)."""
 
 
 @pytest.mark.parametrize("name", sorted(set(FAMILIES) - set(SIMULATED)))

@@ -51,8 +51,7 @@ def test_fixed_point_rtlsim_is_bit_exact_and_lint_clean(tmp_path):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("mode,factors,lanes", [("nearest", (2, 2), 1), ("nearest", (3, 2), 2),
-                                                ("zeros", (2, 2), 1), ("zeros", (2, 3), 4)])
+@pytest.mark.parametrize("mode,factors,lanes", [("nearest", (3, 2), 2), ("zeros", (2, 3), 4)])
 def test_one_output_token_per_cycle(mode, factors, lanes, tmp_path):
     graph = single_upsample(mode, factors, lanes)
     plan = plan_of(graph, fold=Folding(lanes=(("y", lanes),), port_lanes=lanes))

@@ -14,7 +14,7 @@ from tiers import need
 need("onnx")
 need("qonnx")
 
-from quant_build import brevitas_cnn, brevitas_mlp, compiled, grid_frames, qonnx_run  # noqa: E402
+from quant_build import brevitas_cnn, brevitas_mlp, grid_frames, qonnx_run  # noqa: E402
 
 from hlsfuse import reference  # noqa: E402
 from hlsfuse.frontend.onnx import from_onnx, to_graph_layout, to_model_outputs  # noqa: E402
@@ -99,28 +99,39 @@ def test_floating_batchnorm_between_power_of_two_quantizers_is_absorbed_exactly(
     assert_matches(proto, graph, grid_frames(proto, 40, 5), ties)
 
 
-@pytest.mark.gxx
-@pytest.mark.parametrize("name", ["mlp-w4a4", "cnn-w4a4", "mlp-w8a8"])
-def test_csim_of_float_scale_models_matches_qonnx(tmp_path, name):
-    from hls_support import csim_both
+def simulated(names, seed=0):
+    """The imports of MODELS[names] side by side in one graph (one build checks them all) and 3 frames on each
+    input quantizer's grid, the reference having matched qonnx on them."""
+    from union import union
 
-    proto = MODELS[name](0)
-    out, graph, inputs = compiled(tmp_path, proto, "hls", lambda p, g, f: assert_matches(p, g, f, imported(p)[1]))
-    inputs = [to_graph_layout(graph, f) for f in grid_frames(proto, 3, 9)]
-    result = csim_both(out, inputs=inputs, graph=graph)
+    graphs, frames = [], []
+    for name in names:
+        proto = MODELS[name](seed)
+        graph, ties = imported(proto)
+        inputs = grid_frames(proto, 3, 9)
+        assert_matches(proto, graph, inputs, ties)
+        graphs.append(graph)
+        frames.append([to_graph_layout(graph, f) for f in inputs])
+    joined = [{f"g{k}_{name}": value for k, frame in enumerate(per_frame) for name, value in frame.items()}
+              for per_frame in zip(*frames)]
+    return union(graphs, "float_scales"), joined
+
+
+@pytest.mark.gxx
+def test_csim_of_float_scale_models_matches_qonnx(tmp_path):
+    from hls_support import csim_both, write_project
+
+    graph, inputs = simulated(["mlp-w4a4", "cnn-w4a4", "mlp-w8a8", "mlp-w5a4-per-channel-acts"])
+    result = csim_both(write_project(graph, tmp_path / "out"), inputs=inputs, graph=graph)
     assert result.passed and result.frames == 3, result.report()
 
 
 @pytest.mark.verilator
-@pytest.mark.pyverilator
-@pytest.mark.parametrize("name", ["mlp-w1a1-bipolar", "cnn-w4a4"])
-def test_rtlsim_of_float_scale_models_matches_qonnx(tmp_path, name):
-    from hlsfuse.sim.rtlsim import rtlsim
+def test_rtlsim_of_float_scale_models_matches_qonnx(tmp_path):
+    from rtl_design import simulate
 
-    proto = MODELS[name](0)
-    out, graph, _ = compiled(tmp_path, proto, "verilog", lambda p, g, f: assert_matches(p, g, f, imported(p)[1]))
-    inputs = [to_graph_layout(graph, f) for f in grid_frames(proto, 3, 9)]
-    result = rtlsim(out, inputs=inputs, frames=3, graph=graph)
+    graph, inputs = simulated(["mlp-w1a1-bipolar", "cnn-w4a4", "mlp-w2a2"])
+    result = simulate(graph, tmp_path, frames=3, driver="native", inputs=inputs)
     assert result.passed, result.report()
 
 

@@ -44,7 +44,7 @@ def test_upsample_stage_runs_at_its_bound(up):
 @pytest.mark.gxx
 @pytest.mark.verilator
 @pytest.mark.pyverilator
-@pytest.mark.parametrize("up", UPS)
+@pytest.mark.parametrize("up", ["ConvTranspose"])  # zero insertion and a conv; Resize's stage: test_more_hw.py
 def test_compile_all_then_csim_and_rtlsim_pass(up, tmp_path):
     model = tmp_path / "unet.onnx"
     onnx.save(unet(up), model)

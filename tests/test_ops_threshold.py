@@ -219,15 +219,21 @@ def inputs_for(graph, seed):
     return reference.random_inputs(graph, seed)
 
 
+def every_case():
+    """The cases side by side in one graph, with their foldings: one g++ or Verilator build checks them all."""
+    from union import union, union_fold
+
+    graphs = [FOLDS[case][0]() for case in sorted(FOLDS)]
+    return union(graphs, "thresholds"), union_fold(graphs, [FOLDS[case][1] for case in sorted(FOLDS)])
+
+
 @pytest.mark.gxx
-@pytest.mark.parametrize("case", sorted(FOLDS))
-def test_csim_is_bit_exact_under_both_header_sets(case, tmp_path):
+def test_csim_is_bit_exact_under_both_header_sets(tmp_path):
     from hls_support import csim_both, write_project
 
     from hlsfuse.backends.hls import HlsOptions
 
-    make, fold = FOLDS[case]
-    graph = make()
+    graph, fold = every_case()
     plan = lower(graph, fuse(graph), LowerOptions(fold=fold))
     out = write_project(graph, tmp_path / graph.name, plan, HlsOptions())
     cpp = "\n".join(p.read_text() for p in (tmp_path / graph.name).rglob("*.cpp"))
@@ -238,12 +244,10 @@ def test_csim_is_bit_exact_under_both_header_sets(case, tmp_path):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("case", sorted(FOLDS))
-def test_rtlsim_is_bit_exact_lint_clean_and_the_model(case, tmp_path):
+def test_rtlsim_is_bit_exact_lint_clean_and_the_model(tmp_path):
     from rtl_design import lint, plan_of, simulate
 
-    make, fold = FOLDS[case]
-    graph = make()
+    graph, fold = every_case()
     plan = plan_of(graph, fold=fold)
     result = simulate(graph, tmp_path, frames=4, driver="native", plan=plan)
     assert result.passed, result.report()

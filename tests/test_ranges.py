@@ -183,6 +183,8 @@ OP_CASES = {
     "slice": lambda b, x, u: b.op("slice", x, begin=[0, 0, 0, 1], end=[1, 3, 2, 2]),
     "pad": lambda b, x, u: b.op("pad", x, pads=[0, 1, 0, 0, 0, 0, 1, 1], value=2.5),
     "upsample2d": lambda b, x, u: b.op("upsample2d", u, factors=[2, 3], mode="zeros"),
+    "threshold": lambda b, x, u: b.op("threshold", x, b.constant(None, np.array([[-1.5, 0.0, 0.0, 2.25],
+                                                                               [-4.0, -0.5, 1.0, 3.0]]))),
     "squeeze": lambda b, x, u: b.op("squeeze", x, axes=[0]),
     "expand_dims": lambda b, x, u: b.op("expand_dims", x, axis=-1),
     "sum": lambda b, x, u: b.op("sum", x, axes=[1, 3]), "mean": lambda b, x, u: b.op("mean", u, axes=[2]),

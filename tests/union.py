@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlsfuse.ir import Graph
+from hlsfuse.lower import Folding
 
-__all__ = ["union"]
+__all__ = ["union", "union_fold"]
 
 
 def union(graphs, name: str = "batch", keep_names: tuple[int, ...] = ()) -> Graph:
@@ -23,3 +24,18 @@ def union(graphs, name: str = "batch", keep_names: tuple[int, ...] = ()) -> Grap
         nodes += [replace(n, name=p + n.name, inputs=tuple(p + s for s in n.inputs)) for n in graph.nodes]
         outputs += [p + o for o in graph.outputs]
     return Graph(name, tuple(inputs), tuple(constants), tuple(nodes), tuple(outputs))
+
+
+def union_fold(graphs, folds) -> Folding:
+    """The foldings ``folds`` of ``graphs`` (one per graph) as one folding of ``union(graphs)``: every name
+    prefixed as union prefixes it, a graph's ``port_lanes`` given port by port."""
+    merged = {field: [] for field in ("simd", "lanes", "pe", "snapshots", "ports")}
+    for k, (graph, fold) in enumerate(zip(graphs, folds)):
+        p = f"g{k}_"
+        for field in merged:
+            merged[field] += [(p + name, value) for name, value in getattr(fold, field)]
+        named = {name for name, _ in fold.ports}
+        if fold.port_lanes != 1:
+            ports = [i.name for i in graph.inputs] + list(graph.outputs)
+            merged["ports"] += [(p + name, fold.port_lanes) for name in ports if name not in named]
+    return Folding(**{field: tuple(values) for field, values in merged.items()})

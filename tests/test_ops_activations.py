@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 import pytest
+from test_ops_lut import run_node
 
-from hlsfuse import GraphBuilder, HlsfuseError, Pattern, fuse, parse_dtype, reference
+from hlsfuse import GraphBuilder, HlsfuseError, Pattern, fuse, parse_dtype
 from hlsfuse.backends.hls import emit_hls
 from hlsfuse.backends.hls.context import make_context
 from hlsfuse.backends.hls.options import HlsOptions
@@ -41,16 +42,6 @@ CASES = {
     "hard_sigmoid-attrs": ({"alpha": 0.5, "beta": 0.25}, lambda x: _hs(x, 0.5, 0.25), 0.5),
     "hard_swish": ({}, lambda x: x * _hs(x, 1 / 6, 0.5), 1.5),
 }
-
-
-def run_node(op, tin, x, dtype=None, **attrs):
-    b = GraphBuilder("t")
-    xin = b.input("x", np.shape(x), tin)
-    if dtype is not None:
-        attrs["dtype"] = dtype
-    b.output(b.op(op, xin, name="y", **attrs))
-    g = b.build()
-    return reference.run_raw(g, {"x": np.asarray(x)})["y"], g
 
 
 def op_of(case: str) -> str:

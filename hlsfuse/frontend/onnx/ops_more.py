@@ -26,6 +26,7 @@ from . import layout
 from .context import Context
 from .fold import constant_input
 from .model import NodeDef, Unsupported
+from .ops_nn import conv_operands
 
 __all__ = ["MORE_CONVERTERS", "MORE_SPATIAL", "MORE_PASS_THROUGH"]
 
@@ -177,11 +178,7 @@ def _legacy_upsample(ctx: Context, node: NodeDef) -> None:
 
 
 def _conv_transpose(ctx: Context, node: NodeDef) -> None:
-    x = ctx.value(node.inputs[0])
-    consts = ctx.consts(node)
-    w = constant_input(node, consts, 1, "W")
-    if w is None:
-        raise Unsupported("input 'W' is required")
+    x, w, b = conv_operands(ctx, node)
     spatial = w.ndim - 2
     if spatial not in (1, 2) or x.rank != spatial + 2:
         raise Unsupported(f"a {x.rank}-dim input is not supported (1-D [N,C,L] and 2-D [N,C,H,W] are)")
@@ -221,7 +218,6 @@ def _conv_transpose(ctx: Context, node: NodeDef) -> None:
     flipped = np.transpose(w[:, :, ::-1, ::-1], (2, 3, 0, 1))  # [KH, KW, C_in, C_out]
     attrs = {"padding": [max(0, begin[0]), max(0, begin[1]), max(0, end[0]), max(0, end[1])]}
     weights = ctx.weight(flipped, node.inputs[1])
-    b = constant_input(node, consts, 2, "B")
     if b is None:
         ctx.node(t, "conv2d", [current, weights], order, **attrs)
         return

@@ -21,7 +21,7 @@ from .fold import constant_input, ints_input, normalize_axes
 from .model import NodeDef, Unsupported
 from .ops_tensor import binary
 
-__all__ = ["NN_CONVERTERS", "global_pool"]
+__all__ = ["NN_CONVERTERS", "conv_operands", "global_pool"]
 
 _AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
@@ -90,13 +90,17 @@ def _as_2d(spatial: int, strides, dilations, begin, end):
 # --------------------------------------------------------------------------
 
 
-def _conv(ctx: Context, node: NodeDef) -> None:
-    x = ctx.value(node.inputs[0])
+def conv_operands(ctx: Context, node: NodeDef) -> tuple[Value, np.ndarray, np.ndarray | None]:
+    """(X, the constant W, the constant B or None) of a Conv or ConvTranspose."""
     consts = ctx.consts(node)
     w = constant_input(node, consts, 1, "W")
     if w is None:
         raise Unsupported("input 'W' is required")
-    b = constant_input(node, consts, 2, "B")
+    return ctx.value(node.inputs[0]), w, constant_input(node, consts, 2, "B")
+
+
+def _conv(ctx: Context, node: NodeDef) -> None:
+    x, w, b = conv_operands(ctx, node)
     spatial = w.ndim - 2
     order = _spatial(x, spatial, "convolution")
     kernel = tuple(w.shape[2:])

@@ -6,7 +6,8 @@
 #                  it for a Pynq-Z2 and a ZCU104 and simulate those
 #   test           the test suite on both cores (pytest-xdist), its random suites on the seeds listed in them;
 #                  prints the 15 slowest tests
-#   test-random    the random csim and rtlsim suites on fresh seeds (printed; a failure saves its graph)
+#   test-random    the random csim and rtlsim suites on fresh seeds (printed; a failure saves its graph), then
+#                  every family of tests/model_suite.py through convert, run, compile, csim and rtlsim
 #   snapshots      refresh tests/snapshots/ after an intended change of the generated code (review the diff)
 #   lint           ruff
 #   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
@@ -79,6 +80,7 @@ test-random: setup
 	@seed=$$($(BIN)/python -c 'import random; print(random.SystemRandom().randrange(2**32))'); \
 	echo "make test-random: HLSFUSE_RANDOM_SEED=$$seed (set it again to repeat this run)"; \
 	HLSFUSE_RANDOM_SEED=$$seed $(PYTEST) $(RANDOM_SUITES)
+	$(BIN)/python tests/model_suite.py
 
 snapshots: setup
 	HLSFUSE_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py

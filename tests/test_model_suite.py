@@ -14,7 +14,6 @@ need("qonnx")
 
 from model_suite import FAMILIES, run_family  # noqa: E402
 
-
 PER_COMMIT = sorted(set(FAMILIES) - {"qdq-static"})
 """qdq-static's quantize_static calibration takes half a minute; test_onnx_qdq.py checks those models per commit."""
 

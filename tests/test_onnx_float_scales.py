@@ -1,7 +1,8 @@
 """Quantized models with float scales, as Brevitas exports them (per-tensor and per-channel float scales, float
 biases and BatchNorm between the quantizers, bipolar and narrow-range quantizers, 1- to 8-bit weights and
-activations): bit-exact with qonnx's own execution on inputs on the input quantizer's grid, in the reference,
-C simulation and RTL simulation, at the default precision and without --approximate-scales."""
+activations): bit-exact with qonnx's own execution on inputs on the input quantizer's grid, in the reference, at
+the default precision and without --approximate-scales; C and RTL simulation of these designs against the reference:
+tests/test_hw_shared.py."""
 
 from __future__ import annotations
 
@@ -100,42 +101,6 @@ def test_floating_batchnorm_between_power_of_two_quantizers_is_absorbed_exactly(
     assert not graph.scales  # power-of-two scales: the design computes the real values
     assert {n.op for n in graph.nodes} >= {"dense", "threshold"}  # a compare ladder, no float constant
     assert_matches(proto, graph, grid_frames(proto, 40, 5), ties)
-
-
-def simulated(names, seed=0):
-    """The imports of MODELS[names] side by side in one graph (one build checks them all) and 3 frames on each
-    input quantizer's grid, the reference having matched qonnx on them."""
-    from union import union
-
-    graphs, frames = [], []
-    for name in names:
-        proto = MODELS[name](seed)
-        graph, ties = imported(proto)
-        inputs = grid_frames(proto, 3, 9)
-        assert_matches(proto, graph, inputs, ties)
-        graphs.append(graph)
-        frames.append([to_graph_layout(graph, f) for f in inputs])
-    joined = [{f"g{k}_{name}": value for k, frame in enumerate(per_frame) for name, value in frame.items()}
-              for per_frame in zip(*frames)]
-    return union(graphs, "float_scales"), joined
-
-
-@pytest.mark.gxx
-def test_csim_of_float_scale_models_matches_qonnx(tmp_path):
-    from hls_support import csim_both, write_project
-
-    graph, inputs = simulated(["mlp-w4a4", "cnn-w4a4", "mlp-w8a8", "mlp-w5a4-per-channel-acts"])
-    result = csim_both(write_project(graph, tmp_path / "out"), inputs=inputs, graph=graph)
-    assert result.passed and result.frames == 3, result.report()
-
-
-@pytest.mark.verilator
-def test_rtlsim_of_float_scale_models_matches_qonnx(tmp_path):
-    from rtl_design import simulate
-
-    graph, inputs = simulated(["mlp-w1a1-bipolar", "cnn-w4a4", "mlp-w2a2"])
-    result = simulate(graph, tmp_path, frames=3, driver="native", inputs=inputs)
-    assert result.passed, result.report()
 
 
 def test_precision_float32_names_every_quantizer_it_cannot_hold():

@@ -219,42 +219,6 @@ def inputs_for(graph, seed):
     return reference.random_inputs(graph, seed)
 
 
-def every_case():
-    """The cases side by side in one graph, with their foldings: one g++ or Verilator build checks them all."""
-    from union import union, union_fold
-
-    graphs = [FOLDS[case][0]() for case in sorted(FOLDS)]
-    return union(graphs, "thresholds"), union_fold(graphs, [FOLDS[case][1] for case in sorted(FOLDS)])
-
-
-@pytest.mark.gxx
-def test_csim_is_bit_exact_under_both_header_sets(tmp_path):
-    from hls_support import csim_both, write_project
-
-    from hlsfuse.backends.hls import HlsOptions
-
-    graph, fold = every_case()
-    plan = lower(graph, fuse(graph), LowerOptions(fold=fold))
-    out = write_project(graph, tmp_path / graph.name, plan, HlsOptions())
-    cpp = "\n".join(p.read_text() for p in (tmp_path / graph.name).rglob("*.cpp"))
-    assert "ARRAY_RESHAPE" in cpp and "#pragma HLS UNROLL" in cpp
-    result = csim_both(out, [inputs_for(graph, seed) for seed in range(3)])
-    assert result.passed, result.report()
-    assert result.compared == 3 * sum(graph.types[t].size for t in graph.outputs)
-
-
-@pytest.mark.verilator
-def test_rtlsim_is_bit_exact_lint_clean_and_the_model(tmp_path):
-    from rtl_design import lint, plan_of, simulate
-
-    graph, fold = every_case()
-    plan = plan_of(graph, fold=fold)
-    result = simulate(graph, tmp_path, frames=4, driver="native", plan=plan)
-    assert result.passed, result.report()
-    assert result.compared == 4 * sum(graph.types[t].size for t in graph.outputs)
-    assert lint(tmp_path) == ""
-
-
 def test_map_stage_runs_one_token_per_cycle():
     graph = map_threshold()
     plan = lower(graph, fuse(graph), LowerOptions(fold=Folding(lanes=(("y", 4),), port_lanes=4)))

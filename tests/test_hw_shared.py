@@ -1,0 +1,92 @@
+"""One C-simulation build (under both header sets) and one RTL build check, side by side in one graph
+(tests/union.py), the designs of several suites, each bit for bit with the reference:
+
+    the threshold folds          test_ops_threshold.FOLDS: dense -> threshold with pe/simd, a shared row, n = 15
+                                 with a declared type, a map stage of 4 lanes
+    the float-scale models       Brevitas-style QONNX imports (test_onnx_float_scales.MODELS) on inputs on their
+                                 input quantizer's grid, the reference having matched qonnx on them
+    the table activations and    tests/more_graphs.py (fixed point; float32 in csim, to float32's rounding)
+      upsamples
+    a U-Net                      conv, maxpool, ConvTranspose (zero insertion, conv), concat (tests/onnx_more_cases)
+
+The RTL run is also the timing model's cycle for cycle (rtl_design.simulate) and lint clean.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tiers import need
+
+need("onnx")
+need("qonnx")
+
+from more_graphs import fixed_more, float_more  # noqa: E402
+from onnx_more_cases import unet  # noqa: E402
+from test_onnx_float_scales import MODELS, assert_matches, imported  # noqa: E402
+from test_ops_threshold import FOLDS  # noqa: E402
+from union import union, union_fold  # noqa: E402
+
+from hlsfuse import fuse, reference  # noqa: E402
+from hlsfuse.frontend.onnx import from_onnx, to_graph_layout  # noqa: E402
+from hlsfuse.lower import Folding, LowerOptions, lower  # noqa: E402
+
+FLOAT_SCALE_MODELS = ("mlp-w1a1-bipolar", "mlp-w2a2", "mlp-w4a4", "mlp-w8a8", "mlp-w5a4-per-channel-acts", "cnn-w4a4")
+FRAMES = 3
+
+
+def parts(with_floats: bool):
+    """(graph, folding, frames as the graph's inputs) of each design."""
+    from quant_build import grid_frames
+
+    found = [(FOLDS[case][0](), FOLDS[case][1], None) for case in sorted(FOLDS)]
+    for name in FLOAT_SCALE_MODELS:
+        proto = MODELS[name](0)
+        graph, ties = imported(proto)
+        inputs = grid_frames(proto, FRAMES, 9)
+        assert_matches(proto, graph, inputs, ties)
+        found.append((graph, Folding(), [to_graph_layout(graph, f) for f in inputs]))
+    found.append((fixed_more(), Folding(), None))
+    found.append((from_onnx(unet("ConvTranspose"), precision="auto:16"), Folding(), None))
+    if with_floats:
+        found.append((float_more(), Folding(), None))
+    return found
+
+
+def shared(with_floats: bool):
+    """The union of ``parts``, its folding and FRAMES frames of its inputs."""
+    found = parts(with_floats)
+    graphs = [graph for graph, _, _ in found]
+    frames = []
+    for seed in range(FRAMES):
+        frame = {}
+        for k, (graph, _, given) in enumerate(found):
+            inputs = given[seed] if given is not None else reference.random_inputs(graph, seed)
+            frame.update({f"g{k}_{name}": value for name, value in inputs.items()})
+        frames.append(frame)
+    return union(graphs, "shared"), union_fold(graphs, [fold for _, fold, _ in found]), frames
+
+
+@pytest.mark.gxx
+def test_csim_of_the_shared_design_is_exact_under_both_header_sets(tmp_path):
+    from hls_support import csim_both, write_project
+
+    from hlsfuse.backends.hls import HlsOptions
+
+    graph, fold, frames = shared(with_floats=True)
+    plan = lower(graph, fuse(graph), LowerOptions(fold=fold))
+    out = write_project(graph, tmp_path / graph.name, plan, HlsOptions(float_rtol=1e-7, float_atol=0.0))
+    result = csim_both(out, frames, graph=graph)
+    assert result.passed, result.report()
+    assert result.compared == FRAMES * sum(graph.types[t].size for t in graph.outputs)
+
+
+@pytest.mark.verilator
+def test_rtlsim_of_the_shared_design_is_bit_exact_lint_clean_and_the_model(tmp_path):
+    from rtl_design import lint, plan_of, simulate
+
+    graph, fold, frames = shared(with_floats=False)
+    plan = plan_of(graph, fold=fold)
+    result = simulate(graph, tmp_path, frames=FRAMES, driver="native", plan=plan, inputs=frames)
+    assert result.passed, result.report()
+    assert result.compared == FRAMES * sum(graph.types[t].size for t in graph.outputs)
+    assert lint(tmp_path) == ""

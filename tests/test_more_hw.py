@@ -1,4 +1,4 @@
-"""The table activations and upsample2d in both backends, bit for bit with the reference.
+"""The table activations (also erf, gelu, silu) and upsample2d in both backends, bit for bit with the reference.
 
 C simulation (g++, under hlsfuse's work-alike headers and AMD's) of the fixed-point graph and of the float32
 graph (the functions in double, rounded once, as the reference does); RTL simulation (Verilator) of the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from hls_support import csim_both, write_project
-from more_graphs import fixed_more, float_more, single_upsample
+from more_graphs import fixed_more, fixed_tf, float_more, float_tf, single_upsample
 from rtl_design import lint, plan_of, simulate
 from union import union
 
@@ -33,7 +33,7 @@ def _csim(graph, tmp_path, frames=2, **options):
 def test_fixed_point_and_float32_csim_are_exact(tmp_path):
     """One build: the fixed-point graph bit for bit, the float32 one to float32's rounding (the functions in
     double, rounded once, as the reference does)."""
-    graph = union([fixed_more(), float_more()], "more")
+    graph = union([fixed_more(), float_more(), fixed_tf(), float_tf()], "more")
     plan = _csim(graph, tmp_path, float_rtol=1e-7, float_atol=0.0)
     assert sum(graph.node(s.head).op == "upsample2d" for s in plan.stages if s.kind == "own") == 6 + 2  # + float
 
@@ -41,7 +41,7 @@ def test_fixed_point_and_float32_csim_are_exact(tmp_path):
 @pytest.mark.verilator
 @pytest.mark.pyverilator
 def test_fixed_point_rtlsim_is_bit_exact_and_lint_clean(tmp_path):
-    graph = fixed_more()
+    graph = union([fixed_more(), fixed_tf()], "more")
     result = simulate(graph, tmp_path, frames=3)
     assert result.passed, result.report()
     assert result.compared == 3 * sum(graph.types[t].size for t in graph.outputs)

@@ -1,5 +1,5 @@
 """Lookup tables for non-linear functions (sigmoid, tanh, exp, elu, selu, softplus, softsign, hard_sigmoid,
-hard_swish, reciprocal).
+hard_swish, erf, gelu and its tanh approximation, silu, reciprocal).
 
 A table is computed once in Python from the input format and the output type,
 and the reference, the C++ and the Verilog all use the very same entries:
@@ -54,6 +54,29 @@ def _hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
     return np.clip(alpha * x + beta, 0.0, 1.0)
 
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # numpy has no erf; the C library's (Python's math.erf, C++'s std::erf), elementwise
+    return np.asarray(_ERF(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    # x * Phi(x) = x / 2 * erfc(-x / sqrt 2): erfc keeps the negative tail's relative precision (1 + erf cancels)
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x * np.asarray(_ERFC(-x / math.sqrt(2.0)), dtype=np.float64)
+
+
+GELU_TANH_C = math.sqrt(2.0 / math.pi)
+
+
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    # ONNX Gelu(approximate="tanh") and torch's nn.GELU(approximate="tanh")
+    return 0.5 * x * (1.0 + np.tanh(GELU_TANH_C * (x + 0.044715 * x * x * x)))
+
+
 @dataclass(frozen=True)
 class Function:
     """A function tables compute: ``evaluate(x, *params)`` in float64, the names of its parameters (the op's
@@ -81,6 +104,11 @@ FUNCTIONS = {
     "hard_sigmoid": Function(_hard_sigmoid, ("alpha", "beta")),
     # x * hard_sigmoid(x, 1/6, 1/2): its minimum -3/8 at x = -3/2
     "hard_swish": Function(lambda x: x * _hard_sigmoid(x, 1.0 / 6.0, 0.5), (), lambda: (-1.5,)),
+    "erf": Function(_erf),
+    # the minima of gelu (x * Phi(x)), its tanh form and silu (x * sigmoid(x)), where their slopes are 0
+    "gelu": Function(_gelu, (), lambda: (-0.7517915246935645,)),
+    "gelu_tanh": Function(_gelu_tanh, (), lambda: (-0.7524614220710162,)),
+    "silu": Function(lambda x: x * _sigmoid(x), (), lambda: (-1.278464542761074,)),
 }
 
 

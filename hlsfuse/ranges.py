@@ -32,7 +32,7 @@ from .errors import HlsfuseError
 from .ir import Constant, Graph, Node, TensorType
 from .ops import Pattern, get_op
 from .ops.interval import Interval
-from .types import DType, FixedType, from_float
+from .types import FLOAT32, DType, FixedType, from_float
 
 __all__ = ["Range", "ranges", "bounds", "input_intervals", "int_bits_needed", "fitting_type", "auto_types",
            "exact_type", "retyped", "INPUT_INT_BITS", "CALIBRATION_MARGIN", "EXACT_CONSTANT_BITS"]
@@ -266,8 +266,12 @@ def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float 
     it), so it is bounded again with the chosen type until the choice holds."""
     rule = get_op(node.op).bounds
     dtype = FixedType(width, width, True, "RND", "WRAP")
+    negative = _goes_negative(node, sig, inputs)
     for _ in range(8):
-        chosen = _limited(fitting_type(rule(inputs, replace(sig, out_dtype=dtype)), width), limit)
+        chosen = fitting_type(rule(inputs, replace(sig, out_dtype=dtype)), width)
+        if negative and not chosen.signed:  # the same range, signed
+            chosen = FixedType(width, chosen.int_bits + 1, True, chosen.quant, chosen.overflow)
+        chosen = _limited(chosen, limit)
         if chosen == dtype:
             break
         dtype = chosen
@@ -276,6 +280,17 @@ def _node_type(node: Node, sig, inputs: list[Interval], width: int, peak: float 
         if need < dtype.int_bits:
             dtype = FixedType(width, need, dtype.signed, "RND", "SAT")
     return dtype
+
+
+def _goes_negative(node: Node, sig, inputs: list[Interval]) -> bool:
+    """Whether an elementwise table op's function goes below 0 over its input's real span. Such a function with a
+    small negative minimum (gelu -0.17, silu -0.28, hard_swish -0.375) keeps a signed type: the search's first,
+    integer-only type rounds that minimum to 0, and the unsigned type fitted to it would clip it for good."""
+    op = get_op(node.op)
+    if op.tables is None or op.pattern != Pattern.ELEMWISE or len(inputs) != 1 or inputs[0].frac is None:
+        return False
+    real = op.bounds([Interval.of_reals(*inputs[0].reals())], replace(sig, out_dtype=FLOAT32))
+    return float(np.min(real.lo)) < 0
 
 
 EXACT_CONSTANT_BITS = 32

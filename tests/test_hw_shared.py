@@ -5,8 +5,8 @@
                                  with a declared type, a map stage of 4 lanes
     the float-scale models       Brevitas-style QONNX imports (test_onnx_float_scales.MODELS) on inputs on their
                                  input quantizer's grid, the reference having matched qonnx on them
-    the table activations and    tests/more_graphs.py (fixed point; float32 in csim, to float32's rounding)
-      upsamples
+    the table activations,       tests/more_graphs.py (fixed point; float32 in csim, to float32's rounding)
+      upsamples, erf, gelu, silu
     a U-Net                      conv, maxpool, ConvTranspose (zero insertion, conv), concat (tests/onnx_more_cases)
 
 The RTL run is also the timing model's cycle for cycle (rtl_design.simulate) and lint clean.
@@ -20,7 +20,7 @@ from tiers import need
 need("onnx")
 need("qonnx")
 
-from more_graphs import fixed_more, float_more  # noqa: E402
+from more_graphs import fixed_more, fixed_tf, float_more, float_tf  # noqa: E402
 from onnx_more_cases import unet  # noqa: E402
 from test_onnx_float_scales import MODELS, assert_matches, imported  # noqa: E402
 from test_ops_threshold import FOLDS  # noqa: E402
@@ -45,10 +45,10 @@ def parts(with_floats: bool):
         inputs = grid_frames(proto, FRAMES, 9)
         assert_matches(proto, graph, inputs, ties)
         found.append((graph, Folding(), [to_graph_layout(graph, f) for f in inputs]))
-    found.append((fixed_more(), Folding(), None))
+    found += [(fixed_more(), Folding(), None), (fixed_tf(), Folding(), None)]
     found.append((from_onnx(unet("ConvTranspose"), precision="auto:16"), Folding(), None))
     if with_floats:
-        found.append((float_more(), Folding(), None))
+        found += [(float_more(), Folding(), None), (float_tf(), Folding(), None)]
     return found
 
 

@@ -16,6 +16,7 @@ need("onnxruntime")
 
 from onnx_build import errors, model, node, weights  # noqa: E402
 from onnx_more_cases import MORE_CASES  # noqa: E402
+from onnx_tf_cases import TF_CASES  # noqa: E402
 
 from hlsfuse.frontend.onnx import supported_ops  # noqa: E402
 
@@ -201,6 +202,7 @@ CASES = {
                                       value=onnx.numpy_helper.from_array(np.array([0.5], np.float32))),
                                       node("Add", ["x", "z"], ["y"])], IMG),
     **MORE_CASES,
+    **TF_CASES,
 }
 
 

@@ -1,4 +1,5 @@
-"""The table activations elu, selu, softplus, softsign, hard_sigmoid and hard_swish (hlsfuse/ops/lut.py).
+"""The table activations elu, selu, softplus, softsign, hard_sigmoid, hard_swish, erf, gelu and silu
+(hlsfuse/ops/lut.py).
 
 Fixed point: within the output's rounding step plus the bucket error of the true function on every
 representable input; one table per distinct parameter set; range analysis right for non-monotone functions
@@ -21,7 +22,7 @@ from hlsfuse.backends.hls.options import HlsOptions
 from hlsfuse.lower import lower
 from hlsfuse.lut import FUNCTIONS
 from hlsfuse.ops import OPS
-from hlsfuse.ops.lut import table_of
+from hlsfuse.ops.lut import GELU_VARIANTS, table_of
 from hlsfuse.ranges import ranges
 
 SELU_A, SELU_G = 1.67326319217681884765625, 1.05070102214813232421875
@@ -41,7 +42,16 @@ CASES = {
     "hard_sigmoid": ({}, lambda x: _hs(x, 0.2, 0.5), 0.2),
     "hard_sigmoid-attrs": ({"alpha": 0.5, "beta": 0.25}, lambda x: _hs(x, 0.5, 0.25), 0.5),
     "hard_swish": ({}, lambda x: x * _hs(x, 1 / 6, 0.5), 1.5),
+    "erf": ({}, lambda x: _vector(math.erf)(x), 1.129),
+    "gelu": ({}, lambda x: x * (1 + _vector(math.erf)(x / math.sqrt(2))) / 2, 1.129),
+    "gelu-tanh": ({"approximate": "tanh"}, lambda x: x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3))) / 2,
+                  1.13),
+    "silu": ({}, lambda x: x / (1 + np.exp(-x)), 1.1),
 }
+
+
+def _vector(fn):
+    return lambda x: np.array([fn(v) for v in np.ravel(x)]).reshape(np.shape(x))
 
 
 def op_of(case: str) -> str:
@@ -121,23 +131,27 @@ def test_one_table_per_parameter_set():
 def test_every_table_function_is_an_op_of_one_entry():
     """A function of hlsfuse/lut.py (except softmax's reciprocal) is an elementwise table op whose attributes are
     the function's parameters and table_bits."""
+    variants = dict.fromkeys(GELU_VARIANTS.values(), "gelu")  # gelu's approximate chooses one
     for name, function in FUNCTIONS.items():
         if name == "recip":
             continue
-        op = OPS[name]
+        op = OPS[variants.get(name, name)]
         assert op.pattern == Pattern.ELEMWISE and op.stream == "map"
-        assert [a.name for a in op.attrs] == [*function.params, "table_bits"]
+        chooser = ["approximate"] if name in variants else []
+        assert [a.name for a in op.attrs] == [*chooser, *function.params, "table_bits"]
 
 
 def test_float32_functions_have_cxx():
     b = GraphBuilder("f", dtype="float32")
     x = b.input("x", [2, 3])
     b.output(*(b.op(name, x, name=name) for name in ("elu", "selu", "softplus", "softsign", "hard_sigmoid",
-                                                     "hard_swish")))
+                                                     "hard_swish", "erf", "gelu", "silu")),
+             b.gelu(x, name="gelu_tanh", approximate="tanh"))
     g = b.build()
     files = emit_hls(g, lower(g, fuse(g)))
     text = "".join(v for k, v in files.items() if k.endswith(".cpp"))
     assert "std::expm1" in text and "std::log1p" in text and "#include <cmath>" in files["f.cpp"]
+    assert "std::erf(x)" in text and "std::erfc(" in text and "0.044715" in text
     assert "static_cast<double>(1.6732631921768188f)" in text  # selu's alpha, its float32 value exactly
 
 

@@ -177,6 +177,9 @@ OP_CASES = {
     "softplus": lambda b, x, u: b.op("softplus", u), "softsign": lambda b, x, u: b.op("softsign", x),
     "hard_sigmoid": lambda b, x, u: b.op("hard_sigmoid", x, alpha=-0.75, beta=0.25),
     "hard_swish": lambda b, x, u: b.op("hard_swish", x, table_bits=6),  # non-monotone: -3/8 at -1.5
+    "erf": lambda b, x, u: b.op("erf", x, table_bits=5),
+    "gelu": lambda b, x, u: b.op("gelu", x, approximate="tanh"),  # non-monotone: -0.17 near -0.75
+    "silu": lambda b, x, u: b.op("silu", x, table_bits=7),  # non-monotone: -0.28 at -1.28
     "reshape": lambda b, x, u: b.op("reshape", x, newshape=[1, 2, 3, 2]),
     "flatten": lambda b, x, u: b.op("flatten", x), "transpose": lambda b, x, u: b.op("transpose", x, axes=[0, 3, 1, 2]),
     "concat": lambda b, x, u: b.op("concat", x, u, axis=3),

@@ -224,6 +224,18 @@ class GraphBuilder:
         """attrs: table_bits=10"""
         return self.op("hard_swish", x, **kw)
 
+    def erf(self, x, **kw):
+        """attrs: table_bits=10"""
+        return self.op("erf", x, **kw)
+
+    def gelu(self, x, **kw):
+        """attrs: approximate='none' ('tanh'), table_bits=10"""
+        return self.op("gelu", x, **kw)
+
+    def silu(self, x, **kw):
+        """attrs: table_bits=10"""
+        return self.op("silu", x, **kw)
+
     def cast(self, x, dtype, **kw):
         return self.op("cast", x, dtype=dtype, **kw)
 

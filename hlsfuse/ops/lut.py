@@ -1,4 +1,4 @@
-"""Lookup-table ops: sigmoid, tanh, exp, elu, selu, softplus, softsign, hard_sigmoid and hard_swish.
+"""Lookup-table ops: sigmoid, tanh, exp, elu, selu, softplus, softsign, hard_sigmoid, hard_swish, erf, gelu and silu.
 
 For fixed-point inputs each op is a table from ``hlsfuse.lut`` built once from the input format, the output
 type, ``table_bits`` and the function's parameters (the op's attributes of the same names, as float32
@@ -6,6 +6,10 @@ numbers); the reference, the C++ and the Verilog read the very same entries (DES
 output is the table entry of the input's bucket and nothing is rounded later. float32 graphs evaluate the
 function in float64 and round once to float32. Adding a function is one ``hlsfuse.lut.FUNCTIONS`` entry, one
 ``_lut_op`` line here and its float32 spelling in templates/hls/ops.j2 (the Verilog reads tables only).
+
+An op may choose among functions by a string attribute (gelu's ``approximate``: "none" is x * Phi(x) through
+erf, "tanh" ONNX's tanh approximation, the functions ``gelu`` and ``gelu_tanh``): ``function_of`` says which
+function a node's table holds, so the two variants have two tables.
 
 hard_sigmoid is a table rather than clip(alpha * x + beta) of existing ops: alpha (0.2, 1/6) has no exact
 fixed-point constant, while a table entry is the function at the bucket's middle rounded once to the output
@@ -22,7 +26,7 @@ from ..types import Fmt
 from .base import Attr, OpDef, Pattern, Sig, same_family
 from .interval import Interval
 
-__all__ = ["OPS", "TABLE_OPS", "table_of", "params_of"]
+__all__ = ["OPS", "TABLE_OPS", "table_of", "params_of", "function_of", "functions_of", "GELU_VARIANTS"]
 
 
 def _table_bits_check(value: int) -> str | None:
@@ -36,8 +40,29 @@ def params_of(function: str, sig: Sig) -> tuple[float, ...]:
     return tuple(float(np.float32(sig[name])) for name in FUNCTIONS[function].params)
 
 
-def table_of(function: str, sig: Sig) -> Table:
-    """The table a fixed-point node of ``function`` uses (shared with the backends)."""
+GELU_VARIANTS = {"none": "gelu", "tanh": "gelu_tanh"}
+"""gelu's ``approximate`` attribute (ONNX's and torch's values) -> the function its table holds."""
+
+_VARIANTS = {"gelu": ("approximate", GELU_VARIANTS)}
+
+
+def function_of(op: str, sig: Sig) -> str:
+    """The ``hlsfuse.lut.FUNCTIONS`` entry a node of table op ``op`` computes (its own name, or the variant
+    its attribute chooses)."""
+    if op not in _VARIANTS:
+        return op
+    attr, functions = _VARIANTS[op]
+    return functions[sig[attr]]
+
+
+def functions_of(op: str) -> tuple[str, ...]:
+    """Every ``hlsfuse.lut.FUNCTIONS`` entry a node of table op ``op`` may compute."""
+    return tuple(_VARIANTS[op][1].values()) if op in _VARIANTS else (op,)
+
+
+def table_of(op: str, sig: Sig) -> Table:
+    """The table a fixed-point node of table op ``op`` uses (shared with the backends)."""
+    function = function_of(op, sig)
     return make_table(function, Fmt.of(sig.dtypes[0]), sig.out_dtype, sig["table_bits"], params_of(function, sig))
 
 
@@ -45,33 +70,48 @@ def _unary_shape(sig: Sig) -> tuple[int, ...]:
     return sig.shapes[0]
 
 
-def _lut_op(function: str, doc: str, *params: Attr) -> OpDef:
+def _variant_attr(op: str):
+    attr, functions = _VARIANTS[op]
+
+    def check(value: str) -> str | None:
+        return None if value in functions else f"must be one of {', '.join(map(repr, functions))}, not {value!r}"
+
+    return Attr(attr, "str", next(iter(functions)), check=check)
+
+
+def _lut_op(name: str, doc: str, *params: Attr) -> OpDef:
+    if name in _VARIANTS:
+        params = (_variant_attr(name), *params)
+
     def compute(args, sig):
+        function = function_of(name, sig)
         if sig.out_dtype.is_float:
             # float64 rounded once to float32 keeps the error at one float32 rounding, also in the
             # tails; exp overflows to inf as in float32
-            with np.errstate(over="ignore"):
+            with np.errstate(over="ignore", invalid="ignore"):
                 return FUNCTIONS[function](args[0].astype(np.float64), *params_of(function, sig)).astype(np.float32)
-        return table_of(function, sig).lookup(args[0])
+        return table_of(name, sig).lookup(args[0])
 
     def bounds(ins, sig):
         # the exact result is the table entry itself (the table rounds and saturates); a float32 result lies
         # between the function's extremes over the input interval (at its ends or a turn inside)
         x = ins[0]
         if x.frac is None:
+            function = function_of(name, sig)
             lo, hi = extremes(function, x.lo, x.hi, params_of(function, sig))
             return Interval(lo, hi, None)
-        lo, hi = table_of(function, sig).span(x.lo, x.hi)
+        lo, hi = table_of(name, sig).span(x.lo, x.hi)
         return Interval(lo, hi, sig.out_dtype.frac)
 
     def constants(sig):
         # a float32 graph's C++ evaluates the function with its parameters; a fixed-point node reads its table
+        function = function_of(name, sig)
         if sig.out_dtype.is_float:
             return dict(zip(FUNCTIONS[function].params, params_of(function, sig)))
         return {}
 
     return OpDef(
-        name=function,
+        name=name,
         bounds=bounds,
         inputs=("x",),
         attrs=(*params, Attr("table_bits", "int", 10, check=_table_bits_check)),
@@ -81,9 +121,9 @@ def _lut_op(function: str, doc: str, *params: Attr) -> OpDef:
         check=same_family,
         compute=compute,
         # fixed point reads the table; float32 evaluates the function (the step ``<function>_float``)
-        micro=lambda sig: f"{function}_float" if sig.out_dtype.is_float else "lookup",
+        micro=lambda sig: f"{function_of(name, sig)}_float" if sig.out_dtype.is_float else "lookup",
         constants=constants,
-        tables=lambda sig: (table_of(function, sig),),
+        tables=lambda sig: (table_of(name, sig),),
         doc=doc,
     )
 
@@ -103,6 +143,11 @@ OPS = (
     _lut_op("hard_sigmoid", "clip(alpha * x + beta, 0, 1); fixed-point: a table",
             Attr("alpha", "float", 0.2), Attr("beta", "float", 0.5)),
     _lut_op("hard_swish", "x * clip(x / 6 + 1 / 2, 0, 1); fixed-point: a table (non-monotone: minimum -3/8)"),
+    _lut_op("erf", "erf(x); fixed-point: a table"),
+    _lut_op("gelu", "x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)) (approximate 'none'), or "
+            "x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) (approximate 'tanh'); fixed-point: a table "
+            "(non-monotone: minimum -0.17 near -0.75)"),
+    _lut_op("silu", "x * sigmoid(x); fixed-point: a table (non-monotone: minimum -0.278 at -1.28)"),
 )
 TABLE_OPS = tuple(op.name for op in OPS)
 """Ops computed by a lookup table on fixed-point inputs (float32 graphs evaluate the function)."""

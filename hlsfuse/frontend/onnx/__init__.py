@@ -1,7 +1,8 @@
 """The ONNX frontend: ``from_onnx(model) -> Graph`` (docs/onnx.md).
 
     read_model (importer.py, the only user of the ``onnx`` package)
-        -> convert (convert.py: fold.py, ops_tensor.py, ops_nn.py, ops_quant.py over context.py, layout.py;
+        -> convert (convert.py: fold.py, patterns.py (activation decompositions as one node), ops_tensor.py,
+           ops_nn.py, ops_more.py, ops_select.py (Split, Gather, Where), ops_quant.py over context.py, layout.py;
            quant.py: QONNX and QDQ quantizers as exact fixed types)
         -> Graph, typed by a Precision (precision.py), by calibration (calibration.py) or by
            range analysis (auto.py, precision "auto:W" or "exact"), which calibration may narrow

@@ -1,6 +1,7 @@
 """From a decoded ONNX ``Model`` to a verified hlsfuse ``Graph``.
 
-    Model --frames--> Model for one sample --fold_batchnorm--> Model --per node, in order--> GraphBuilder --> Graph
+    Model --frames--> Model for one sample --fold_batchnorm--> --rewrite_patterns (GELU, SiLU)--> Model
+        --per node, in order--> GraphBuilder --> Graph
                                       constant inputs only   -> numpy (fold.FOLDERS)
                                       Shape                  -> the known static shape
                                       otherwise              -> CONVERTERS[op]
@@ -26,20 +27,23 @@ from .channels_last import CHANNELS_LAST_DOMAIN, channels_last_converters
 from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
 from .model import Model, NodeDef, Unsupported
-from .ops_more import MORE_CONVERTERS, MORE_PASS_THROUGH, MORE_SPATIAL
+from .ops_more import MORE_CONVERTERS, MORE_PASS_THROUGH, MORE_SPATIAL, PATTERN_CONVERTERS
 from .ops_nn import NN_CONVERTERS
 from .ops_quant import QDQ_CONVERTERS, QONNX_CONVERTERS
 from .ops_scaled import affine_of, convert_scaled, materialize_inputs
+from .ops_select import SELECT_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
+from .patterns import PATTERN_DOMAIN, rewrite_patterns
 from .quant import QONNX_DOMAINS, input_types
 from .scaled import Affine, scaling_of
 
 __all__ = ["convert", "CONVERTERS", "input_orders", "supported_ops"]
 
-CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS, **MORE_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **NN_CONVERTERS, **QDQ_CONVERTERS, **MORE_CONVERTERS, **SELECT_CONVERTERS}
 CUSTOM_CONVERTERS = {
     **{(domain, op): convert for domain in QONNX_DOMAINS for op, convert in QONNX_CONVERTERS.items()},
     **{(CHANNELS_LAST_DOMAIN, op): convert for op, convert in channels_last_converters(NN_CONVERTERS).items()},
+    **{(PATTERN_DOMAIN, op): convert for op, convert in PATTERN_CONVERTERS.items()},
 }
 """Converters of the ops in custom domains, by (domain, op)."""
 
@@ -65,7 +69,7 @@ def convert(model: Model, precision) -> Graph:
     """Build the hlsfuse graph of ``model`` with the types chosen by ``precision``; a model exported for a
     batch is built for one sample (batch.py: the batch is frames)."""
     model, _ = frames(model)
-    model = fold_batchnorm(model)
+    model = rewrite_patterns(fold_batchnorm(model))
     ctx = Context(model, precision)
     problems: list[str] = []
     unknown_op = False

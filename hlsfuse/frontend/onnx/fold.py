@@ -38,8 +38,10 @@ __all__ = [
     "normalize_axes",
     "reshape_target",
     "slice_plan",
+    "split_sizes",
     "numpy_slices",
     "shape_slice",
+    "static_constants",
 ]
 
 # ONNX TensorProto element types -> numpy (the ones a shape computation or weight uses)
@@ -117,6 +119,25 @@ def slice_plan(shape, starts, ends, axes, steps) -> dict[int, tuple[int, int, in
             start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
         plan[axis] = (start, end, step)
     return plan
+
+
+def split_sizes(node: NodeDef, consts: list, opset: int, dim: int) -> list[int]:
+    """The sizes of Split's outputs along its axis (of size ``dim``), checked against the output count."""
+    count = len(node.outputs)
+    sizes = ints_input(node, consts, opset, 13, "split", 1)
+    if sizes is None and opset >= 18 and node.attr("num_outputs") is not None:
+        parts = int(node.attr("num_outputs"))
+        if parts != count or parts < 1:
+            raise Unsupported(f"attribute 'num_outputs' is {parts} but the node has {count} outputs")
+        chunk = math.ceil(dim / parts)  # opset 18: the last part is smaller when dim does not divide
+        sizes = (*[chunk] * (parts - 1), dim - chunk * (parts - 1))
+    elif sizes is None:
+        if dim % count:
+            raise Unsupported(f"axis of size {dim} does not split into {count} equal parts; give 'split'")
+        sizes = (dim // count,) * count
+    if len(sizes) != count or sum(sizes) != dim or any(s < 0 for s in sizes):
+        raise Unsupported(f"'split' {list(sizes)} must have {count} sizes >= 0 adding up to {dim}, the axis size")
+    return list(sizes)
 
 
 def numpy_slices(shape, plan) -> tuple[slice, ...]:
@@ -215,6 +236,12 @@ def _unary(fn):
     return lambda node, args, opset: [np.asarray(fn(args[0]), dtype=args[0].dtype)]
 
 
+def _split(node, args, opset):
+    axis = node.attr("axis", 0)
+    sizes = split_sizes(node, args, opset, args[0].shape[axis])
+    return np.split(args[0], np.cumsum(sizes)[:-1], axis=axis)
+
+
 def _range(node, args, opset):
     start, limit, delta = (a.item() for a in args)
     return [np.arange(start, limit, delta, dtype=args[0].dtype)]
@@ -237,6 +264,7 @@ FOLDERS = {
     ],
     "Transpose": lambda node, args, opset: [np.transpose(args[0], node.attr("perm"))],
     "Slice": _slice,
+    "Split": _split,
     "Expand": lambda node, args, opset: [args[0] * np.ones(tuple(int(d) for d in args[1]), dtype=args[0].dtype)],
     "Range": _range,
     "ReduceProd": _reduce_prod,
@@ -257,6 +285,7 @@ FOLDERS = {
     "Sqrt": _unary(np.sqrt),
     "Reciprocal": _unary(np.reciprocal),
     "Floor": _unary(np.floor),
+    "Erf": _unary(np.frompyfunc(math.erf, 1, 1)),
     "Ceil": _unary(np.ceil),
 }
 
@@ -275,7 +304,8 @@ def fold(node: NodeDef, args: list[np.ndarray | None], opset: int) -> list[np.nd
 # --------------------------------------------------------------------------
 
 
-def _static_constants(model: Model) -> dict[str, np.ndarray]:
+def static_constants(model: Model) -> dict[str, np.ndarray]:
+    """The initializers and the values of Constant nodes, by tensor name."""
     consts = dict(model.initializers)
     for node in model.nodes:
         if node.op == "Constant" and not node.domain:
@@ -286,7 +316,7 @@ def _static_constants(model: Model) -> dict[str, np.ndarray]:
 
 def fold_batchnorm(model: Model) -> Model:
     """Fold each BatchNormalization into the layer before it where that is exact (see the module note)."""
-    consts = _static_constants(model)
+    consts = static_constants(model)
     readers = Counter(name for node in model.nodes for name in node.inputs if name)
     readers.update(o.name for o in model.outputs)
     producer = {out: node for node in model.nodes for out in node.outputs}

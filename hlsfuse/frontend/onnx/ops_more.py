@@ -1,7 +1,10 @@
 """Converters of activations, Resize/Upsample and ConvTranspose.
 
     Elu, Selu, Softplus, Softsign,     the table ops of the same names (hlsfuse/ops/lut.py), their
-    HardSigmoid, HardSwish             alpha, beta and gamma attributes passed on (ONNX's defaults)
+    HardSigmoid, HardSwish, Erf        alpha, beta and gamma attributes passed on (ONNX's defaults)
+    Gelu (opset 20; patterns.py        ``gelu``, ``approximate`` "none" or "tanh"; ``silu``
+    rewrites decompositions into it),
+    Silu (patterns.py's domain)
     Resize (opset 10..), Upsample      ``upsample2d`` nearest, when every output index reads input index
                                        out // s (integer factors on H and W; the coordinate and rounding
                                        modes are checked by computing ONNX's source index of every output
@@ -28,7 +31,7 @@ from .fold import constant_input
 from .model import NodeDef, Unsupported
 from .ops_nn import conv_operands
 
-__all__ = ["MORE_CONVERTERS", "MORE_SPATIAL", "MORE_PASS_THROUGH"]
+__all__ = ["MORE_CONVERTERS", "MORE_SPATIAL", "MORE_PASS_THROUGH", "PATTERN_CONVERTERS"]
 
 
 def _out(node: NodeDef) -> str:
@@ -47,6 +50,18 @@ def _activation(op: str, **defaults: float):
         ctx.node(_out(node), op, [x.hls], x.order, **attrs)
 
     return convert
+
+
+_GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+def _gelu(ctx: Context, node: NodeDef) -> None:
+    approximate = node.attr("approximate", "none")
+    if approximate not in _GELU_APPROXIMATIONS:
+        raise Unsupported(f"attribute 'approximate' is '{approximate}', expected one of "
+                          f"{', '.join(_GELU_APPROXIMATIONS)}")
+    x = ctx.value(node.inputs[0])
+    ctx.node(_out(node), "gelu", [x.hls], x.order, approximate=approximate)
 
 
 # --------------------------------------------------------------------------
@@ -232,13 +247,18 @@ MORE_CONVERTERS = {
     "Softsign": _activation("softsign"),
     "HardSigmoid": _activation("hard_sigmoid", alpha=0.2, beta=0.5),
     "HardSwish": _activation("hard_swish"),
+    "Erf": _activation("erf"),
+    "Gelu": _gelu,
     "Resize": _resize,
     "Upsample": _legacy_upsample,
     "ConvTranspose": _conv_transpose,
 }
 
+PATTERN_CONVERTERS = {"Silu": _activation("silu")}
+"""Converters of the nodes patterns.py writes in its own domain."""
+
 MORE_SPATIAL = {"ConvTranspose", "Resize", "Upsample"}
 """Ops whose input 0 is a channel-first tensor with spatial axes (a 3-D graph input reaching them is held N1LC)."""
 
-MORE_PASS_THROUGH = {"Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "HardSwish"}
+MORE_PASS_THROUGH = {"Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Erf", "Gelu", "Silu"}
 """Ops that pass such a tensor through unchanged."""

@@ -1,0 +1,239 @@
+"""Rewrites of activation decompositions into one node, before conversion.
+
+Exporters write some activations as small subgraphs of elementwise ops. Each is one table op in hlsfuse
+(hlsfuse/ops/lut.py), which is both cheaper and more accurate in fixed point than the pieces (whose
+intermediate results would each be rounded), so they are recognised on the ONNX graph and replaced:
+
+    GELU, exact (torch nn.GELU() before opset 20, and hand-written forms):
+        x -> Div(sqrt 2) | Mul(1/sqrt 2) -> Erf -> Add(1) -> s;   0.5 * x * s  in any order of the Muls
+                                                                   (torch: Mul(x, s) -> Mul(0.5))
+                                                              ==>  Gelu(x, approximate="none")
+    GELU, tanh approximation (torch nn.GELU(approximate="tanh"), HF's NewGELU):
+        x + 0.044715 * x^3 (x^3: Pow(x, 3), Mul(x, Mul(x, x)) ...) -> Mul(sqrt(2/pi)) -> Tanh -> Add(1) -> s;
+        0.5 * x * s                                            ==>  Gelu(x, approximate="tanh")
+    SiLU / Swish (torch nn.SiLU: Sigmoid then Mul):
+        Mul(x, Sigmoid(x))                                     ==>  Silu(x)   (domain hlsfuse.pattern)
+
+A product is matched as a monomial c * x^p over scalar constants (Mul, Div by a constant, Pow by a constant
+integer), so every association and order of its factors is one case; constants are compared with float32's
+tolerance (a few roundings of float32 arithmetic). A rewrite applies only when every intermediate tensor is
+read by the pattern alone (not by another node, not a graph output); otherwise the nodes stay as they are and
+convert one by one. The replacement node takes the name and the output of the pattern's last node, so
+precision maps that name the output still apply.
+
+Gelu is ONNX's own op (opset 20), converted by the same converter at any opset once rewritten here; SiLU has
+no ONNX op below opset 24, so its node lives in hlsfuse's private domain ``PATTERN_DOMAIN``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fold import static_constants
+from .model import Model, NodeDef
+
+__all__ = ["rewrite_patterns", "PATTERN_DOMAIN"]
+
+PATTERN_DOMAIN = "hlsfuse.pattern"
+
+TOLERANCE = 1e-6  # relative: float32's epsilon is 1.2e-7; a constant may be the product of a few roundings
+SQRT2 = math.sqrt(2.0)
+TANH_BETA = math.sqrt(2.0 / math.pi)
+TANH_KAPPA = 0.044715
+
+
+def _close(value: float, expected: float) -> bool:
+    return abs(value - expected) <= TOLERANCE * abs(expected)
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """What a matcher looks up: producers, reader counts (graph outputs count), reading nodes, scalar constants."""
+
+    producer: dict
+    readers: Counter
+    consumers: dict
+    consts: dict
+
+    def scalar(self, name: str) -> float | None:
+        value = self.consts.get(name)
+        if value is None or np.size(value) != 1 or np.asarray(value).dtype.kind not in "fiu":
+            return None
+        return float(np.asarray(value, dtype=np.float64).reshape(-1)[0])
+
+    def internal(self, name: str) -> bool:
+        """A tensor read by one node only (graph outputs count as readers)."""
+        return self.readers[name] == 1
+
+    def reader(self, name: str) -> NodeDef | None:
+        """The single node reading ``name`` (once, and not a graph output), or None."""
+        found = self.consumers.get(name, ())
+        return found[0] if len(found) == 1 and self.internal(name) else None
+
+
+def _monomial(g: _Graph, t: str, x: str, depth: int = 4) -> tuple[float, int, tuple[NodeDef, ...]] | None:
+    """``t`` as c * x^p built by Mul, Div by a constant and Pow by a constant integer from ``x`` and scalar
+    constants: (c, p, the nodes computing it); None when it is not one. Nodes below the top one must have
+    their outputs read by the monomial alone."""
+    if t == x:
+        return 1.0, 1, ()
+    c = g.scalar(t)
+    if c is not None:
+        return c, 0, ()
+    node = g.producer.get(t)
+    if depth == 0 or node is None or node.domain or node.op not in ("Mul", "Div", "Pow") or len(node.inputs) != 2:
+        return None
+    parts = []
+    for name in node.inputs:
+        if name != x and g.scalar(name) is None and not g.internal(name):
+            return None
+        part = _monomial(g, name, x, depth - 1)
+        if part is None:
+            return None
+        parts.append(part)
+    (ca, pa, na), (cb, pb, nb) = parts
+    if node.op == "Mul":
+        return ca * cb, pa + pb, (*na, *nb, node)
+    if node.op == "Div":
+        if pb != 0 or cb == 0:
+            return None
+        return ca / cb, pa, (*na, *nb, node)
+    if pb != 0 or cb not in (1.0, 2.0, 3.0):  # Pow(x, 3): the tanh form's cube
+        return None
+    return ca ** int(cb), pa * int(cb), (*na, *nb, node)
+
+
+def _one_plus(g: _Graph, t: str) -> NodeDef | None:
+    """The node computing 1 + t (Add with a scalar constant 1, either order) as ``t``'s only reader."""
+    add = g.reader(t)
+    if add is None or add.op != "Add" or add.domain or len(add.inputs) != 2:
+        return None
+    other = add.inputs[1] if add.inputs[0] == t else add.inputs[0]
+    one = g.scalar(other)
+    return add if one is not None and _close(one, 1.0) else None
+
+
+def _half_x_times(g: _Graph, s: str, x: str) -> tuple[NodeDef, tuple[NodeDef, ...]] | None:
+    """The last node of 0.5 * x * s (Muls of s, x and constants in any order and association, or a Div by 2) and
+    the nodes it takes, climbing from ``s`` through single readers; None when there is no such product."""
+    current, coef, power, taken = s, 1.0, 0, []
+    for _ in range(3):
+        node = g.reader(current)
+        if node is None or node.domain or node.op not in ("Mul", "Div") or len(node.inputs) != 2:
+            return None
+        if node.op == "Div" and node.inputs[0] != current:
+            return None
+        other = node.inputs[1] if node.inputs[0] == current else node.inputs[0]
+        if other != x and g.scalar(other) is None and not g.internal(other):
+            return None
+        part = _monomial(g, other, x)
+        if part is None or (node.op == "Div" and part[1] != 0):
+            return None
+        c, p, below = part
+        coef, power = (coef / c, power) if node.op == "Div" else (coef * c, power + p)
+        taken += [*below, node]
+        current = node.outputs[0]
+        if power == 1 and _close(coef, 0.5):
+            return node, tuple(taken)
+        if power > 1:
+            return None
+    return None
+
+
+def _gelu_erf(g: _Graph, erf: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, ...]] | None:
+    u = erf.inputs[0]
+    scaled = g.producer.get(u)
+    if scaled is None or not g.internal(u) or scaled.op not in ("Mul", "Div"):
+        return None
+    for x in scaled.inputs:
+        if g.scalar(x) is not None:
+            continue
+        inner = _monomial(g, u, x)
+        if inner is None or inner[1] != 1 or not _close(inner[0], 1.0 / SQRT2):
+            continue
+        add = _one_plus(g, erf.outputs[0])
+        outer = add and _half_x_times(g, add.outputs[0], x)
+        if outer:
+            return x, outer[0], (*inner[2], erf, add, *outer[1])
+    return None
+
+
+def _gelu_tanh(g: _Graph, tanh: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, ...]] | None:
+    u = tanh.inputs[0]
+    scaled = g.producer.get(u)
+    if scaled is None or not g.internal(u) or scaled.op != "Mul" or scaled.domain:
+        return None
+    # sqrt(2/pi) * (x + kappa x^3): the Mul's operands are the constant and the Add
+    beta = [g.scalar(n) for n in scaled.inputs]
+    if sorted(b is None for b in beta) != [False, True]:
+        return None
+    coefficient = next(b for b in beta if b is not None)
+    total = next(n for n, b in zip(scaled.inputs, beta) if b is None)
+    add = g.producer.get(total)
+    if not _close(coefficient, TANH_BETA) or add is None or add.op != "Add" or not g.internal(total):
+        return None
+    for x, cube in (add.inputs, reversed(add.inputs)):
+        part = g.internal(cube) and _monomial(g, cube, x)
+        if not part or part[1] != 3 or not _close(part[0], TANH_KAPPA):
+            continue
+        one = _one_plus(g, tanh.outputs[0])
+        outer = one and _half_x_times(g, one.outputs[0], x)
+        if outer:
+            return x, outer[0], (*part[2], add, scaled, tanh, one, *outer[1])
+    return None
+
+
+def _silu(g: _Graph, sigmoid: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, ...]] | None:
+    x, s = sigmoid.inputs[0], sigmoid.outputs[0]
+    mul = g.reader(s)
+    if mul is None or mul.op != "Mul" or mul.domain or sorted(mul.inputs) != sorted((x, s)):
+        return None
+    return x, mul, (sigmoid, mul)
+
+
+# the first node of each pattern -> (its matcher, the replacement's op, domain and attributes)
+_PATTERNS = {
+    "Erf": (_gelu_erf, "Gelu", "", {"approximate": "none"}),
+    "Tanh": (_gelu_tanh, "Gelu", "", {"approximate": "tanh"}),
+    "Sigmoid": (_silu, "Silu", PATTERN_DOMAIN, {}),
+}
+
+
+def rewrite_patterns(model: Model) -> Model:
+    """``model`` with each activation decomposition of the module note replaced by its one node."""
+    nodes = model.nodes
+    consumers: dict[str, list[NodeDef]] = {}
+    for n in nodes:
+        for name in dict.fromkeys(n.inputs):  # a node reading a tensor twice (Mul(x, x)) is one consumer
+            if name:
+                consumers.setdefault(name, []).append(n)
+    g = _Graph(
+        producer={out: n for n in nodes for out in n.outputs if out},
+        readers=Counter([name for n in nodes for name in n.inputs if name] + [o.name for o in model.outputs]),
+        consumers=consumers,
+        consts=static_constants(model),
+    )
+    replaced: dict[int, NodeDef] = {}  # the last node (by identity: names need not be unique) -> the replacement
+    dropped: set[int] = set()
+    for node in nodes:
+        entry = _PATTERNS.get(node.op) if not node.domain else None
+        if entry is None or id(node) in dropped:
+            continue
+        matcher, op, domain, attrs = entry
+        found = matcher(g, node)
+        if found is None:
+            continue
+        x, last, taken = found
+        if any(id(n) in dropped or id(n) in replaced for n in taken):
+            continue
+        dropped.update(id(n) for n in taken if n is not last)
+        replaced[id(last)] = NodeDef(last.name, op, (x,), last.outputs[:1], attrs, domain)
+    if not replaced:
+        return model
+    kept = [replaced.get(id(n), n) for n in nodes if id(n) not in dropped]
+    return Model(model.name, model.source, model.opset, model.inputs, model.outputs, model.initializers, kept,
+                 model.shapes, model.producer)

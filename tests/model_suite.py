@@ -132,7 +132,7 @@ def run_family(name: str, folder: Path, sim: bool = True) -> dict[str, object]:
     options = OPTIONS.get(name, [])
     code, text = _cli(["convert", str(model), "-o", str(folder / f"{name}.json"), "--force", *options])
     assert code == 0, f"{name}: convert failed: {text}"
-    code, text = _cli(["run", str(model), "--compare", "float", "--frames", "4", *options])
+    code, text = _cli(["run", str(model), "--compare", "float", "--frames", "2", *options])
     assert code == 0, f"{name}: run --compare float failed: {text}"
     header = re.search(r"error vs float \(([^)]*)\)", text)
     result["float"] = header.group(1) if header else "?"

@@ -8,6 +8,7 @@
     the table activations,       tests/more_graphs.py (fixed point; float32 in csim, to float32's rounding)
       upsamples, erf, gelu, silu
     a U-Net                      conv, maxpool, ConvTranspose (zero insertion, conv), concat (tests/onnx_more_cases)
+    eight convs typed by auto:10 unsigned types, more integer bits than bits (RTL; test_onnx_auto.auto_deep_cnn)
 
 The RTL run is also the timing model's cycle for cycle (rtl_design.simulate) and lint clean.
 """
@@ -22,6 +23,7 @@ need("qonnx")
 
 from more_graphs import fixed_more, fixed_tf, float_more, float_tf  # noqa: E402
 from onnx_more_cases import unet  # noqa: E402
+from test_onnx_auto import auto_deep_cnn  # noqa: E402
 from test_onnx_float_scales import MODELS, assert_matches, imported  # noqa: E402
 from test_ops_threshold import FOLDS  # noqa: E402
 from union import union, union_fold  # noqa: E402
@@ -49,6 +51,8 @@ def parts(with_floats: bool):
     found.append((from_onnx(unet("ConvTranspose"), precision="auto:16"), Folding(), None))
     if with_floats:
         found += [(float_more(), Folding(), None), (float_tf(), Folding(), None)]
+    else:
+        found.append((auto_deep_cnn(), Folding(), None))
     return found
 
 

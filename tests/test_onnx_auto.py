@@ -236,15 +236,13 @@ def test_auto_types_are_bit_exact_in_csim(deep, tmp_path):
     assert result.passed and result.compared == 2 * graph.types["output"].size, result.report()
 
 
-@pytest.mark.verilator
-@pytest.mark.pyverilator
-def test_auto_types_are_bit_exact_in_rtlsim(tmp_path):
-    from hlsfuse.compile import CompileOptions, compile
-    from hlsfuse.sim.rtlsim import rtlsim
+def auto_deep_cnn():
+    """Eight convs typed by auto:10: unsigned types and types with more integer bits than bits (the RTL design of
+    tests/test_hw_shared.py simulates it)."""
+    return from_onnx(deep_cnn(widths=(4, 4, 8, 8, 8, 8, 8, 8), size=8), "auto:10", input_ranges={"input": (-1.0, 1.0)})
 
-    graph = from_onnx(deep_cnn(widths=(4, 4, 8, 8, 8, 8, 8, 8), size=8), "auto:10", input_ranges={"input": (-1.0, 1.0)})
+
+def test_auto_types_mix_signedness_and_more_integer_bits_than_bits():
+    graph = auto_deep_cnn()
     types = [graph.types[n.name].dtype for n in graph.nodes]
     assert any(not t.signed for t in types) and any(t.int_bits > t.width for t in types)
-    out = compile(graph, CompileOptions(target="verilog")).write(tmp_path / "out")
-    result = rtlsim(out, graph=graph)
-    assert result.passed, result.report()

@@ -247,12 +247,11 @@ _LAYOUT_CHANNEL = {2: 1, 3: 2, 4: 1}  # MultiThreshold's default data_layout per
 
 
 def _multithreshold(ctx: Context, node: NodeDef) -> None:
-    """count = #{i : x >= t[c, i]}, then out_scale * count + out_bias, exactly:
+    """count = #{i : x >= t[c, i]}, then out_scale * count + out_bias, exactly. A fixed-point x: a ladder on x's
+    grid (ops_scaled.multithreshold_scaled); a float32 x (precision float32):
 
         x [.., C] -> reshape [.., C, 1] -> add -t -> fixed<1,1,TRN,SAT>: -1 where x < t, else 0
           -> sum over the n thresholds [.., C]: count - n -> scale by out_scale -> bias_add n * out_scale + out_bias
-
-    On a fixed-point x, x >= t exactly when x >= t rounded up to x's grid, so the thresholds are held on it.
     """
     consts = ctx.consts(node)
     thresholds = np.asarray(const_input(node, consts, 1, "thresholds"), dtype=np.float64)
@@ -282,17 +281,9 @@ def _multithreshold(ctx: Context, node: NodeDef) -> None:
     xin = ctx.in_order(x, order)
     shape = list(ctx.builder.type_of(xin).shape)
     column = ctx.node(t, "reshape", [xin], wide, part="x", newshape=shape + [1])
-    src = ctx.builder.type_of(xin).dtype
     limits = np.broadcast_to(thresholds, (channels, count)).reshape([1] * (len(shape) - 1) + [channels, count])
-    sign = FixedType(1, 1, True, "TRN", "SAT")
-    if src.is_float:
-        diff = ctx.node(t, "add", [column.hls, ctx.weight(-limits, f"{t}.thresholds")], wide, part="diff")
-        below = ctx.node(t, "cast", [diff.hls], wide, part="below", dtype=sign)
-    else:
-        held = np.ceil(np.ldexp(limits, src.frac))  # x >= t  <=>  x >= t rounded up to x's grid
-        negated = ctx.weight(-np.ldexp(held, -src.frac), f"{t}.thresholds", constant_type(-held.astype(np.int64),
-                                                                                            src.frac))
-        below = ctx.node(t, "add", [column.hls, negated], wide, part="below", dtype=sign)
+    diff = ctx.node(t, "add", [column.hls, ctx.weight(-limits, f"{t}.thresholds")], wide, part="diff")
+    below = ctx.node(t, "cast", [diff.hls], wide, part="below", dtype=FixedType(1, 1, True, "TRN", "SAT"))
     tally, _ = range_type(-count, 0, 0, "TRN")
     current = ctx.node(t, "sum", [below.hls], order, part="count", dtype=FixedType(tally.width, tally.width),
                        axes=[len(shape)], keepdims=False)

@@ -95,10 +95,6 @@ class Quantizer:
         scales = np.broadcast_to(self.scales, np.broadcast_shapes(q.shape, np.shape(self.scales)))
         return q, q.astype(np.float64) * scales
 
-    def level(self, y: Fraction) -> int:
-        """The integer level of the exact value ``y`` = x / s."""
-        return self.level_of(y.numerator, y.denominator)
-
     def level_of(self, num: int, den: int) -> int:
         """The integer level of the exact value num / den (den > 0) of x / s, in integer arithmetic."""
         if self.bipolar:

@@ -106,12 +106,6 @@ class Affine:
         i = c if self.channels > 1 else 0
         return self.scale[i], self.offset[i], self.lo[i], self.hi[i]
 
-    def clamps(self, c: int, hw: Fraction) -> bool:
-        """Whether ``lo`` or ``hi`` decides the value at ``hw`` (an exact bound, not a computed value)."""
-        scale, offset, lo, hi = self.at(c)
-        v = scale * hw + offset
-        return (lo is not None and v <= lo) or (hi is not None and v >= hi)
-
     def value(self, c: int, hw: Fraction) -> Fraction:
         scale, offset, lo, hi = self.at(c)
         v = scale * hw + offset
@@ -355,8 +349,8 @@ def steps(ctx: Context, tensor: str, x: Value, axis: int | None, spec: Steps, wh
         if solved is not None:
             shift, found = solved
             solved = shift, found * (lanes // channels)
-            return _emit_multiply(ctx, tensor, hls, order, x.shape, solved, (rmin, rmax), frac, lanes, out, spec)
-    return _emit_ladder(ctx, tensor, hls, order, x.shape, thresholds, frac, lanes, out, spec)
+            return _emit_multiply(ctx, tensor, hls, order, solved, (rmin, rmax), frac, lanes, out, spec)
+    return _emit_ladder(ctx, tensor, hls, order, thresholds, frac, lanes, out, spec)
 
 
 _THRESHOLDS: dict[tuple, tuple] = {}
@@ -420,7 +414,7 @@ def _ties(spec: Steps, thresholds, spans, rising, frac: int) -> list[tuple[int, 
     return close
 
 
-def _emit_ladder(ctx, tensor, hls, order, shape, thresholds, frac, channels, out, spec: Steps) -> Value:
+def _emit_ladder(ctx, tensor, hls, order, thresholds, frac, channels, out, spec: Steps) -> Value:
     """count = #{i : x >= T[c, i]}, one ``threshold`` node (n comparators per element, FINN's Thresholding)
     with the thresholds [C, n] raw on x's grid -> base + step * count."""
     n = spec.n
@@ -472,7 +466,7 @@ def _channel_shift(row, span, slope: Fraction, shift: int, n: int):
     return None
 
 
-def _emit_multiply(ctx, tensor, hls, order, shape, solved, span, frac, channels, out, spec: Steps) -> Value:
+def _emit_multiply(ctx, tensor, hls, order, solved, span, frac, channels, out, spec: Steps) -> Value:
     shift, found = solved
     rmin, rmax = span
     ms = [m for m, _ in found]

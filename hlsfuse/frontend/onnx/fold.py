@@ -242,6 +242,17 @@ def _split(node, args, opset):
     return np.split(args[0], np.cumsum(sizes)[:-1], axis=axis)
 
 
+def _mod(node, args, opset):
+    fn = np.fmod if node.attr("fmod", 0) else np.mod  # fmod takes the dividend's sign, Mod the divisor's
+    return [np.asarray(fn(args[0], args[1]))]
+
+
+def _trilu(node, args, opset):
+    k = int(args[1]) if len(args) > 1 and args[1] is not None else 0
+    fn = np.triu if node.attr("upper", 1) else np.tril
+    return [fn(args[0], k)]
+
+
 def _range(node, args, opset):
     start, limit, delta = (a.item() for a in args)
     return [np.arange(start, limit, delta, dtype=args[0].dtype)]
@@ -276,6 +287,14 @@ FOLDERS = {
     "Equal": _binary(np.equal),
     "Less": _binary(np.less),
     "Greater": _binary(np.greater),
+    "LessOrEqual": _binary(np.less_equal),
+    "GreaterOrEqual": _binary(np.greater_equal),
+    "And": _binary(np.logical_and),
+    "Or": _binary(np.logical_or),
+    "Xor": _binary(np.logical_xor),
+    "Mod": _mod,
+    "Trilu": _trilu,
+    "Tile": lambda node, args, opset: [np.tile(args[0], tuple(int(r) for r in args[1]))],
     "Max": lambda node, args, opset: [np.maximum.reduce(np.broadcast_arrays(*args))],
     "Min": lambda node, args, opset: [np.minimum.reduce(np.broadcast_arrays(*args))],
     "Where": lambda node, args, opset: [np.where(args[0], args[1], args[2])],
@@ -287,6 +306,11 @@ FOLDERS = {
     "Floor": _unary(np.floor),
     "Erf": _unary(np.frompyfunc(math.erf, 1, 1)),
     "Ceil": _unary(np.ceil),
+    "Sign": _unary(np.sign),
+    "Exp": _unary(np.exp),
+    "Log": _unary(np.log),
+    "Sin": _unary(np.sin),
+    "Cos": _unary(np.cos),
 }
 
 

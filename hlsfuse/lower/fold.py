@@ -370,17 +370,22 @@ def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Fol
 
 def fit(space: Space, budget: Budget) -> DataflowPlan:
     """The space's plan folded by ``solve`` for ``budget``. The FIFOs and converters of the folded plan are
-    counted again: if they take it over the BRAM18 or LUT budget, it is solved again with the excess taken off."""
-    plan = space.plan
-    margin = budget
-    for _ in range(4):
-        folded = space.lower(solve(space, margin, plan))
+    counted again: if they take it over the BRAM18 or LUT budget, it is solved again with the excess taken off
+    (the FIFOs the solver counts stay the unfolded plan's: the smaller margin is what pays for their growth).
+    Converters between stages of different widths cost LUTs that no stage's choice shows, so when a smaller
+    margin leaves the folding as it was, the next solve aims at a slower rate (a quarter slower each time, unless
+    the budget gives the cycles), which narrows the stages and the converters between them."""
+    margin, last = budget, None
+    for _ in range(12):
+        fold = solve(space, margin)
+        folded = space.lower(fold)
         total = design_area(space.graph, folded, space.dsp)[2]
         over = {f: getattr(total, f) - getattr(budget, f) for f in ("bram18", "lut") if getattr(budget, f) is not None}
         if all(v <= 0 for v in over.values()):
             return folded
-        margin = replace(margin, **{f: max(0, getattr(margin, f) - v) for f, v in over.items() if v > 0})
-        plan = folded
+        slower = {"cycles": folded.cycles + max(1, folded.cycles // 4)} if fold == last and budget.cycles is None else {}
+        margin = replace(margin, **{f: max(0, getattr(margin, f) - v) for f, v in over.items() if v > 0}, **slower)
+        last = fold
     worst = max(over, key=lambda f: over[f] / max(1, getattr(budget, f)))
     raise HlsfuseError(f"budget {budget.text()}: the folded design's FIFOs and converters keep it over "
                        f"{getattr(budget, worst)} {'BRAM18s' if worst == 'bram18' else 'LUTs'}")

@@ -176,8 +176,10 @@ def _graph_input(ctx: Context, info, order: layout.Order | None, typed=None) -> 
         # later nodes are still checked against size 1 in place of the dynamic dims
         ctx.graph_input(info.name, tuple(d if isinstance(d, int) and d >= 1 else 1 for d in info.shape),
                         layout.plain(len(info.shape)))
-        raise Unsupported(f"{where} has a dynamic shape ({', '.join(dynamic)}); give every dim a fixed size, "
-                          "e.g. export with static shapes or use onnx.tools.update_model_dims")
+        example = ",".join(str(d) if isinstance(d, int) and d >= 1 else "N" for d in info.shape)
+        raise Unsupported(f"{where} has a dynamic shape ({', '.join(dynamic)}); give every dim a fixed size "
+                          f"(hardware streams fixed shapes, e.g. a fixed sequence length): --input-shape "
+                          f"{info.name}={example} with N the size to build for, or export with static shapes")
     value = ctx.graph_input(info.name, tuple(info.shape), order, dtype)
     if not layout.is_plain(order):
         ctx.builder.source_axes(value.hls, order)  # how to_graph_layout and to_onnx_layout convert its arrays

@@ -12,6 +12,12 @@ Families (``FAMILIES``):
     torch-baked-batch  a PyTorch-style export (Gemm, BatchNorm1d, producer 'pytorch') traced with a batch of 256
     unet               a U-Net-like float model: conv, maxpool, ConvTranspose and Resize (x2), concat with the skip
     qdq-static         onnxruntime's quantize_static of a CNN: QDQ pairs with float scales and zero points
+    tel-*, bert2, vit-* float transformers exported from torch (tests/transformers/, export_torch.py): every
+                       nn.TransformerEncoderLayer variant (GELU and ReLU, post- and pre-LN, with and without a
+                       causal mask, both exporters), a 2-layer BERT-style encoder with a padding mask, ViT-tiny
+                       with a class token or mean pooling; 32 frames in the range such a model sees (token
+                       embeddings in [-3, 3], about N(0, 1); images in [-1, 1]), the largest error at most 2%
+                       of the float output's range, and the classifiers' argmax agreeing on every frame
 
 Run ``python tests/model_suite.py [--family NAME ...] [--no-sim] [--keep DIR]``: one line per family with the
 largest error against the float model, the stage count, and the simulators' verdicts; exit 1 if any step fails.
@@ -95,6 +101,13 @@ def _qdq_static() -> onnx.ModelProto:
         return static_quantized(proto, Path(folder), samples)
 
 
+TRANSFORMERS = Path(__file__).parent / "transformers"
+
+
+def _exported(name: str):
+    return lambda: onnx.load(TRANSFORMERS / f"{name}.onnx")
+
+
 FAMILIES = {
     "brevitas-mlp": lambda: brevitas_mlp(0),
     "brevitas-tfc-w1a1": lambda: brevitas_mlp(1, bipolar=True, widths=(64, 32, 32, 10)),
@@ -103,10 +116,24 @@ FAMILIES = {
     "torch-baked-batch": _torch_baked_batch,
     "unet": _unet,
     "qdq-static": _qdq_static,
+    **{p.stem.replace("_", "-"): _exported(p.stem) for p in sorted(TRANSFORMERS.glob("*.onnx"))},
 }
 
-OPTIONS = {"unet": ["--precision", "auto:16"]}
-"""Import options per family (the U-Net's random weights reach beyond the default's 6 integer bits)."""
+TRANSFORMER_FAMILIES = tuple(sorted(p.stem.replace("_", "-") for p in TRANSFORMERS.glob("*.onnx")))
+CLASSIFIERS = {"bert2", "vit-cls", "vit-mean"}
+"""Transformer families whose output is a class score per frame: their argmax must agree on every frame."""
+
+OPTIONS = {"unet": ["--precision", "auto:16"],
+           **{name: ["--input-range", "x=-1:1" if name.startswith("vit") else "x=-3:3"]
+              for name in TRANSFORMER_FAMILIES}}
+"""Import options per family (the U-Net's random weights reach beyond the default's 6 integer bits; the
+transformers' inputs: token embeddings about N(0, 1), images in [-1, 1])."""
+
+FRAMES = {name: 32 for name in TRANSFORMER_FAMILIES}
+"""Frames of ``run --compare float`` per family (default 2)."""
+
+RELATIVE = {name: 0.02 for name in TRANSFORMER_FAMILIES}
+"""The largest error allowed, as a fraction of the float output's range, for the families that are not exact."""
 
 EXACT = {"brevitas-mlp", "brevitas-tfc-w1a1", "brevitas-cnn", "channels-last", "qdq-static"}
 """Families whose design must equal the float model bit for bit (quantized); the others report their error."""
@@ -132,14 +159,21 @@ def run_family(name: str, folder: Path, sim: bool = True) -> dict[str, object]:
     options = OPTIONS.get(name, [])
     code, text = _cli(["convert", str(model), "-o", str(folder / f"{name}.json"), "--force", *options])
     assert code == 0, f"{name}: convert failed: {text}"
-    code, text = _cli(["run", str(model), "--compare", "float", "--frames", "2", *options])
+    code, text = _cli(["run", str(model), "--compare", "float", "--frames", str(FRAMES.get(name, 2)), *options])
     assert code == 0, f"{name}: run --compare float failed: {text}"
     header = re.search(r"error vs float \(([^)]*)\)", text)
     result["float"] = header.group(1) if header else "?"
-    rows = re.findall(r"^  (\S+)\s+([0-9.e+-]+)\s+[0-9.e+-]+\s+\S+\s+\S+$", text, re.M)
+    rows = re.findall(r"^  (\S+)\s+([0-9.e+-]+)\s+[0-9.e+-]+\s+(\S+)\s+(\S+)$", text, re.M)
     result["error"] = max(float(row[1]) for row in rows) if rows else float("nan")
+    result["relative"] = max(float(row[2]) for row in rows if row[2] != "-") if rows else float("nan")
+    result["argmax"] = ", ".join(row[3] for row in rows)
     if name in EXACT:
         assert result["error"] == 0.0, f"{name}: not bit-exact with {result['float']}: {text}"
+    if name in RELATIVE:
+        assert result["relative"] <= RELATIVE[name], f"{name}: error over {RELATIVE[name]:.0%} of the range: {text}"
+    if name in CLASSIFIERS:
+        frames = FRAMES[name]
+        assert all(row[3] == f"{frames}/{frames}" for row in rows), f"{name}: argmax disagrees: {text}"
     out = folder / "out"
     code, text = _cli(["compile", str(model), "-o", str(out), "--target", "all" if sim else "hls", "--force",
                        *options])
@@ -167,10 +201,11 @@ def main(argv: list[str] | None = None) -> int:
                 r = run_family(name, root / name, sim=not args.no_sim)
             except AssertionError as exc:
                 failed += 1
-                print(f"{name:18} FAIL  {str(exc).splitlines()[0]}")
+                print(f"{name:22} FAIL  {str(exc).splitlines()[0]}")
                 continue
             sims = "" if args.no_sim else f"  csim {r['csim'][:4]}  rtlsim {r['rtlsim'][:4]}"
-            print(f"{name:18} ok    max abs error {r['error']:.3g} vs {r['float']}  stages {r['stages']}{sims}")
+            print(f"{name:22} ok    max abs error {r['error']:.3g} ({r['relative']:.2%} of the range, argmax "
+                  f"{r['argmax']}) vs {r['float']}  stages {r['stages']}{sims}")
     return 1 if failed else 0
 
 

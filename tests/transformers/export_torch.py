@@ -9,8 +9,9 @@ Every model is small (a few thousand to ~100k parameters) and exported with its 
     tel_<act>_<post|pre>[_causal]   nn.TransformerEncoderLayer(d_model 32, 4 heads, feed-forward 64,
                                     batch_first), sequence 8; torch.onnx.export's default (dynamo) exporter,
                                     opset 18: LayerNormalization, Erf-based GELU, packed Q/K/V split by Gather
-    tel_legacy_<act>_<post|pre>     the same layers through the TorchScript exporter at opset 14 (LayerNorm
-                                    decomposed into ReduceMean/Sub/Pow/Sqrt/Div, shape arithmetic, Trilu mask)
+    tel_legacy_<act>_<post|pre>     tel_<act>_<post|pre>_causal's weights through the TorchScript exporter at
+                                    opset 14 (LayerNorm decomposed into ReduceMean/Sub/Pow/Sqrt/Div, the mask
+                                    computed by shape arithmetic, Trilu and Where)
     bert2                           a 2-layer BERT-style encoder written like Hugging Face's (separate Q, K, V
                                     projections, scores / sqrt(d) + a constant padding mask, softmax, exact
                                     GELU, post-LN), sequence 32, hidden 64, 4 heads, feed-forward 256, pooler
@@ -127,7 +128,10 @@ def export(model: nn.Module, example: torch.Tensor, path: Path, opset: int, dyna
     model.eval()
     torch.onnx.export(model, (example,), str(path), opset_version=opset, dynamo=dynamo, input_names=["x"],
                       output_names=["y"])
-    onnx.save(onnx.load(str(path)), str(path))  # the weights inside the file, not beside it
+    proto = onnx.load(str(path))  # the weights inside the file, not beside it
+    for node in proto.graph.node:  # the dynamo exporter's per-node stack traces: local paths, nothing hlsfuse reads
+        del node.metadata_props[:]
+    onnx.save(proto, str(path))
     data = path.with_name(path.name + ".data")
     if data.exists():
         data.unlink()
@@ -143,7 +147,7 @@ def main(out: Path) -> None:
                 torch.manual_seed(len(act) + 2 * norm_first + 4 * causal)
                 name = f"tel_{act}_{place}" + ("_causal" if causal else "")
                 export(EncoderLayer(act, norm_first, causal), torch.randn(1, 8, 32), out / f"{name}.onnx", 18, True)
-            torch.manual_seed(100 + len(act) + 2 * norm_first)
+            torch.manual_seed(len(act) + 2 * norm_first + 4)  # tel_<act>_<place>_causal's weights, exported again
             export(EncoderLayer(act, norm_first, True), torch.randn(1, 8, 32), out / f"tel_legacy_{act}_{place}.onnx",
                    14, False)
     torch.manual_seed(7)

@@ -102,6 +102,8 @@ def _qdq_static() -> onnx.ModelProto:
 
 
 TRANSFORMERS = Path(__file__).parent / "transformers"
+EXPORTS = tuple(p.stem for p in sorted(TRANSFORMERS.glob("*.onnx")) if p.stem != "dynamic_sequence")
+"""The exports a family each (dynamic_sequence needs --input-shape: tests/test_transformers.py)."""
 
 
 def _exported(name: str):
@@ -116,10 +118,10 @@ FAMILIES = {
     "torch-baked-batch": _torch_baked_batch,
     "unet": _unet,
     "qdq-static": _qdq_static,
-    **{p.stem.replace("_", "-"): _exported(p.stem) for p in sorted(TRANSFORMERS.glob("*.onnx"))},
+    **{stem.replace("_", "-"): _exported(stem) for stem in EXPORTS},
 }
 
-TRANSFORMER_FAMILIES = tuple(sorted(p.stem.replace("_", "-") for p in TRANSFORMERS.glob("*.onnx")))
+TRANSFORMER_FAMILIES = tuple(stem.replace("_", "-") for stem in EXPORTS)
 CLASSIFIERS = {"bert2", "vit-cls", "vit-mean"}
 """Transformer families whose output is a class score per frame: their argmax must agree on every frame."""
 

@@ -12,6 +12,8 @@ Every model is small (a few thousand to ~100k parameters) and exported with its 
     tel_legacy_<act>_<post|pre>     tel_<act>_<post|pre>_causal's weights through the TorchScript exporter at
                                     opset 14 (LayerNorm decomposed into ReduceMean/Sub/Pow/Sqrt/Div, the mask
                                     computed by shape arithmetic, Trilu and Where)
+    dynamic_sequence                tel_gelu_post exported with a dynamic sequence length (dim 1 of x is
+                                    'sequence'): refused as it is, built with --input-shape x=1,8,32
     bert2                           a 2-layer BERT-style encoder written like Hugging Face's (separate Q, K, V
                                     projections, scores / sqrt(d) + a constant padding mask, softmax, exact
                                     GELU, post-LN), sequence 32, hidden 64, 4 heads, feed-forward 256, pooler
@@ -124,10 +126,10 @@ class ViT(nn.Module):
         return self.head(x[:, 0] if self.pool == "cls" else x.mean(dim=1))
 
 
-def export(model: nn.Module, example: torch.Tensor, path: Path, opset: int, dynamo: bool) -> None:
+def export(model: nn.Module, example: torch.Tensor, path: Path, opset: int, dynamo: bool, **options) -> None:
     model.eval()
     torch.onnx.export(model, (example,), str(path), opset_version=opset, dynamo=dynamo, input_names=["x"],
-                      output_names=["y"])
+                      output_names=["y"], **options)
     proto = onnx.load(str(path))  # the weights inside the file, not beside it
     for node in proto.graph.node:  # the dynamo exporter's per-node stack traces: local paths, nothing hlsfuse reads
         del node.metadata_props[:]
@@ -150,6 +152,10 @@ def main(out: Path) -> None:
             torch.manual_seed(len(act) + 2 * norm_first + 4)  # tel_<act>_<place>_causal's weights, exported again
             export(EncoderLayer(act, norm_first, True), torch.randn(1, 8, 32), out / f"tel_legacy_{act}_{place}.onnx",
                    14, False)
+    torch.manual_seed(0)
+    sequence = torch.export.Dim("sequence", min=2, max=64)
+    export(EncoderLayer("gelu", False, False), torch.randn(1, 8, 32), out / "dynamic_sequence.onnx", 18, True,
+           dynamic_shapes={"x": {1: sequence}})
     torch.manual_seed(7)
     export(Bert(), torch.randn(1, 32, 64), out / "bert2.onnx", 13, False)
     for pool, opset in (("cls", 21), ("mean", 18)):

@@ -167,7 +167,7 @@ def run_family(name: str, folder: Path, sim: bool = True) -> dict[str, object]:
     result["float"] = header.group(1) if header else "?"
     rows = re.findall(r"^  (\S+)\s+([0-9.e+-]+)\s+[0-9.e+-]+\s+(\S+)\s+(\S+)$", text, re.M)
     result["error"] = max(float(row[1]) for row in rows) if rows else float("nan")
-    result["relative"] = max(float(row[2]) for row in rows if row[2] != "-") if rows else float("nan")
+    result["relative"] = max((float(row[2]) for row in rows if row[2] != "-"), default=0.0)
     result["argmax"] = ", ".join(row[3] for row in rows)
     if name in EXACT:
         assert result["error"] == 0.0, f"{name}: not bit-exact with {result['float']}: {text}"

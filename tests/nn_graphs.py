@@ -85,6 +85,9 @@ def nn_zoo(fixed: bool) -> Graph:
     outs.append(b.matmul(q, const("bm4", [2, 8, 5], "fixed<8,2>"), dtype=t("fixed<12,5,TRN,SAT>")))
     m4 = b.matmul(v, bm, dtype=t("fixed<14,6,RND,SAT>"))
     outs.append(b.add(m4, m1, dtype=t("fixed<14,6,RND,SAT>")))
+    # b transposed: attention's scores Q K^T, K held as it streams, per head (batch)
+    kt = b.input("kt", [2, 5, 8], dtype=t("fixed<8,3>"))
+    outs.append(b.matmul(v, kt, transpose_b=True, dtype=t("fixed<12,5,RND,SAT>")))
 
     # reductions with prologues: products, a held broadcast operand, a node computed before the loop
     outs.append(b.sum(b.mul(r, r, dtype=t("int16")), axes=[1], keepdims=True, dtype=t("int16")))

@@ -15,7 +15,7 @@ import numpy as np
 from onnx import numpy_helper
 from onnx_build import model, node, weights
 
-__all__ = ["TF_CASES", "GELU_FORMS", "gelu_erf_torch", "gelu_tanh_torch", "silu_torch", "scalar", "ffn"]
+__all__ = ["TF_CASES", "GELU_FORMS", "gelu_erf_torch", "gelu_tanh_torch", "silu_torch", "scalar", "ffn", "attention"]
 
 RNG = np.random.default_rng(2929)
 IMG = {"x": (1, 3, 5, 6)}
@@ -154,10 +154,45 @@ def ffn(hidden: int = 8, inner: int = 16, tokens: int = 5, opset: int = 17, seed
 _MASK = np.triu(np.ones((5, 8), bool), 1)  # a causal-style mask on [tokens, hidden]
 
 
+def attention(tokens: int = 6, hidden: int = 8, heads: int = 2, key_t: str = "perm", seed: int = 11):
+    """Multi-head self-attention as hand-written torch code exports it: Q, K, V projections, heads split by
+    Reshape and Transpose, scores Q K^T scaled, Softmax, times V, heads merged. ``key_t``: how K^T is written:
+    "perm" (one Transpose [0, 2, 3, 1] of the split K), "swap" (K.transpose(-1, -2) after the heads' Transpose),
+    "swap-reshape" (the swap, a Reshape merging batch and heads, then Mul by sqrt(scale), as torch's
+    scaled_dot_product_attention decomposes)."""
+    rng = np.random.default_rng(seed)
+    dh = hidden // heads
+    split = np.array([1, tokens, heads, dh], np.int64)
+    nodes = []
+    for p in "qkv":
+        nodes += [node("MatMul", ["x", f"w{p}"], [f"{p}0"]), node("Reshape", [f"{p}0", "split"], [f"{p}1"])]
+    nodes += [node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]), node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3])]
+    if key_t == "perm":
+        nodes += [node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]), node("MatMul", ["q", "kt"], ["s0"]),
+                  node("Mul", ["s0", "scale"], ["s"])]
+    elif key_t == "swap":
+        nodes += [node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]), node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+                  node("MatMul", ["q", "kt"], ["s0"]), node("Div", ["s0", "root"], ["s"])]
+    else:
+        nodes += [node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]), node("Transpose", ["k"], ["kt0"], perm=[0, 1, 3, 2]),
+                  node("Reshape", ["kt0", "merged_t"], ["kt1"]), node("Mul", ["kt1", "half"], ["kt"]),
+                  node("Reshape", ["q", "merged"], ["q2"]), node("Mul", ["q2", "half"], ["qs"]),
+                  node("MatMul", ["qs", "kt"], ["s1"]), node("Reshape", ["s1", "scores"], ["s"])]
+    nodes += [node("Softmax", ["s"], ["p"], axis=-1), node("MatMul", ["p", "v"], ["c"]),
+              node("Transpose", ["c"], ["c1"], perm=[0, 2, 1, 3]), node("Reshape", ["c1", "merge"], ["y"])]
+    init = {f"w{p}": weights(rng, hidden, hidden) for p in "qkv"}
+    init.update(split=split, merge=np.array([1, tokens, hidden], np.int64), scale=np.float32(dh ** -0.5),
+                root=np.float32(math.sqrt(dh)), half=np.float32(dh ** -0.25),
+                merged=np.array([heads, tokens, dh], np.int64), merged_t=np.array([heads, dh, tokens], np.int64),
+                scores=np.array([1, heads, tokens, tokens], np.int64))
+    return model(nodes, {"x": (1, tokens, hidden)}, init, opset=17, name="attention")
+
+
 TF_CASES = {
     **{name: factory for name, (factory, _) in GELU_FORMS.items()},
     "Erf": lambda: model([node("Erf", ["x"], ["y"])], IMG),
     "silu-torch": lambda: model(silu_torch(), IMG, opset=17),
+    **{f"attention-{form}": (lambda form=form: attention(key_t=form)) for form in ("perm", "swap", "swap-reshape")},
     # Split: attribute form, unequal, channels of a conv (held channel-last); input form, equal parts, last axis;
     # opset 18's num_outputs with a smaller last part
     "Split-attr-unequal": lambda: model([node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),

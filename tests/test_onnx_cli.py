@@ -45,13 +45,13 @@ def test_convert_refuses_to_overwrite(cnn_file, tmp_path, capsys):
 
 def test_convert_writes_nothing_for_an_unsupported_model(tmp_path, capsys):
     path = tmp_path / "bad.onnx"
-    onnx.save(model([node("Relu", ["x"], ["r"]), node("Round", ["r"], ["e"]), node("Sign", ["e"], ["y"])],
+    onnx.save(model([node("Relu", ["x"], ["r"]), node("Round", ["r"], ["e"]), node("Hardmax", ["e"], ["y"])],
                     {"x": (1, 4)}), path)
     out = tmp_path / "bad.json"
     assert main(["convert", str(path), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"hlsfuse: error: {path}: cannot import the model (2 problems): node 'e' (Round): "
-                          "unsupported op; node 'y' (Sign): unsupported op. Supported ops: Abs, Add, ")
+                          "unsupported op; node 'y' (Hardmax): unsupported op. Supported ops: Abs, Add, ")
     assert err.count("\n") == 1
     assert not out.exists()
 

@@ -113,7 +113,7 @@ def test_one_error_lists_every_offending_node():
     assert "node 'rs' (Reshape): input 'shape' must be a constant (dynamic shapes are not supported); " in text
     assert "node 'pd' (Pad): attribute 'mode' is 'wrap', expected one of constant, reflect, edge; " in text
     assert "node 'n' (LpNormalization): unsupported op. Supported ops: Abs, Add, AveragePool, " in text
-    assert "; on constants only: Ceil, Constant, ConstantOfShape, " in text
+    assert "; on constants only: And, Ceil, Constant, ConstantOfShape, " in text
     assert "\n" not in text
 
 

@@ -15,7 +15,7 @@ onnx = need("onnx")
 need("onnxruntime")
 from onnx import helper  # noqa: E402
 from onnx_build import errors, feeds, hls_run, model, node, ort_run, weights  # noqa: E402
-from onnx_tf_cases import GELU_FORMS, ffn, gelu_erf_torch, scalar, silu_torch  # noqa: E402
+from onnx_tf_cases import GELU_FORMS, attention, ffn, gelu_erf_torch, scalar, silu_torch  # noqa: E402
 
 from hlsfuse import HlsfuseError, fuse  # noqa: E402
 from hlsfuse.cli import main  # noqa: E402
@@ -69,6 +69,19 @@ def test_both_gelu_forms_give_the_same_design():
     onnx20 = from_onnx(model(nodes, {"x": (1, 5, 8)}, inits, opset=20), precision="fixed<16,6,RND,SAT>")
     assert _ops(decomposed) == _ops(onnx20) == ["dense", "bias_add", "gelu", "dense", "bias_add"]
     assert [g.nodes for g in fuse(decomposed).groups] == [g.nodes for g in fuse(onnx20).groups]
+
+
+@pytest.mark.parametrize("form", ["perm", "swap", "swap-reshape"])
+def test_attention_holds_k_as_it_streams(form):
+    """However K^T is written (one Transpose, a swap after the heads' split, a swap then a Reshape and a scale),
+    the scores' matmul reads K transposed from its held copy (transpose_b) and every transpose left keeps the
+    innermost axis (a stage that folds its lanes, not one that buffers and turns the tensor)."""
+    graph = from_onnx(attention(key_t=form))
+    scores, context = [n for n in graph.nodes if n.op == "matmul"]
+    assert graph.sigs[scores.name]["transpose_b"] and not graph.sigs[context.name]["transpose_b"]
+    for n in graph.nodes:
+        if n.op == "transpose":
+            assert n.attrs["axes"][-1] == len(n.attrs["axes"]) - 1, (n.name, n.attrs["axes"])
 
 
 def test_ffn_block_imports_and_compiles_for_both_targets(tmp_path, capsys):

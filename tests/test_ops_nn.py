@@ -6,6 +6,7 @@ compared bit for bit with the ``fractions.Fraction`` model of tests/test_types.p
 applied to each window's exact mean.
 """
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -350,12 +351,36 @@ def test_matmul_broadcasts_batch_dims():
     assert OPS["matmul"].buffer_reason(g.sigs["y"]) is None
 
 
+def test_matmul_with_b_transposed_is_a_at_b_transposed_and_reads_its_products_innermost():
+    rng = np.random.default_rng(8)
+    a = random_real(rng, (2, 3, 4), "fixed<8,3>")
+    bt = random_real(rng, (2, 5, 4), "fixed<8,3>")
+    b = GraphBuilder("t", dtype="fixed<8,3>")
+    b.output(b.matmul(b.input("a", a.shape), b.input("k", bt.shape), transpose_b=True, name="y", dtype=WIDE))
+    g = b.build()
+    np.testing.assert_array_equal(reference.run(g, {"a": a, "k": bt})["y"], np.matmul(a, np.swapaxes(bt, -1, -2)))
+    assert g.types["y"].shape == (2, 3, 5)
+    sig = g.sigs["y"]
+    assert OPS["matmul"].head(sig).products_innermost
+    plain = dataclasses.replace(sig, shapes=(sig.shapes[0], (2, 4, 5)), attrs={**sig.attrs, "transpose_b": False})
+    assert not OPS["matmul"].head(plain).products_innermost
+
+
 MATMUL_ERRORS = [
     ([(4,), (4, 2)], "input 'a' must have at least 2 dims, not 1 (use dense, or reshape vectors to matrices)"),
     ([(3, 4), (4,)], "input 'b' must have at least 2 dims, not 1 (use dense, or reshape vectors to matrices)"),
     ([(3, 4), (5, 2)], "input 'b' must have 4 rows (axis -2, the last axis of 'a'), not 5"),
     ([(2, 3, 4), (3, 4, 2)], "batch dims [2] of 'a' and [3] of 'b' do not broadcast"),
 ]
+
+
+def test_matmul_with_b_transposed_names_the_columns_it_needs():
+    b = GraphBuilder("t", dtype="fixed<8,3>")
+    a, k = b.input("a", (3, 4)), b.input("k", (4, 5))
+    with pytest.raises(HlsfuseError) as info:
+        b.matmul(a, k, transpose_b=True, name="n")
+    assert str(info.value) == ("node 'n' (matmul): input 'b' must have 4 columns (axis -1, the last axis of 'a', as "
+                               "transpose_b is set), not 5")
 
 
 @pytest.mark.parametrize("shapes, message", MATMUL_ERRORS)

@@ -113,6 +113,13 @@ def _matmul_graphs():
     b.output(b.mul(m, _const(b, rng, "k", [1, 3], "fixed<6,2>", 2.0), dtype="fixed<10,4,RND,SAT>"))
     graphs.append(b.build())
 
+    # b transposed (attention's Q K^T from K as it streams): held and batched, and a constant broadcast over batches
+    b = GraphBuilder("matmul_transposed", dtype="fixed<10,4>")
+    q, k = b.input("q", [2, 3, 4]), b.input("k", [2, 5, 4], dtype="fixed<8,3>")
+    b.output(b.matmul(q, k, transpose_b=True, dtype="fixed<12,5,RND,SAT>"))
+    b.output(b.matmul(q, _const(b, rng, "bt", [6, 4], "fixed<8,2>"), transpose_b=True, dtype="fixed<12,5,RND,SAT>"))
+    graphs.append(b.build())
+
     # integers: uint8 @ int8 into int16
     b = GraphBuilder("matmul_int", dtype="uint8")
     b.output(b.matmul(b.input("a", [3, 4]), _const(b, rng, "bi", [4, 2], "int8", 100.0), dtype="int16"))

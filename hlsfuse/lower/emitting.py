@@ -63,7 +63,9 @@ def emitting_schedule(s: StageInputs, kind: str, build) -> Schedule:
     if weights is not None:
         size = graph.types[weights].size
         matrices = size // (main.products * columns)  # a matmul's b with batch dims holds several
-        parts[weights] = {"banks": main.simd * matrices, "banking": "block" if main.strided else "cyclic"}
+        # strided: each matrix in SIMD blocks of rows; else a fold's SIMD consecutive products, in every matrix
+        parts[weights] = {"banks": main.simd * matrices, "banking": "block"} if main.strided else {
+            "banks": main.simd, "banking": "cyclic"}
         if main.pe > 1 and not main.strided:
             parts[weights] = {"banks": main.pe, "banking": "cyclic", "columns": main.products,
                               "column_banks": main.simd}

@@ -72,8 +72,8 @@ class RowsMain(Emitting):
 
     @property
     def base_rows(self) -> tuple[int, ...]:
-        """matmul: ``offsets`` counted in rows of b (b seen as rows of N)."""
-        return tuple(o // self.n for o in self.offsets)
+        """matmul: ``offsets`` counted in rows of b (b seen as rows of N; of K when ``products_innermost``: b^T)."""
+        return tuple(o // (self.k if self.products_innermost else self.n) for o in self.offsets)
 
     @property
     def streamed(self) -> bool:

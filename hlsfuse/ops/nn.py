@@ -166,15 +166,17 @@ def _conv_terms(sig: Sig) -> int:
     return kh * kw * cg
 
 
-def _mac_head(terms, products_innermost: bool = False, window=None):
-    """A ``head`` rule of a MAC op of ``terms(sig)`` products per output, weights in input 1."""
+def _mac_head(terms, products_innermost=False, window=None):
+    """A ``head`` rule of a MAC op of ``terms(sig)`` products per output, weights in input 1;
+    ``products_innermost``: a bool, or a rule of the signature."""
 
     def head(sig: Sig) -> Head:
         n = terms(sig)
         fmts = fixed_inputs(sig)
         acc = fmts[0].mul(fmts[1]).accumulate(n) if fmts is not None else None
         groups = sig["groups"] if window is not None else 1
-        return Head("mac", n, 1, products_innermost, acc, window(sig) if window else None, groups)
+        innermost = products_innermost(sig) if callable(products_innermost) else products_innermost
+        return Head("mac", n, 1, innermost, acc, window(sig) if window else None, groups)
 
     return head
 
@@ -242,11 +244,18 @@ def _dense_bounds(ins, sig):
     return Interval(lo, hi, _product_frac(x, w))
 
 
+def _matrix_b(shape: tuple[int, ...], sig: Sig) -> tuple[int, ...]:
+    """The shape of matmul's b as the product reads it, [..., K, N] (``transpose_b``: b holds [..., N, K])."""
+    return (*shape[:-2], shape[-1], shape[-2]) if sig["transpose_b"] and len(shape) >= 2 else tuple(shape)
+
+
 def _matmul_bounds(ins, sig):
     a, b = ins
-    k, n = sig.shapes[1][-2:]
-    a = a.channels(k)
     blo, bhi = _terms(b, sig.shapes[1])
+    if sig["transpose_b"]:
+        blo, bhi = np.swapaxes(blo, -1, -2), np.swapaxes(bhi, -1, -2)
+    k, n = blo.shape[-2:]
+    a = a.channels(k)
     lo, hi = _products(a.lo[:, None], a.hi[:, None], blo, bhi, -2)  # [..., N]
     batch = tuple(range(lo.ndim - 1))
     return Interval(lo.min(axis=batch), hi.max(axis=batch), _product_frac(a, b))
@@ -258,6 +267,10 @@ def _matmul_shape(sig: Sig) -> tuple[int, ...]:
         if len(shape) < 2:
             hint = "use dense, or reshape vectors to matrices"
             raise OpError(f"input '{name}' must have at least 2 dims, not {len(shape)} ({hint})")
+    if sig["transpose_b"] and b[-1] != a[-1]:
+        raise OpError(f"input 'b' must have {a[-1]} columns (axis -1, the last axis of 'a', as transpose_b is set), "
+                      f"not {b[-1]}")
+    b = _matrix_b(b, sig)
     if b[-2] != a[-1]:
         raise OpError(f"input 'b' must have {a[-1]} rows (axis -2, the last axis of 'a'), not {b[-2]}")
     try:
@@ -268,7 +281,8 @@ def _matmul_shape(sig: Sig) -> tuple[int, ...]:
 
 
 def _matmul_op(args, sig):
-    return _matmul(args[0], args[1], sig)
+    b = np.swapaxes(args[1], -1, -2) if sig["transpose_b"] else args[1]
+    return _matmul(args[0], b, sig)
 
 
 # --------------------------------------------------------------------------
@@ -412,13 +426,15 @@ OPS = (
         name="matmul",
         stream="rows",
         inputs=("a", "b"),
+        attrs=(Attr("transpose_b", "bool", False),),
         shape=_matmul_shape,
         pattern=Pattern.OUT_ELEMWISE_FUSABLE,
         check=_product_checker(lambda sig: sig.shapes[0][-1]),
-        head=_mac_head(lambda sig: sig.shapes[0][-1]),
+        head=_mac_head(lambda sig: sig.shapes[0][-1], products_innermost=lambda sig: sig["transpose_b"]),
         compute=_matmul_op,
         bounds=_matmul_bounds,
-        doc="a @ b with numpy's broadcasting of batch dims; both inputs need at least 2 dims",
+        doc="a @ b with numpy's broadcasting of batch dims; both inputs need at least 2 dims; transpose_b: b holds "
+            "[..., N, K] (a @ b^T, attention's scores from K as it streams)",
     ),
     OpDef(
         name="max_pool2d",

@@ -84,8 +84,9 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     results = []
     for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):
         tag = f"l{lane}_" if main.pe > 1 else ""
-        if main.products_innermost:
-            base, step = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}"), 1
+        if main.products_innermost:  # dense's w[N, K], a matmul's b^T: column n's products from n K on
+            first = f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}"
+            base, step = b.wire(f"{tag}wbase", iw, first if batch_base is None else f"{batch_base} + {first}"), 1
         else:
             base, step = zext(col, cw, iw), main.n
             if batch_base is not None:

@@ -33,6 +33,7 @@ __all__ = [
     "to_hls",
     "same_element_order",
     "steps",
+    "reshaped",
     "transposed",
     "without",
     "with_units",
@@ -104,6 +105,44 @@ def steps(shape: tuple[int, ...], src: Order, dst: Order) -> list[tuple[str, tup
     if len(dst_axes) != len(dst):
         out.append(("reshape", hls_shape(shape, dst)))
     return out
+
+
+def reshaped(shape: tuple[int, ...], order: Order, target: tuple[int, ...]) -> Order | None:
+    """The order of ``Reshape(target)``'s output held in the same elements as the input (an hlsfuse reshape, no
+    transpose), or None when there is none: every run of input axes the reshape merges or splits must be held
+    together and in its ONNX order (attention's K^T split into heads stays K^T, held as K)."""
+    big = [a for a in range(len(shape)) if shape[a] > 1]
+    tbig = [a for a in range(len(target)) if target[a] > 1]
+    blocks, i, j = [], 0, 0  # (input axes, target axes) of equal products, in ONNX order
+    while i < len(big) or j < len(tbig):
+        src, dst, p, q = [], [], 1, 1
+        while True:
+            if p <= q and i < len(big):
+                src.append(big[i])
+                p *= shape[big[i]]
+                i += 1
+            elif j < len(tbig):
+                dst.append(tbig[j])
+                q *= target[tbig[j]]
+                j += 1
+            else:
+                return None
+            if p == q and src and dst:
+                break
+        blocks.append((src, dst))
+    held = _big_axes(shape, order)
+    sequence: list[int] = []
+    while held:
+        block = next((b for b in blocks if b[0][0] == held[0]), None)
+        if block is None or held[:len(block[0])] != block[0]:
+            return None
+        sequence += block[1]
+        held = held[len(block[0]):]
+    out: list[int] = []
+    for a in sequence:  # the target's size-1 axes go before the next larger ONNX axis held
+        out += [u for u in range(len(target)) if target[u] == 1 and u < a and u not in out]
+        out.append(a)
+    return tuple(out + [u for u in range(len(target)) if target[u] == 1 and u not in out])
 
 
 def transposed(order: Order, perm: tuple[int, ...]) -> Order:

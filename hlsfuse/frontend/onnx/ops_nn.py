@@ -12,6 +12,7 @@ columns are permuted instead of the activations (no transpose stage).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -224,6 +225,20 @@ def _gemm(ctx: Context, node: NodeDef) -> None:
         binary(ctx, t, "add", y, c, hints=("", node.inputs[2]))
 
 
+def _moves_innermost(value: Value) -> bool:
+    """Holding ``value`` in plain layout takes a transpose that moves its innermost axis (a stage of its own that
+    buffers the tensor and cannot fold its lanes)."""
+    return any(kind == "transpose" and arg[-1] != len(arg) - 1
+               for kind, arg in layout.steps(value.shape, value.order, layout.plain(value.rank)))
+
+
+def _swap_last(value: Value) -> Value:
+    """``value`` with its last two axes swapped (a Transpose that is not done, only a layout)."""
+    perm = (*range(value.rank - 2), value.rank - 1, value.rank - 2)
+    shape = tuple(value.shape[p] for p in perm)
+    return replace(value, shape=shape, order=layout.transposed(value.order, perm))
+
+
 def _matmul(ctx: Context, node: NodeDef) -> None:
     t = _out(node)
     a_name, b_name = node.inputs[:2]
@@ -244,7 +259,7 @@ def _matmul(ctx: Context, node: NodeDef) -> None:
         ctx.node(t, "reshape", [d.hls], layout.plain(rank - 1), newshape=list(a_shape[:-1]))
         return
     # general case: numpy matmul of two tensors; a 1-D operand is a matrix whose added axis is dropped
-    inputs, dropped = [], []
+    inputs, dropped, attrs = [], [], {}
     for i, name in enumerate((a_name, b_name)):
         entry = ctx.operand(name)
         vector = np.ndim(entry) == 1 if isinstance(entry, np.ndarray) else entry.rank == 1
@@ -256,13 +271,16 @@ def _matmul(ctx: Context, node: NodeDef) -> None:
             shape = [1, entry.shape[0]] if i == 0 else [entry.shape[0], 1]
             matrix = ctx.node(t, "reshape", [ctx.plain(entry)], layout.plain(2), part=f"in{i}", newshape=shape)
             inputs.append(matrix.hls)
+        elif i == 1 and _moves_innermost(entry) and not _moves_innermost(swapped := _swap_last(entry)):
+            inputs.append(ctx.plain(swapped))  # attention's K^T: the stage holds K as it streams, read transposed
+            attrs["transpose_b"] = True
         else:
             inputs.append(ctx.plain(entry))
     rank = max(len(ctx.builder.type_of(name).shape) for name in inputs)
     if not dropped:
-        ctx.node(t, "matmul", inputs, layout.plain(rank))
+        ctx.node(t, "matmul", inputs, layout.plain(rank), **attrs)
         return
-    product = ctx.node(t, "matmul", inputs, layout.plain(rank), part="matmul")
+    product = ctx.node(t, "matmul", inputs, layout.plain(rank), part="matmul", **attrs)
     keep = [d for i, d in enumerate(product.shape) if i - rank not in dropped]
     ctx.node(t, "reshape", [product.hls], layout.plain(len(keep)), newshape=keep)
 

@@ -246,6 +246,8 @@ def reshape_to(ctx: Context, node: NodeDef, target: tuple[int, ...]) -> None:
         ctx.node(t, "reshape", [x.hls], layout.plain(len(target)), newshape=list(target))
     elif len(target) == 2 and target[0] == x.shape[0] and x.order[0] == 0:
         ctx.define(t, Deferred(target, x, layout.flat_columns(x.shape, x.order)))
+    elif (order := layout.reshaped(x.shape, x.order, target)) is not None:  # the transpose still not done
+        ctx.node(t, "reshape", [x.hls], order, newshape=list(layout.hls_shape(target, order)))
     else:
         ctx.node(t, "reshape", [ctx.plain(x)], layout.plain(len(target)), newshape=list(target))
 

@@ -43,10 +43,18 @@ def _out(node: NodeDef) -> str:
 # --------------------------------------------------------------------------
 
 
-def _activation(op: str, **defaults: float):
+FINE_TABLE_BITS = 12
+"""table_bits of the transformer activations the import makes (gelu, erf, silu): their slope is near 1 where
+their inputs lie, so 10 bits over a 16-bit input (buckets of 64 LSBs) would put a few percent of an FFN's
+activations into the error; 12 bits make buckets of 16 LSBs (4096 entries, docs/transformers.md)."""
+
+
+def _activation(op: str, table_bits: int | None = None, **defaults: float):
     def convert(ctx: Context, node: NodeDef) -> None:
         x = ctx.value(node.inputs[0])
         attrs = {name: float(node.attr(name, default)) for name, default in defaults.items()}
+        if table_bits is not None:
+            attrs["table_bits"] = table_bits
         ctx.node(_out(node), op, [x.hls], x.order, **attrs)
 
     return convert
@@ -61,7 +69,7 @@ def _gelu(ctx: Context, node: NodeDef) -> None:
         raise Unsupported(f"attribute 'approximate' is '{approximate}', expected one of "
                           f"{', '.join(_GELU_APPROXIMATIONS)}")
     x = ctx.value(node.inputs[0])
-    ctx.node(_out(node), "gelu", [x.hls], x.order, approximate=approximate)
+    ctx.node(_out(node), "gelu", [x.hls], x.order, approximate=approximate, table_bits=FINE_TABLE_BITS)
 
 
 # --------------------------------------------------------------------------
@@ -247,14 +255,14 @@ MORE_CONVERTERS = {
     "Softsign": _activation("softsign"),
     "HardSigmoid": _activation("hard_sigmoid", alpha=0.2, beta=0.5),
     "HardSwish": _activation("hard_swish"),
-    "Erf": _activation("erf"),
+    "Erf": _activation("erf", FINE_TABLE_BITS),
     "Gelu": _gelu,
     "Resize": _resize,
     "Upsample": _legacy_upsample,
     "ConvTranspose": _conv_transpose,
 }
 
-PATTERN_CONVERTERS = {"Silu": _activation("silu")}
+PATTERN_CONVERTERS = {"Silu": _activation("silu", FINE_TABLE_BITS)}
 """Converters of the nodes patterns.py writes in its own domain."""
 
 MORE_SPATIAL = {"ConvTranspose", "Resize", "Upsample"}

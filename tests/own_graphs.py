@@ -5,6 +5,8 @@ many own stages per graph, of several fixed-point types, rounding and overflow m
     hls_*      the HLS stages (test_hls_stages_own.py; the inventory builds of test_hls_headers.py)
     rtl_*      the Verilog stages (test_rtl_own.py)
     lanes_*    own stages taking L elements per token (test_own_lanes_hls.py, test_own_lanes_rtl.py, test_lanes.py)
+    masked_softmaxes(dtype)   masked softmax: causal, padding and scattered masks (the shared hardware builds,
+               test_hw_shared.py, with MASKED_LANES)
     own_stages(plan), own_ops(graph, plan)   a plan's own stages by head node; their ops, sorted (with repeats)
 """
 
@@ -17,7 +19,7 @@ from hlsfuse.ir import Graph
 
 __all__ = ["hls_movers", "hls_rows", "hls_floats", "rtl_movers", "rtl_joins", "rtl_softmaxes", "rtl_picks",
            "rtl_random_slices", "lanes_zoo", "LANES_ZOO_HEADS", "lanes_whole_tokens", "lanes_movers", "lanes_picks",
-           "lanes_small", "own_stages", "own_ops"]
+           "lanes_small", "masked_softmaxes", "MASKED_LANES", "causal", "own_stages", "own_ops"]
 
 
 def own_stages(plan) -> dict:
@@ -83,7 +85,7 @@ def hls_movers() -> Graph:
 
 
 def hls_rows() -> Graph:
-    """softmax with several table sizes and types, argmax on every axis, topk values and indices."""
+    """softmax with several table sizes and types (masked too), argmax on every axis, topk values and indices."""
     b = GraphBuilder("rows", dtype="fixed<10,4>")
     x = b.input("x", [2, 3, 6])
     w = b.input("w", [4, 5], dtype="fixed<4,2>")  # few values: ties for argmax and topk
@@ -100,6 +102,11 @@ def hls_rows() -> Graph:
         b.softmax(k, table_bits=16, exp_dtype="ufixed<10,1,RND,SAT>", recip_dtype="ufixed<10,3,RND,SAT>"),
         b.softmax(f),
         b.relu(b.softmax(z, table_bits=8, dtype="fixed<9,1,TRN_ZERO,SAT_SYM>")),  # an own stage feeding a map
+        # masked: a mask row per row of the second-to-last axis (fixed point), one per row (float32)
+        b.softmax(x, mask=b.constant("xmask", [[0, 0, 0, 1, 1, 1], [0, 1, 0, 1, 0, 1], [0] * 6], dtype="ufixed<1,1>"),
+                  table_bits=8),
+        b.softmax(f, mask=b.constant("fmask", [[0, 1, 0, 0, 1], [1, 0, 0, 0, 0], [0, 0, 0, 1, 1]],
+                                     dtype="ufixed<1,1>")),
     ]
     for axis in range(3):
         outs.append(b.argmax(z, axis=axis))
@@ -449,4 +456,39 @@ def lanes_small() -> Graph:
              b.transpose(x, axes=[1, 0, 2], name="tr"), b.softmax(x, table_bits=5, name="sm"),
              b.argmax(x, axis=2, dtype="int16", name="last"), b.argmax(x, axis=1, dtype="int16", name="outer"),
              b.topk(x, k=2, name="tk"), b.slice(x, begin=[0, 1, 4], end=[2, 3, 8], name="sl"))
+    return b.build()
+
+
+def causal(s: int) -> np.ndarray:
+    """A causal mask over ``s`` tokens: query i leaves out the keys after i (1 above the diagonal)."""
+    return np.triu(np.ones((s, s)), 1)
+
+
+MASKED_LANES = {"pad_sm": 4, "scattered_sm": 2}
+"""Lanes of the masked softmaxes of ``masked_softmaxes`` (fixed point) that take more than one."""
+
+
+def masked_softmaxes(dtype: str = "fixed<10,4>") -> Graph:
+    """masked_softmax with a causal mask over heads (R = S), a padding mask (R = 1, whole tokens left out with 4
+    lanes), a scattered mask of R = 3 rows (2 lanes: tokens half left out) on an unsigned input, a row keeping one
+    position, and one feeding a map stage; in ``dtype`` (fixed point or float32)."""
+    fixed = dtype != "float32"
+    b = GraphBuilder("masked" if fixed else "masked_f", dtype=dtype)
+    x = b.input("x", [1, 2, 4, 4])  # [batch, heads, queries, keys]
+    p = b.input("p", [3, 8])
+    u = b.input("u", [2, 3, 6], dtype="ufixed<8,3,RND,SAT>" if fixed else dtype)
+    bit = "ufixed<1,1>"
+    pad = b.constant("pad", [[0] * 4 + [1] * 4], dtype=bit)  # keys 4..7 are padding
+    rows = np.array([[1, 0, 0, 1, 1, 0], [0, 1, 1, 0, 1, 1], [1, 1, 1, 1, 1, 0]])  # the last keeps one position
+    scattered = b.constant("scattered", rows, dtype=bit)
+    typed = ({"table_bits": 8, "exp_dtype": "ufixed<12,1,RND,SAT>", "recip_dtype": "ufixed<12,3,RND,SAT>",
+              "dtype": "ufixed<10,1,RND_CONV,SAT>"} if fixed else {})
+    outs = [
+        b.softmax(x, mask=b.constant("causal", causal(4), dtype=bit), name="causal_sm",
+                  **({"table_bits": 6} if fixed else {})),
+        b.softmax(p, mask=pad, name="pad_sm"),
+        b.softmax(u, mask=scattered, name="scattered_sm", **typed),
+        b.relu(b.softmax(p, mask=pad, **({"dtype": "fixed<9,1,TRN_ZERO,SAT_SYM>"} if fixed else {}))),
+    ]
+    b.output(*outs)
     return b.build()

@@ -51,10 +51,10 @@ def test_movers_are_bit_exact(tmp_path):
 
 
 @pytest.mark.gxx
-def test_softmax_argmax_topk_are_bit_exact(tmp_path):
+def test_softmax_masked_softmax_argmax_topk_are_bit_exact(tmp_path):
     graph = hls_rows()
     plan = run(graph, tmp_path, frames=3)
-    assert set(own_ops(graph, plan)) == {"softmax", "argmax", "topk"}
+    assert set(own_ops(graph, plan)) == {"softmax", "masked_softmax", "argmax", "topk"}
 
 
 @pytest.mark.gxx

@@ -9,6 +9,9 @@
       upsamples, erf, gelu, silu
     a U-Net                      conv, maxpool, ConvTranspose (zero insertion, conv), concat (tests/onnx_more_cases)
     eight convs typed by auto:10 unsigned types, more integer bits than bits (RTL; test_onnx_auto.auto_deep_cnn)
+    masked softmaxes             causal, padding and scattered masks, 4 and 2 lanes (tests/own_graphs.py), and a
+                                 torch-style causal self-attention imported from ONNX (test_onnx_masks); float32
+                                 masked softmax is in test_hls_stages_own's build (a float sum's order: 1e-5)
 
 The RTL run is also the timing model's cycle for cycle (rtl_design.simulate) and lint clean.
 """
@@ -23,8 +26,10 @@ need("qonnx")
 
 from more_graphs import fixed_more, fixed_tf, float_more, float_tf  # noqa: E402
 from onnx_more_cases import unet  # noqa: E402
+from own_graphs import MASKED_LANES, masked_softmaxes  # noqa: E402
 from test_onnx_auto import auto_deep_cnn  # noqa: E402
 from test_onnx_float_scales import MODELS, assert_matches, imported  # noqa: E402
+from test_onnx_masks import add_mask, causal  # noqa: E402
 from test_ops_threshold import FOLDS  # noqa: E402
 from union import union, union_fold  # noqa: E402
 
@@ -49,6 +54,8 @@ def parts(with_floats: bool):
         found.append((graph, Folding(), [to_graph_layout(graph, f) for f in inputs]))
     found += [(fixed_more(), Folding(), None), (fixed_tf(), Folding(), None)]
     found.append((from_onnx(unet("ConvTranspose"), precision="auto:16"), Folding(), None))
+    found.append((masked_softmaxes(), Folding(lanes=tuple(MASKED_LANES.items())), None))
+    found.append((from_onnx(add_mask(causal()), precision="fixed<16,6,RND,SAT>"), Folding(), None))
     if with_floats:
         found += [(float_more(), Folding(), None), (float_tf(), Folding(), None)]
     else:

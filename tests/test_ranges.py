@@ -201,6 +201,8 @@ OP_CASES = {
     "avg_pool2d": lambda b, x, u: b.op("avg_pool2d", x, pool_size=[2, 2], padding=[1, 1, 1, 1],
                                        count_include_pad=True),
     "softmax": lambda b, x, u: b.op("softmax", x, table_bits=6), "argmax": lambda b, x, u: b.op("argmax", u, axis=1),
+    "masked_softmax": lambda b, x, u: b.softmax(u, mask=b.constant(None, [[0, 1], [0, 0]], dtype="ufixed<1,1>"),
+                                                table_bits=5),  # a row keeping one position, a row keeping both
     "topk": lambda b, x, u: b.op("topk", x, k=1, ret="indices"),
 }
 

@@ -326,7 +326,11 @@ class GraphBuilder:
 
     # --------------------------------------------------------------- opaque
 
-    def softmax(self, x, **kw):
+    def softmax(self, x, mask=None, **kw):
+        """attrs: table_bits=10, exp_dtype, recip_dtype; ``mask``: a ufixed<1,1> constant [R, N] whose 1s leave
+        positions out (a ``masked_softmax`` node)"""
+        if mask is not None:
+            return self.op("masked_softmax", x, mask, **kw)
         return self.op("softmax", x, **kw)
 
     def argmax(self, x, **kw):

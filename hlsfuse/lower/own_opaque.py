@@ -22,6 +22,8 @@ class SoftmaxMain(OneSource):
     write: str
     op: str = "softmax"
     lanes_in: int = 1  # elements per token of the input and the output
+    mask: str | None = None  # masked_softmax: the constant [R, N] whose 1s leave positions out (a ROM), else None
+    mask_rows: int = 1  # R: row r of the tensor reads mask row r mod R
 
     @property
     def iterations(self) -> int:

@@ -14,7 +14,8 @@
     upsample2d  one iteration per output token: per input row, sh output rows of each pixel sw times; the
                 first copy of a pixel in the first row reads it (nearest: into a row buffer of W x C elements,
                 read back by the other copies; zeros: the other copies are zeros)
-    softmax     per row of N: read it (tracking the max), exp and sum, write e * recip(sum)
+    softmax     per row of N: read it (tracking the max), exp and sum, write e * recip(sum); masked_softmax
+                the same loop, reading its mask from a ROM of R x N bits (positions left out: no max, e = 0)
     argmax      per outer index: read N * INNER elements keeping INNER running maxima, write INNER
     topk        per row: N reads into a sorted K-slot list, then K writes
 
@@ -40,6 +41,7 @@ an op allows):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -248,6 +250,15 @@ def _softmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, 
     return main, buffers, (State("row maximum", "first"), State("sum of exponentials", "first"))
 
 
+def _masked_softmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    """softmax's main, with its mask (a constant, ``ops.opaque``) as a ROM read a token of L bits at a time."""
+    main, buffers, state = _softmax_main(graph, node, sources[:1], in_shape, out_shape, write, lanes)
+    mask = graph.types[sources[1].tensor]
+    main = dataclasses.replace(main, mask=sources[1].tensor, mask_rows=mask.shape[0])
+    rom = memory("mask", mask.size, 1, banks=lanes, banking="cyclic", tensor=sources[1].tensor, rom=True)
+    return main, (*buffers, rom), state
+
+
 def _argmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
     axis = graph.sigs[node.name]["axis"] % len(in_shape)
     main = ArgmaxMain(sources[0], math.prod(in_shape[:axis]), in_shape[axis], math.prod(in_shape[axis + 1 :]),
@@ -274,6 +285,7 @@ OWN_OPS = {
     "transpose": OwnOp(_transpose_main, _first(_transpose_refuses, _output_refuses)),
     "upsample2d": OwnOp(_upsample_main),
     "softmax": OwnOp(_softmax_main, _first(_output_refuses, _softmax_refuses)),
+    "masked_softmax": OwnOp(_masked_softmax_main, _first(_output_refuses, _softmax_refuses)),
     "argmax": OwnOp(_argmax_main, lanes_out=_argmax_lanes_out),
     "topk": OwnOp(_topk_main, lanes_out=lambda graph, node, lanes: 1),
 }

@@ -1,4 +1,4 @@
-"""Opaque ops: softmax, argmax and topk.
+"""Opaque ops: softmax (with or without a constant mask), argmax and topk.
 
 They see a whole row (or more) before they can emit, so nothing fuses into
 them (TVM's OPAQUE) and, except for argmax over the innermost axis, they are
@@ -12,9 +12,18 @@ Fixed-point softmax over the last axis is defined exactly, step by step:
 
 The two tables come from ``hlsfuse.lut.make_table``, so the reference, the C++
 and the Verilog use the same entries.
+
+``masked_softmax(x, mask)`` is softmax with a constant 0/1 mask (an attention mask): ``mask`` is
+[R, N] of ufixed<1,1>, N the last axis of x and R 1 or x's second-to-last dimension; row r of x
+(rows counted over all leading axes) reads mask row r mod R. A position the mask sets (1) is left
+out of the max and of the sum and outputs exactly 0; the others are the softmax of the positions
+kept, by the same steps and tables. One mask row serves every row (padding masks); S rows serve the
+S queries of every head and batch (causal masks).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -90,32 +99,40 @@ def _softmax_check(sig: Sig) -> None:
     e.mul(r).check("the exact product e * r")
 
 
-def _softmax(args, sig):
+def _softmax(args, sig, masked=None):
+    """The softmax of each row of ``args[0]``; ``masked`` (bool, x's shape): the positions left out."""
     x = args[0]
     if sig.out_dtype.is_float:
+        if masked is not None:  # exp(-inf - max) is exactly 0
+            x = np.where(masked, np.float32(-np.inf), x)
         shifted = x - x.max(axis=-1, keepdims=True)
         e = np.exp(shifted, dtype=np.float32)
         return (e / e.sum(axis=-1, keepdims=True, dtype=np.float32)).astype(np.float32)
     exp, recip, _ = softmax_tables(sig)
-    d = x - x.max(axis=-1, keepdims=True)
+    top = x if masked is None else np.where(masked, np.iinfo(np.int64).min, x)
+    d = x - top.max(axis=-1, keepdims=True)
     e = exp.lookup(d)
+    if masked is not None:
+        e = np.where(masked, 0, e)
     r = recip.lookup(e.sum(axis=-1, keepdims=True))
     return finish(e * r, sig["exp_dtype"].frac + sig["recip_dtype"].frac, sig)
 
 
-def _softmax_bounds(ins, sig):
+def _softmax_bounds(ins, sig, kept=None, zeros=False):
+    """``kept``: (fewest, most) positions a row keeps (default: all n); ``zeros``: some output is a masked 0."""
     x = ins[0].flat()
     if x.frac is None:
         return Interval(0.0, 1.0, None)
     exp, recip, _ = softmax_tables(sig)
     n = sig.shapes[0][-1]
+    k_lo, k_hi = kept or (n, n)
     d_lo = min(int(x.lo) - int(x.hi), 0)  # d = x - max(x) lies in [lo - hi, 0] and is 0 for the maximum
     e_lo, e_hi = exp.span(d_lo, 0)
     e_zero = exp.span(0, 0)[0]  # the maximum's own exponential, exp(0)
-    s_lo, s_hi = e_zero + (n - 1) * e_lo, e_zero + (n - 1) * e_hi
+    s_lo, s_hi = e_zero + (k_lo - 1) * e_lo, e_zero + (k_hi - 1) * e_hi
     r_lo, r_hi = recip.span(s_lo, s_hi)
     lo, hi = corners(e_lo, e_hi, r_lo, r_hi)
-    return Interval(lo, hi, sig["exp_dtype"].frac + sig["recip_dtype"].frac)
+    return Interval(0 if zeros else lo, hi, sig["exp_dtype"].frac + sig["recip_dtype"].frac)
 
 
 def _index_bounds(largest: int) -> Interval:
@@ -125,6 +142,58 @@ def _index_bounds(largest: int) -> Interval:
 
 def _softmax_buffer(sig: Sig) -> str:
     return "softmax needs the whole row (max and sum) before emitting"
+
+
+# --------------------------------------------------------------------------
+# masked_softmax
+# --------------------------------------------------------------------------
+
+
+def _masked_shape(sig: Sig) -> tuple[int, ...]:
+    x, m = _rank_at_least_one(sig), sig.shapes[1]
+    rows = (1,) if len(x) < 2 else (1, x[-2])
+    if len(m) != 2 or m[1] != x[-1] or m[0] not in rows:
+        spelled = " or ".join(f"[{r}, {x[-1]}]" for r in dict.fromkeys(rows))
+        raise OpError(f"input 'mask' must have shape {spelled} (row r of x reads mask row r mod R), not {list(m)}")
+    return x
+
+
+def _masked_check(sig: Sig) -> None:
+    m = sig.dtypes[1]
+    if m.is_float or (m.width, m.int_bits, m.signed) != (1, 1, False):
+        raise OpError(f"input 'mask' must be ufixed<1,1> (1: left out, 0: kept), not {m}")
+    _softmax_check(Sig(sig.shapes[:1], sig.dtypes[:1], sig.attrs, sig.out_shape, sig.out_dtype))
+
+
+def _masked_positions(mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The positions of a tensor of ``shape`` that a [R, N] mask leaves out: row r reads mask row r mod R."""
+    rows = math.prod(shape[:-1])
+    return np.broadcast_to(np.asarray(mask) != 0, (rows // mask.shape[0], *mask.shape)).reshape(shape)
+
+
+def _masked_check_constants(sig: Sig, data) -> None:
+    if "mask" not in data:
+        raise OpError("input 'mask' must be a graph constant (the stage holds it in a ROM)")
+    full = np.flatnonzero(np.all(np.asarray(data["mask"]) != 0, axis=-1))
+    if full.size:
+        raise OpError(f"mask row {int(full[0])} leaves out all {sig.shapes[0][-1]} positions: the softmax of an "
+                      "empty row is undefined")
+
+
+def _masked_softmax(args, sig):
+    return _softmax(args[:1], sig, _masked_positions(args[1], args[0].shape))
+
+
+def _masked_bounds(ins, sig):
+    n, mask = sig.shapes[0][-1], ins[1].values
+    if mask is None:  # not a constant: any row keeps from 1 to n positions
+        return _softmax_bounds(ins, sig, (1, n), True)
+    kept = n - np.count_nonzero(np.asarray(mask).reshape(-1, n), axis=-1)
+    return _softmax_bounds(ins, sig, (max(1, int(kept.min())), int(kept.max())), bool(kept.min() < n))
+
+
+def _masked_buffer(sig: Sig) -> str:
+    return "masked_softmax needs the whole row (max and sum) before emitting"
 
 
 # --------------------------------------------------------------------------
@@ -224,16 +293,17 @@ def _topk_buffer(sig: Sig) -> str:
 
 
 _UFIXED18 = FixedType(18, 1, False, "RND", "SAT")
+_SOFTMAX_ATTRS = (
+    Attr("table_bits", "int", 10, check=_table_bits),
+    Attr("exp_dtype", "dtype", _UFIXED18, check=_fixed_attr),
+    Attr("recip_dtype", "dtype", _UFIXED18, check=_fixed_attr),
+)
 
 OPS = (
     OpDef(
         name="softmax",
         inputs=("x",),
-        attrs=(
-            Attr("table_bits", "int", 10, check=_table_bits),
-            Attr("exp_dtype", "dtype", _UFIXED18, check=_fixed_attr),
-            Attr("recip_dtype", "dtype", _UFIXED18, check=_fixed_attr),
-        ),
+        attrs=_SOFTMAX_ATTRS,
         shape=_rank_at_least_one,
         pattern=Pattern.OPAQUE,
         tables=lambda sig: softmax_tables(sig)[:2],
@@ -243,6 +313,21 @@ OPS = (
         bounds=_softmax_bounds,
         needs_buffer=_softmax_buffer,
         doc="softmax over the last axis; fixed point via exp and reciprocal lookup tables",
+    ),
+    OpDef(
+        name="masked_softmax",
+        inputs=("x", "mask"),
+        attrs=_SOFTMAX_ATTRS,
+        shape=_masked_shape,
+        pattern=Pattern.OPAQUE,
+        tables=lambda sig: softmax_tables(sig)[:2],
+        stream="own",
+        check=_masked_check,
+        check_constants=_masked_check_constants,
+        compute=_masked_softmax,
+        bounds=_masked_bounds,
+        needs_buffer=_masked_buffer,
+        doc="softmax over the last axis of the positions a constant 0/1 mask [R, N] keeps; the others are 0",
     ),
     OpDef(
         name="argmax",

@@ -12,7 +12,8 @@ kernel assigns each result once to the node's output type, as the reference does
 the exp and reciprocal tables of ``hlsfuse.ops.opaque.softmax_tables``, which the context puts in
 luts.h; with more than two lanes the stage declares copies of the exp table (``replicas``), and the
 kernel's lane l reads copy l / 2. An operand that is a graph constant is a ROM of the function, read
-by an ``hlsf::rom_reader`` in the iterations that would read a stream.
+by an ``hlsf::rom_reader`` in the iterations that would read a stream. A masked softmax's mask is a ROM the
+kernel reads by position (row r of the tensor, mask row r mod R).
 
 With lanes (the main's ``lanes``, L input elements per token) each call adds L as the kernel's last explicit
 template argument (a concat calls ``hlsf::concat_lanes_stage``), the schedule's shapes already count tokens,
@@ -170,6 +171,8 @@ class SoftmaxCall:
     row: Array
     exps: Array
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
+    mask: str | None = None  # masked_softmax: the ROM of its mask (R x N bits), read by masked_softmax_stage
+    mask_rows: int = 1  # R
     kernel: str = "softmax"  # its macro in stage_own.j2
     header: str = "hlsfuse/opaque.h"
 
@@ -181,6 +184,8 @@ class SoftmaxFloatCall:
     input: str
     output: str
     row: Array
+    mask: str | None = None  # masked_softmax: the ROM of its mask, read by masked_softmax_float_stage
+    mask_rows: int = 1
     kernel: str = "softmax_float"  # its macro in stage_own.j2
     header: str = "hlsfuse/opaque.h"
 
@@ -276,12 +281,14 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
                             main.write, row, lanes=main.lanes_in)
     if isinstance(main, own_opaque.SoftmaxMain):
         row = array(local("row"), in_type, schedule.buffer("row"))
+        mask = None if main.mask is None else ctx.rom(main.mask)  # declared by ``view`` (``_mask_rom``)
         if ctx.graph.sigs[node.name].out_dtype.is_float:
-            return SoftmaxFloatCall(main.rows, main.n, streams[0], main.write, row)
+            return SoftmaxFloatCall(main.rows, main.n, streams[0], main.write, row, mask, main.mask_rows)
         exp, recip = ctx.tables[node.name]
         exps = array(local("exps"), exp.type, schedule.buffer("exponentials"))
         return SoftmaxCall(in_type, out_type, exp.type, recip.type, exp.name, recip.name, main.rows, main.n,
-                           streams[0], main.write, row, exps, lanes=main.lanes_in)
+                           streams[0], main.write, row, exps, lanes=main.lanes_in, mask=mask,
+                           mask_rows=main.mask_rows)
     if isinstance(main, own_opaque.ArgmaxMain):
         return ArgmaxCall(in_type, out_type, main.outer, main.n, main.inner, streams[0], main.write,
                           array(local("best"), in_type, schedule.buffer("running maxima")),
@@ -290,6 +297,15 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
         return TopkCall(in_type, out_type, main.rows, main.n, main.k, main.indices, streams[0], main.write,
                         lanes=main.lanes_in)
     raise HlsfuseError(f"{node.where()}: the HLS backend has no own-stage kernel for op '{node.op}'")
+
+
+def _mask_rom(ctx: Context, main) -> tuple[Rom, ...]:
+    """A masked softmax's mask as a ROM of this function, a bank per lane (lane l reads element k L + l)."""
+    if not isinstance(main, own_opaque.SoftmaxMain) or main.mask is None:
+        return ()
+    name, lanes = ctx.rom(main.mask), main.lanes_in
+    return (Rom(name, name, ctx.ctype(main.mask), ctx.type_of(main.mask).size,
+                (f"type=cyclic factor={lanes}",) if lanes > 1 else (), ctx.rom_storage[main.mask]),)
 
 
 def view(ctx: Context, stage: Stage) -> StageView:
@@ -310,6 +326,7 @@ def view(ctx: Context, stage: Stage) -> StageView:
             ctx.rom_storage[src.tensor])
         for f, src in zip(feeds, [s for s in sources if s.channel is None])
     )
+    roms += _mask_rom(ctx, main)
     call = _call(ctx, stage, streams)
     copies = ()
     if isinstance(call, SoftmaxCall):  # every lane reads the exp table in one iteration, the reciprocal is read once

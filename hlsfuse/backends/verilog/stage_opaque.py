@@ -1,7 +1,9 @@
 """Own stages in Verilog that compute (``lower.stage_own``): softmax, argmax and topk; ``stage_own`` builds the
 stage around them.
 
-    softmax   per row: read it tracking the max, exp and sum, write e * recip(sum)
+    softmax   per row: read it tracking the max, exp and sum, write e * recip(sum); masked_softmax reads its
+              mask from a ROM (a token of L bits per word, row r of the tensor at mask row r mod R): a position
+              left out enters the max as the input type's minimum and gets e = 0
     argmax    per outer index: read N * INNER elements keeping INNER running maxima, write INNER
     topk      per row: read into a sorted K-slot list (parallel compare and shift), write K results
 
@@ -63,10 +65,16 @@ def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
     first = f"{seq.idx} == {ulit(0, seq.width)}"
     m = b.reg("top", dtype.width)
     s = b.reg("total", XW)
+    left_out = _mask_bits(b, main, write_loop)
+    ins = split(b, raw, dtype.width, lanes, "lane_x")
+    if left_out is not None:  # a position left out enters the max as the type's minimum
+        lowest = ulit(1 << (dtype.width - 1) if dtype.signed else 0, dtype.width)
+        ins = [b.wire(f"kept_x{lane_tag('', k, lanes)}", dtype.width, f"{left_out[k]} ? {lowest} : {v}")
+               for k, v in enumerate(ins)]
     if lanes > 1:  # the token's maximum joins the running one
-        raw_max = first_max(b, split(b, raw, dtype.width, lanes, "lane_x"), dtype, positions=False)[0]
+        raw_max = first_max(b, ins, dtype, positions=False)[0]
     else:
-        raw_max = raw
+        raw_max = ins[0]
     v, top = exact(b, raw_max, dtype, "in"), exact(b, m, dtype, "top")
     b.updates.append(Update(f"{seq.fire} && {first_loop.here} && ({first} || {v} > {top})", m, raw_max))
     b.stores.append(Update(f"{seq.fire} && {first_loop.here}", f"{x}[{at}]", raw))
@@ -76,7 +84,10 @@ def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
         tag = lane_tag("", lane, lanes)
         xi = exact(b, held, dtype, f"row{tag}")
         d = b.wire(f"d{tag}", XW, f"{xi} - {top}", signed=True)
-        eis.append(_lookup(b, d, Fmt.of(dtype).sub(Fmt.of(dtype)), exp, f"exp{tag}"))
+        ei = _lookup(b, d, Fmt.of(dtype).sub(Fmt.of(dtype)), exp, f"exp{tag}")
+        if left_out is not None:
+            ei = b.wire(f"kept_exp{tag}", et.width, f"{left_out[lane]} ? {ulit(0, et.width)} : {ei}")
+        eis.append(ei)
     b.stores.append(Update(f"{seq.fire} && {exp_loop.here}", f"{e}[{at}]", join(b, eis, et.width, "exp_token")))
     terms = " + ".join(sext64(ei, et) for ei in eis)
     b.updates.append(Update(f"{seq.fire} && {exp_loop.here}", s, f"({first} ? {slit(0)} : {s}) + {terms}"))
@@ -94,6 +105,23 @@ def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
         ys.append(assign(b, product, et.frac + rt.frac, out, f"softmax{tag}"))
     b.move(main.write, write_loop.here)
     return join(b, ys, out.width, "token_softmax")
+
+
+def _mask_bits(b: ModuleBuilder, main: own_opaque.SoftmaxMain, write_loop) -> list[str] | None:
+    """Per lane, the mask bit of the position the read and exp loops are at (None: no mask). The mask's ROM holds
+    a token of L bits per word, R x N / L words; mask row r mod R is a counter advanced at each row's end."""
+    if main.mask is None:
+        return None
+    seq, lanes, t = b.sequencer, main.lanes_in, main.n // main.lanes_in
+    bits = np.asarray(b.graph.constant_map[main.mask].data).reshape(-1) != 0
+    rom = b.rom(b.rom_of(main.mask), bits.astype(np.int64), 1, lanes)
+    aw = b.index(rom)
+    word = zext(seq.idx, seq.width, aw)
+    if main.mask_rows > 1:  # R x T words: R >= 2 rows of T, so T fits the address
+        row, rw = b.counter("mask_row", main.mask_rows, f"{seq.fire} && {write_loop.here} && {write_loop.last}")
+        word = f"{zext(row, rw, aw)} * {ulit(t, aw)} + {word}"
+    at = b.wire("mask_at", aw, word)
+    return split(b, b.wire("mask_token", lanes, f"{rom}[{at}]"), 1, lanes, "left_out")
 
 
 def _argmax(b: ModuleBuilder, main: own_opaque.ArgmaxMain) -> str:

@@ -17,7 +17,7 @@ after it (a final transpose when the computed layout differs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +38,8 @@ class Value:
     shape: tuple[int, ...]
     order: Order
     affine: object = None  # scaled.Affine: the real value is an affine of what ``hls`` holds (None: it)
+    # an attention mask (masks.py): bool of ``shape``, True where a constant <= -1e4 was added (None: no mask)
+    mask: np.ndarray | None = field(default=None, compare=False)
 
     @property
     def rank(self) -> int:
@@ -271,6 +273,9 @@ class Context:
         if isinstance(entry, np.ndarray):
             raise Unsupported(f"graph output '{tensor}' is a constant; hlsfuse outputs must be computed")
         value = self.value(tensor)
+        if value.mask is not None:
+            raise Unsupported("it holds an attention mask: an additive mask (entries <= -1e4) is supported only "
+                              "right before a Softmax over the last axis")
         if value.hls == tensor and layout.is_plain(value.order):
             self.builder.output(tensor)
             return

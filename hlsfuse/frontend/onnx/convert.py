@@ -26,6 +26,7 @@ from .batch import frames
 from .channels_last import CHANNELS_LAST_DOMAIN, channels_last_converters
 from .context import Context
 from .fold import FOLDERS, fold, fold_batchnorm, shape_slice
+from .masks import attention_mask, refuse_masked
 from .model import Model, NodeDef, Unsupported
 from .ops_more import MORE_CONVERTERS, MORE_PASS_THROUGH, MORE_SPATIAL, PATTERN_CONVERTERS
 from .ops_nn import NN_CONVERTERS
@@ -190,6 +191,7 @@ def _graph_input(ctx: Context, info, order: layout.Order | None, typed=None) -> 
 
 def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.domain:
+        refuse_masked(ctx, node)
         custom = CUSTOM_CONVERTERS.get((node.domain, node.op))
         if custom is not None:
             if node.op not in ("Quant", "BipolarQuant", "MultiThreshold"):  # those absorb an affine
@@ -200,6 +202,9 @@ def _convert_node(ctx: Context, node: NodeDef) -> None:
     if node.op == "Shape":
         ctx.define(node.outputs[0], shape_slice(node, ctx.shape(node.inputs[0])))
         return
+    if attention_mask(ctx, node):
+        return
+    refuse_masked(ctx, node)
     args = ctx.consts(node)
     if node.op in FOLDERS and all(a is not None for name, a in zip(node.inputs, args) if name):
         for out, value in zip(node.outputs, fold(node, args, ctx.opset)):

@@ -19,6 +19,7 @@ import numpy as np
 from . import layout
 from .context import Context, Value
 from .fold import constant_input, ints_input, normalize_axes
+from .masks import masked_softmax
 from .model import NodeDef, Unsupported
 from .ops_tensor import binary
 
@@ -325,6 +326,9 @@ def _softmax(ctx: Context, node: NodeDef) -> None:
     if not -x.rank <= axis < x.rank:
         raise Unsupported(f"attribute 'axis' {axis} is out of range for a {x.rank}-dim input")
     axis %= x.rank
+    if x.mask is not None:  # an attention mask added or selected before it (masks.py)
+        masked_softmax(ctx, t, x, axis if ctx.opset >= 13 or axis == x.rank - 1 else None)
+        return
     if ctx.opset < 13 and math.prod(x.shape[axis + 1:]) > 1:
         # before opset 13 Softmax normalises over all axes from 'axis' on, as a 2-D [outer, inner]
         rows = (math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))

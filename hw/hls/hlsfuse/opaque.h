@@ -20,9 +20,14 @@
 //       holds them) their raw integers (their index shifts follow from their sizes, see lut_lookup); x and e
 //       hold one row. With L > 2 exp_table is the stage's copies [ceil(L / 2)][E] of
 //       the exp table, lane l reading copy l / 2 (lut_copy): the L lookups of an iteration need L ROM ports.
-//   softmax_float_stage<ROWS, N>(in, out, x)
+//   masked_softmax_stage<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, R, L>(in, out, exp_table, recip_table, mask, x, e)
+//       softmax_stage leaving out the positions a constant mask sets (hlsfuse's masked_softmax): mask is its
+//       ROM of R rows of N entries (raw 0/1, partitioned cyclically by L), row r of the tensor reading mask
+//       row r % R. A position left out enters the maximum as T_IN's minimum and gets e = 0, so it adds
+//       nothing to the sum and writes exactly 0; every row keeps a position (the graph check refuses others).
+//   softmax_float_stage<ROWS, N>(in, out, x), masked_softmax_float_stage<ROWS, N, R>(in, out, mask, x)
 //       float32 softmax: exp(x - max) / sum, in float (compared with a tolerance, as float results are); no
-//       lanes (a float sum depends on its order).
+//       lanes (a float sum depends on its order). Masked: a position left out is -inf before the max, 0 after.
 //   argmax_stage<T_IN, T_OUT, OUTER, N, INNER, L>(in, out, best, where)
 //       index of the first maximum along an axis of extent N; OUTER, INNER = products of the axes before and
 //       after it. Per outer index: N * INNER / L reads keeping INNER running maxima (best, where), then
@@ -53,18 +58,28 @@ namespace hlsf {
 // softmax
 // --------------------------------------------------------------------------------------------------------
 
-template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int L = 1, class IN, class EXPS,
-          class RECIPS, int R>
-void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
-                   const RECIPS (&recip_table)[R], T_IN (&x)[N], T_EXP (&e)[N]) {
+namespace detail {
+// The softmax loop of softmax_stage and masked_softmax_stage. MASKED: `mask` (R rows of N raw 0/1 entries) leaves
+// positions out; else it is never read.
+template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int R, int L, bool MASKED, class IN,
+          class EXPS, class RECIPS, int E, class M, int MN>
+void softmax_rows(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
+                  const RECIPS (&recip_table)[E], const M (&mask)[MN], T_IN (&x)[N], T_EXP (&e)[N]) {
+#pragma HLS INLINE
   static_assert(N % L == 0, "softmax_stage: a row is whole tokens");
+  static_assert(!MASKED || MN == R * N, "masked_softmax_stage: the mask is R rows of N");
   typedef decltype(std::declval<T_IN>() - std::declval<T_IN>()) D;  // the exact x - m
   typedef sum_t<T_EXP, N> S;  // holds every partial sum of a row exactly, so a token's tree adds exactly too
   const int TOKENS = N / L;
+  // a position left out enters the maximum as T_IN's minimum (raw: the sign bit alone, or 0 unsigned)
+  const long long lowest_raw =
+      format<T_IN>::is_signed ? static_cast<long long>(1ULL << (format<T_IN>::width - 1)) : 0LL;
+  const T_IN lowest = hlsf::from_raw<T_IN>(lowest_raw);
   T_IN m = 0;
   S s = 0;
   int pass = 0;  // 0: read, 1: exp and sum, 2: write
   int i = 0;     // the token of the row
+  int row = 0;   // the mask row: the tensor's row modulo R
   for (int t = 0; t < 3 * ROWS * TOKENS; ++t) {
 #pragma HLS PIPELINE II=1
     if (pass == 0) {
@@ -75,8 +90,9 @@ void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, con
 #pragma HLS UNROLL
         values[l] = token<T_IN, L>::get(v, l);
         x[i * L + l] = values[l];
+        if (MASKED && hlsf::detail::stored_raw(mask[row * N + i * L + l]) != 0) values[l] = lowest;
       }
-      const T_IN top = tree_max(values);
+      const T_IN top = hlsf::tree_max(values);
       if (i == 0 || top > m) m = top;
     } else if (pass == 1) {
       S terms[L];
@@ -84,18 +100,19 @@ void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, con
       for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
         const D d = x[i * L + l] - m;
-        const T_EXP ei = lut_lookup<T_EXP>(d, lut_copy(exp_table, l));
+        const bool left_out = MASKED && hlsf::detail::stored_raw(mask[row * N + i * L + l]) != 0;
+        const T_EXP ei = left_out ? T_EXP(0) : hlsf::lut_lookup<T_EXP>(d, hlsf::lut_copy(exp_table, l));
         e[i * L + l] = ei;
         terms[l] = ei;
       }
-      const S part = tree_sum(terms);
+      const S part = hlsf::tree_sum(terms);
       if (i == 0) {
         s = part;
       } else {
-        accumulate(s, part);
+        hlsf::accumulate(s, part);
       }
     } else {
-      const T_RECIP r = lut_lookup<T_RECIP>(s, recip_table);
+      const T_RECIP r = hlsf::lut_lookup<T_RECIP>(s, recip_table);
       typename token<T_OUT, L>::type y;
       for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
@@ -105,6 +122,7 @@ void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, con
     }
     if (i == TOKENS - 1) {
       i = 0;
+      if (pass == 2) row = row == R - 1 ? 0 : row + 1;
       pass = pass == 2 ? 0 : pass + 1;
     } else {
       i++;
@@ -112,31 +130,66 @@ void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, con
   }
 }
 
-template <int ROWS, int N, class IN>
-void softmax_float_stage(IN& in, hls::stream<float>& out, float (&x)[N]) {
+template <int ROWS, int N, int R, bool MASKED, class IN, class M, int MN>
+void softmax_float_rows(IN& in, hls::stream<float>& out, const M (&mask)[MN], float (&x)[N]) {
+#pragma HLS INLINE
+  static_assert(!MASKED || MN == R * N, "masked_softmax_float_stage: the mask is R rows of N");
   float m = 0;
   float s = 0;
   int pass = 0;
   int i = 0;
+  int row = 0;
   for (int t = 0; t < 3 * ROWS * N; ++t) {
 #pragma HLS PIPELINE
+    const bool left_out = MASKED && hlsf::detail::stored_raw(mask[row * N + i]) != 0;
     if (pass == 0) {
       const float v = in.read();
+      const float top = left_out ? -HUGE_VALF : v;
       x[i] = v;
-      if (i == 0 || v > m) m = v;
+      if (i == 0 || top > m) m = top;
     } else if (pass == 1) {
-      x[i] = std::exp(x[i] - m);
+      x[i] = left_out ? 0.0f : std::exp(x[i] - m);
       s = i == 0 ? x[i] : s + x[i];
     } else {
       out.write(x[i] / s);
     }
     if (i == N - 1) {
       i = 0;
+      if (pass == 2) row = row == R - 1 ? 0 : row + 1;
       pass = pass == 2 ? 0 : pass + 1;
     } else {
       i++;
     }
   }
+}
+
+// softmax_stage's stand-in for a mask: never read
+static const bool no_mask[1] = {false};
+}  // namespace detail
+
+template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int L = 1, class IN, class EXPS,
+          class RECIPS, int R>
+void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
+                   const RECIPS (&recip_table)[R], T_IN (&x)[N], T_EXP (&e)[N]) {
+  detail::softmax_rows<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, 1, L, false>(in, out, exp_table, recip_table,
+                                                                         detail::no_mask, x, e);
+}
+
+template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int R, int L = 1, class IN,
+          class EXPS, class RECIPS, int E, class M, int MN>
+void masked_softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
+                          const RECIPS (&recip_table)[E], const M (&mask)[MN], T_IN (&x)[N], T_EXP (&e)[N]) {
+  detail::softmax_rows<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, R, L, true>(in, out, exp_table, recip_table, mask, x, e);
+}
+
+template <int ROWS, int N, class IN>
+void softmax_float_stage(IN& in, hls::stream<float>& out, float (&x)[N]) {
+  detail::softmax_float_rows<ROWS, N, 1, false>(in, out, detail::no_mask, x);
+}
+
+template <int ROWS, int N, int R, class IN, class M, int MN>
+void masked_softmax_float_stage(IN& in, hls::stream<float>& out, const M (&mask)[MN], float (&x)[N]) {
+  detail::softmax_float_rows<ROWS, N, R, true>(in, out, mask, x);
 }
 
 // --------------------------------------------------------------------------------------------------------

@@ -202,6 +202,9 @@ OP_CASES = {
                                        count_include_pad=True),
     "softmax": lambda b, x, u: b.op("softmax", x, table_bits=6), "argmax": lambda b, x, u: b.op("argmax", u, axis=1),
     "topk": lambda b, x, u: b.op("topk", x, k=1, ret="indices"),
+    "layer_norm": lambda b, x, u: b.op("layer_norm", x, b.constant(None, np.array([1.5, -0.75])),
+                                       b.constant(None, np.array([0.25, -2.0])), norm_dtype="fixed<12,3,RND,SAT>"),
+    "rms_norm": lambda b, x, u: b.op("rms_norm", u, b.constant(None, np.array([-1.25, 2.0])), epsilon=0.0),
 }
 
 

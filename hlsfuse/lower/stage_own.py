@@ -22,7 +22,8 @@
     topk        per row: N reads into a sorted K-slot list, then K writes
 
 The mains are in ``own_movers.py`` (pad, concat, slice, transpose) and ``own_opaque.py`` (softmax,
-argmax, topk, layer_norm, rms_norm); ``OWN_OPS`` is the one table that says, per op, how it is built and which lanes it takes.
+argmax, topk, layer_norm, rms_norm); ``OWN_OPS`` is the one table that says, per op, how it is built and which lanes
+it takes.
 
 Lanes (``lanes``: elements per input token, ``lanes_out``: per output token; ``check_lanes`` says which
 an op allows):

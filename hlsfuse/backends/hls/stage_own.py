@@ -31,8 +31,8 @@ from ...errors import HlsfuseError
 from ...lower import own_movers, own_opaque
 from ...lower.plan import Stage
 from ...ops import get_op
-from .context import Context
 from ...ops.norm import norm_of
+from .context import Context
 from .cxx import float_literal, literal, spell_type
 from .phase import Array, Rom, array
 from .replicas import plan
@@ -365,11 +365,11 @@ def view(ctx: Context, stage: Stage) -> StageView:
         feeds.append(Feed(reader, ctx.rom(src.tensor), ctx.ctype(src.tensor), ctx.type_of(src.tensor).size,
                           main.lanes_in, storage))
         streams.append(reader)
-    roms = tuple(  # a token is L parallel reads: L banks
-        Rom(f.rom, f.rom, f.type, f.size, (f"type=cyclic factor={f.lanes}",) if f.lanes > 1 else (),
-            ctx.rom_storage[src.tensor])
+    roms = tuple({  # a token is L parallel reads: L banks; a constant read twice (as gamma and beta) is one ROM
+        f.rom: Rom(f.rom, f.rom, f.type, f.size, (f"type=cyclic factor={f.lanes}",) if f.lanes > 1 else (),
+                   ctx.rom_storage[src.tensor])
         for f, src in zip(feeds, [s for s in sources if s.channel is None])
-    )
+    }.values())
     call = _call(ctx, stage, streams)
     copies = ()
     if isinstance(call, SoftmaxCall):  # every lane reads the exp table in one iteration, the reciprocal is read once

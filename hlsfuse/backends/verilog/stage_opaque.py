@@ -128,7 +128,8 @@ def _scaled(b: ModuleBuilder, p: str, e: str, frac: int, t: FixedType, tag: str)
 
 def _norm(b: ModuleBuilder, main: own_opaque.NormMain) -> str:
     """Per row, the reference's integer algorithm: S1 = sum x, S2 = sum x^2 while storing the row; then per element
-    n = (N x - S1) R 2^-(24 + e) (R, e: hlsf_rsqrt of V = N S2 - S1^2 + E) assigned to norm_dtype, y = n gamma + beta."""
+    n = (N x - S1) R 2^-(24 + e) (R, e: hlsf_rsqrt of V = N S2 - S1^2 + E) assigned to norm_dtype, y = n gamma +
+    beta."""
     sig = b.graph.sigs[b.stage.head]
     norm, nt = norm_of(sig), sig["norm_dtype"]
     lanes = main.lanes_in
@@ -182,7 +183,7 @@ def _norm(b: ModuleBuilder, main: own_opaque.NormMain) -> str:
         p = b.wire(f"p{tag}", XW, f"({dev}) * {r64}", signed=True)
         n = exact(b, _scaled(b, p, e, RSQRT_FRAC, nt, f"norm{tag}"), nt, f"n{tag}")
         g = exact(b, gammas[lane], gt, f"g{tag}")
-        terms = [f"{n} * {g}" if frac == product_frac else f"({n} * {g}) <<< {frac - product_frac}"]
+        terms = [f"{n} * {g}" if frac == product_frac else f"(({n} * {g}) <<< {frac - product_frac})"]
         if main.beta is not None:
             bi = exact(b, betas[lane], bt, f"b{tag}")
             terms.append(bi if frac == bt.frac else f"({bi} <<< {frac - bt.frac})")

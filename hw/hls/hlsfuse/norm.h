@@ -21,9 +21,11 @@
 //       the squared deviations from the mean; write), rms_norm y = x / sqrt(mean(x^2) + epsilon) * gamma over two,
 //       compared with a tolerance as float results are; no lanes (a sum depends on its order).
 //
-//   norm_rsqrt<V_BITS>(v, table, r, e)   R 2^-(24 + e) ~ 1/sqrt(V) for 1 <= V < 2^V_BITS: the leading one of V gives
-//       e = floor(msb / 2) and the mantissa m = V / 4^e in [1, 4) on 20 fractional bits (truncated), the table its
-//       first guess y0 (16 fractional bits) from m's top 10 bits, one Newton step y0 (3 - m y0^2) / 2 in integers.
+//   norm_rsqrt<V_BITS, T_ENTRY>(v, table, r, e)   R 2^-(24 + e) ~ 1/sqrt(V) for 1 <= V < 2^V_BITS: the leading one of
+//       V gives e = floor(msb / 2) and the mantissa m = V / 4^e in [1, 4) on 20 fractional bits (truncated), the
+//       table its first guess y0 (T_ENTRY, 16 fractional bits) from m's top 10 bits, then one Newton step
+//       y0 (3 - m y0^2) / 2 in exact ap_ufixed products whose two truncations are assignments (TRN): 3 - m y0^2 to
+//       32 fractional bits, y0 t to 23 (whose raw integer is y1 on 24).
 #ifndef HLSFUSE_KERNELS_NORM_H
 #define HLSFUSE_KERNELS_NORM_H
 
@@ -42,9 +44,6 @@ const int NORM_MANTISSA_FRAC = 20;  // MANTISSA_FRAC: the mantissa ap_ufixed<22,
 const int NORM_ENTRY_FRAC = 16;     // RSQRT_ENTRY: ufixed<16,0>
 const int NORM_NEWTON_FRAC = 32;    // NEWTON_FRAC
 const int NORM_RSQRT_FRAC = 24;     // RSQRT_FRAC
-const int NORM_PRODUCT_FRAC = NORM_MANTISSA_FRAC + 2 * NORM_ENTRY_FRAC;  // m y0^2: 52 fractional bits
-const int NORM_T_SHIFT = NORM_PRODUCT_FRAC - NORM_NEWTON_FRAC;          // 3 - m y0^2 kept on 32 fractional bits
-const int NORM_R_SHIFT = NORM_ENTRY_FRAC + NORM_NEWTON_FRAC + 1 - NORM_RSQRT_FRAC;  // y0 t / 2 on 24 of 49
 
 namespace detail {
 
@@ -77,29 +76,28 @@ T assign_scaled(long long p, int frac) {
 }  // namespace detail
 
 template <int V_BITS, class T_ENTRY, class TABLE, int R>
-void norm_rsqrt(const ap_uint<V_BITS>& v, const TABLE (&table)[R], long long& r, int& e) {
+void norm_rsqrt(const long long v, const TABLE (&table)[R], long long& r, int& e) {
 #pragma HLS INLINE
   static_assert(V_BITS >= 1 && V_BITS <= 63, "norm_rsqrt: V has 1..63 bits");
-  int msb = 0;  // the leading one (a priority encoder)
+  static_assert(format<T_ENTRY>::frac == NORM_ENTRY_FRAC, "norm_rsqrt: the table's entries have 16 fractional bits");
+  int msb = 0;  // the leading one (a priority encoder over V's V_BITS bits)
   for (int b = 0; b < V_BITS; ++b) {
 #pragma HLS UNROLL
-    if (v[b]) msb = b;
+    if ((v >> b) & 1) msb = b;
   }
   e = msb >> 1;
   const int s = 2 * e - NORM_MANTISSA_FRAC;
-  ap_uint<NORM_MANTISSA_FRAC + 2> m;  // V / 4^e on 20 fractional bits, in [2^20, 2^22)
-  if (s >= 0) {
-    m = v >> s;
-  } else {
-    m = ap_uint<NORM_MANTISSA_FRAC + 2>(v) << -s;  // v < 2^(2e + 2) <= 2^22: nothing is lost
-  }
-  typedef ap_ufixed<NORM_MANTISSA_FRAC + 2, 2> M_t;
-  const ap_uint<NORM_ENTRY_FRAC> y0 = raw_of(lut_lookup<T_ENTRY>(from_raw<M_t>(m.to_int64()), table));
-  const ap_uint<NORM_PRODUCT_FRAC + 2> q = m * y0 * y0;  // m y0^2 < 4: 54 bits
-  const ap_uint<NORM_PRODUCT_FRAC + 2> three = ap_uint<NORM_PRODUCT_FRAC + 2>(3) << NORM_PRODUCT_FRAC;
-  const ap_uint<NORM_NEWTON_FRAC + 2> t = (three - q) >> NORM_T_SHIFT;  // 3 - m y0^2 in (0, 4)
-  const ap_uint<NORM_ENTRY_FRAC + NORM_NEWTON_FRAC + 2> p = y0 * t;
-  r = static_cast<long long>((p >> NORM_R_SHIFT).to_uint64());
+  // V / 4^e on 20 fractional bits, truncated, in [2^20, 2^22); v < 2^(2e + 2) when s < 0, so nothing is lost there
+  const long long m = s >= 0 ? v >> s : v << -s;
+  typedef ap_ufixed<NORM_MANTISSA_FRAC + 2, 2> M_t;  // the table's input format, m in [1, 4)
+  const M_t mantissa = from_raw<M_t>(m);
+  const T_ENTRY y0 = lut_lookup<T_ENTRY>(mantissa, table);                  // 16 fractional bits
+  const product_t<product_t<M_t, T_ENTRY>, T_ENTRY> q = mantissa * y0 * y0;  // m y0^2, exact: 52 fractional bits
+  const ap_ufixed<2, 2> three = 3;
+  const ap_ufixed<NORM_NEWTON_FRAC + 2, 2> t = three - q;  // 3 - m y0^2 in (0, 4), truncated to 32 fractional bits
+  // y0 t = 2 y1 < 4, truncated to 23 fractional bits: its raw integer is y1 on 24 fractional bits, R
+  const ap_ufixed<NORM_RSQRT_FRAC + 1, 2> twice = y0 * t;
+  r = raw_of(twice);
 }
 
 namespace detail {
@@ -146,7 +144,7 @@ void norm_rows(IN& in, GAMMA& gamma, BETA& beta, hls::stream<typename token<T_OU
       const long long v = static_cast<long long>(N) * raw_of(s2) - sum1 * sum1 + E;  // exact: < 2^V_BITS
       long long r;
       int e;
-      norm_rsqrt<V_BITS, T_ENTRY>(ap_uint<V_BITS>(v), rsqrt_table, r, e);
+      norm_rsqrt<V_BITS, T_ENTRY>(v, rsqrt_table, r, e);
       const typename token<T_GAMMA, L>::type g = gamma.read();
       typename token<T_BETA, L>::type b;
       if (!RMS) b = beta.read();

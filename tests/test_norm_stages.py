@@ -132,3 +132,21 @@ def test_the_calls_and_modules_both_backends_write():
     module = files["ln_s1_layer_norm.v"]
     assert "hlsf_rsqrt #(" in module and ".V_W(39)" in module and "hlsf_rsqrt.v" in files
     assert "ln_s1_layer_norm_lut_rsqrt.mem" in files and "ln_s1_layer_norm_rom_g.mem" in files
+
+
+def test_a_graph_of_them_round_trips_through_json_and_checks_its_ranges(tmp_path, capsys):
+    from hlsfuse import load_graph, save_graph
+    from hlsfuse.cli import main
+
+    b = GraphBuilder("ln", dtype="fixed<16,6,RND,SAT>")
+    x = b.input("x", [2, 8])
+    g = b.constant("g", np.linspace(0.5, 2, 8), dtype="fixed<16,2,RND,SAT>")
+    y = b.layer_norm(x, g, b.constant("be", np.zeros(8)), name="y", norm_dtype="fixed<20,6,RND_CONV,SAT>",
+                     epsilon=1e-3, dtype="fixed<16,3,RND>")  # |y| <= sqrt(7) 2 = 5.29: I = 4 can overflow
+    b.output(b.rms_norm(y, g, name="z", dtype="fixed<16,4,RND,SAT>"))
+    graph = b.build()
+    path = save_graph(graph, tmp_path / "ln.json")
+    assert load_graph(path) == graph
+    assert main(["check", str(path), "--ranges"]) == 0
+    out = capsys.readouterr().out
+    assert "y       layer_norm  fixed<16,3,RND>" in out and "OVERFLOW" in out.split("\n  y ")[1].split("\n")[0]

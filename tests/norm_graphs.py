@@ -3,7 +3,7 @@ rows that stress their numerics.
 
     fixed_norms()      both ops over signed, unsigned and integer inputs, rows of 1 to 32 elements, several
                        norm_dtype and output types and modes (F_norm below, at and above the rsqrt's 24 bits, and
-                       negative), epsilon 0 (E = 1) to large, gammas and betas of several types, a map stage before
+                       negative down to -16, a shift past 64 bits), epsilon 0 (E = 1) to large, gammas and betas of several types, a map stage before
                        and a dense after (a transformer block's LayerNorm -> Linear)
     folded_norms()     fewer of them with lanes (NORM_FOLD): 2 and 4 of 16, 3 of 12, a whole row of 7 per token
     float_norms()      both ops in float32 (HLS only)
@@ -53,6 +53,8 @@ def fixed_norms() -> Graph:
                      epsilon=1e-3),
         b.rms_norm(x, tiny, dtype="fixed<12,-1,RND_INF,SAT>"),
         b.rms_norm(r, g16, norm_dtype="fixed<6,8,RND,SAT>", epsilon=0.25),  # 2^2 steps: F_norm = -2
+        # steps of 2^16: (N x) R shifted right by up to 70 bits, floored to 0 or -2^16, then saturating
+        b.rms_norm(x, g16, norm_dtype="fixed<4,20,TRN,SAT>", dtype="fixed<8,4,RND,SAT>"),
         b.layer_norm(u, gu, bu, dtype="fixed<12,3,RND_INF,SAT>"),
         b.rms_norm(u, gu, epsilon=0.0, dtype="ufixed<10,3,RND,SAT>"),  # negative gammas saturate to 0
         b.layer_norm(i, gi, bi, epsilon=0.0, norm_dtype="fixed<20,4,RND,SAT>", dtype="fixed<16,4,RND,SAT>"),

@@ -178,7 +178,7 @@ def _half_x_times(g: _Graph, s: str, x: str) -> tuple[NodeDef, tuple[NodeDef, ..
     return None
 
 
-def _gelu_erf(g: _Graph, erf: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, ...]] | None:
+def _gelu_erf(g: _Graph, erf: NodeDef) -> _Found | None:
     u = erf.inputs[0]
     scaled = g.producer.get(u)
     if scaled is None or not g.internal(u) or scaled.op not in ("Mul", "Div"):
@@ -196,7 +196,7 @@ def _gelu_erf(g: _Graph, erf: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, ...
     return None
 
 
-def _gelu_tanh(g: _Graph, tanh: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, ...]] | None:
+def _gelu_tanh(g: _Graph, tanh: NodeDef) -> _Found | None:
     u = tanh.inputs[0]
     scaled = g.producer.get(u)
     if scaled is None or not g.internal(u) or scaled.op != "Mul" or scaled.domain:
@@ -221,7 +221,7 @@ def _gelu_tanh(g: _Graph, tanh: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, .
     return None
 
 
-def _silu(g: _Graph, sigmoid: NodeDef) -> tuple[str, NodeDef, tuple[NodeDef, ...]] | None:
+def _silu(g: _Graph, sigmoid: NodeDef) -> _Found | None:
     x, s = sigmoid.inputs[0], sigmoid.outputs[0]
     mul = g.reader(s)
     if mul is None or mul.op != "Mul" or mul.domain or sorted(mul.inputs) != sorted((x, s)):

@@ -1,5 +1,5 @@
 """Lookup tables for non-linear functions (sigmoid, tanh, exp, elu, selu, softplus, softsign, hard_sigmoid,
-hard_swish, erf, gelu and its tanh approximation, silu, reciprocal).
+hard_swish, erf, gelu and its tanh approximation, silu, reciprocal, reciprocal square root).
 
 A table is computed once in Python from the input format and the output type,
 and the reference, the C++ and the Verilog all use the very same entries:
@@ -39,6 +39,11 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 def _recip(x: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         return np.where(x == 0, np.inf, 1.0 / np.where(x == 0, 1.0, x))
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > 0, 1.0 / np.sqrt(np.where(x > 0, x, 1.0)), np.inf)
 
 
 def _elu(x: np.ndarray, alpha: float) -> np.ndarray:
@@ -97,6 +102,7 @@ FUNCTIONS = {
     "tanh": Function(np.tanh),
     "exp": Function(np.exp),
     "recip": Function(_recip),
+    "rsqrt": Function(_rsqrt),  # the first guess of layer_norm's and rms_norm's Newton step (ops/norm.py)
     "elu": Function(_elu, ("alpha",), lambda alpha: (0.0,)),
     "selu": Function(lambda x, alpha, gamma: gamma * _elu(x, alpha), ("alpha", "gamma"), lambda alpha, gamma: (0.0,)),
     "softplus": Function(_softplus),

@@ -96,7 +96,7 @@ def events(graph: Graph, values: Mapping[str, np.ndarray], candidates: Iterable[
     for node in graph.nodes:
         sig = graph.sigs[node.name]
         dtype = sig.out_dtype
-        if node.name not in names or dtype.is_float or get_op(node.op).tables is not None or _clips(node.op, dtype):
+        if node.name not in names or dtype.is_float or _table_entry(node.op, sig) or _clips(node.op, dtype):
             continue  # a table op's result is its entry, saturated when the table is built (lut.py)
         wide = _wide(dtype)
         exact = np.asarray(get_op(node.op).compute([values[src] for src in node.inputs], replace(sig, out_dtype=wide)))
@@ -106,6 +106,13 @@ def events(graph: Graph, values: Mapping[str, np.ndarray], candidates: Iterable[
             reals = to_float(exact, wide)
             found.append(Event(node.name, node.op, dtype, count, exact.size, float(reals.min()), float(reals.max())))
     return found
+
+
+def _table_entry(op: str, sig) -> bool:
+    """An elementwise table op, whose result is its table's entry (a softmax or a normalisation reads tables but
+    assigns a product, which can overflow)."""
+    entry = get_op(op)
+    return entry.tables is not None and entry.stream_kind(sig) == "map"
 
 
 def _wide(dtype: FixedType) -> FixedType:

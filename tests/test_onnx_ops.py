@@ -16,6 +16,7 @@ need("onnxruntime")
 
 from onnx_build import errors, model, node, weights  # noqa: E402
 from onnx_more_cases import MORE_CASES  # noqa: E402
+from onnx_norm_cases import NORM_CASES  # noqa: E402
 from onnx_tf_cases import TF_CASES  # noqa: E402
 
 from hlsfuse.frontend.onnx import supported_ops  # noqa: E402
@@ -203,6 +204,7 @@ CASES = {
                                       node("Add", ["x", "z"], ["y"])], IMG),
     **MORE_CASES,
     **TF_CASES,
+    **NORM_CASES,
 }
 
 

@@ -204,6 +204,9 @@ OP_CASES = {
     "masked_softmax": lambda b, x, u: b.softmax(u, mask=b.constant(None, [[0, 1], [0, 0]], dtype="ufixed<1,1>"),
                                                 table_bits=5),  # a row keeping one position, a row keeping both
     "topk": lambda b, x, u: b.op("topk", x, k=1, ret="indices"),
+    "layer_norm": lambda b, x, u: b.op("layer_norm", x, b.constant(None, np.array([1.5, -0.75])),
+                                       b.constant(None, np.array([0.25, -2.0])), norm_dtype="fixed<12,3,RND,SAT>"),
+    "rms_norm": lambda b, x, u: b.op("rms_norm", u, b.constant(None, np.array([-1.25, 2.0])), epsilon=0.0),
 }
 
 

@@ -50,6 +50,7 @@ SWEEPS: dict[str, list[dict[str, object]]] = {
         {"OP": 1}, {"N": 9, "ACC_W": 12}, {"N": 9, "ACC_W": 8, "OP": 1, "SIGNED": 0},
         {"DEPTH": 5, "ACC_W": 20, "WIDTH": 16}, {"DEPTH": 16, "OP": 1, "ACC_W": 8}, {"WIDTH": 1, "ACC_W": 1},
     ],
+    "hlsf_rsqrt": [{"V_W": 1}, {"V_W": 2}, {"V_W": 3}, {"V_W": 21}, {"V_W": 22}, {"V_W": 40}],
     "hlsf_frame_buffer": [
         {"NDIM": 3, "SHAPE": ("96'h000000040000000200000003",), "STRIDE": ("96'h00000004000000010000000c",)},
         {"NDIM": 1, "SHAPE": ("32'd1",), "STRIDE": ("32'd1",)},

@@ -341,6 +341,14 @@ class GraphBuilder:
         """attrs: k, ret="values" | "indices" """
         return self.op("topk", x, **kw)
 
+    def layer_norm(self, x, gamma, beta, **kw):
+        """attrs: epsilon=1e-5, norm_dtype=fixed<24,8,RND,SAT>; over the last axis, gamma and beta [N]"""
+        return self.op("layer_norm", x, gamma, beta, **kw)
+
+    def rms_norm(self, x, gamma, **kw):
+        """attrs: epsilon=1e-5, norm_dtype=fixed<24,8,RND,SAT>; over the last axis, gamma [N]"""
+        return self.op("rms_norm", x, gamma, **kw)
+
     def custom(self, *inputs, pattern, shape, dtype, edge_patterns=None, **kw):
         """A user-declared op for fusion studies (cannot be run or compiled)."""
         return self.op("custom", *inputs, pattern=pattern, shape=shape, dtype=dtype, edge_patterns=edge_patterns, **kw)

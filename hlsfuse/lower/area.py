@@ -4,7 +4,8 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
 (docs/folding.md gives them with worked examples):
 
     multipliers  a MAC stage's PE x SIMD (products per iteration); every other stage 0
-    dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node
+    dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node + an own stage's
+                 products (``OpDef.products``: layer_norm's and rms_norm's, per lane or once per stage)
     reduce       a reduce stage of L input lanes and L_o output lanes (``ReduceMain.lanes_out``): its prologue's
                  elementwise logic L times, its head's accumulating adder (comparator) and its epilogue L_o
                  times, and when the innermost axis is reduced (L_o = 1 < L) the tree combining a token's
@@ -227,6 +228,11 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         if micro == "threshold":  # per lane, n comparators as wide as x and a popcount of their n bits
             n = graph.types[node.inputs[1]].shape[-1]
             out += Area(lut=lanes * threshold_luts(graph.types[node.inputs[0]].dtype, n))
+    if stage.kind == "own":  # the multipliers of the op's own datapath, per lane or once
+        head = graph.node(stage.head)
+        for a, b, per_lane in get_op(head.op).products_of(graph.sigs[head.name]):
+            count = schedule.lanes_in if per_lane else 1
+            out += Area(dsp=count * dsp_per_product(a, b, dsp), lut=count * lut_multiplier(a, b))
     for t in stage_tables(graph, stage):  # its own copies, or its process's instance of the shared table
         out += memory_area(max(1, t.copies), len(t.table.entries), t.table.out_type.width)
     if stage.kind == "window" and schedule.main.snapshots > 1:  # the slot emitted from, per snapshot bit

@@ -55,6 +55,7 @@ class OwnMain:
 
     lanes_in: int
     phases = ()
+    table_reads: tuple[int, ...] = ()  # per lookup table of the op, the reads of one iteration (lower.tables)
 
     @property
     def lanes_out(self) -> int:

@@ -1,12 +1,15 @@
-"""Own stages of opaque ops: softmax, argmax and topk (``stage_own.py`` says how each runs)."""
+"""Own stages of opaque ops: softmax, argmax, topk, layer_norm and rms_norm (``stage_own.py`` says how each runs).
+
+``table_reads``: per lookup table of the op (``OpDef.tables``, in order), the reads one iteration makes
+(``lower.tables``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .own_movers import OneSource, Source, _blocks, _io
+from .own_movers import OneSource, OwnMain, Source, _blocks, _io
 
-__all__ = ["SoftmaxMain", "ArgmaxMain", "TopkMain"]
+__all__ = ["SoftmaxMain", "ArgmaxMain", "TopkMain", "NormMain"]
 
 
 # --------------------------------------------------------------------------
@@ -33,6 +36,10 @@ class SoftmaxMain(OneSource):
     def loops(self) -> tuple[tuple[str, int], ...]:
         return tuple((what, self.n // self.lanes_in) for what in ("read a row, tracking its max", "exp and sum",
                                                                  "write"))
+
+    @property
+    def table_reads(self) -> tuple[int, ...]:
+        return (self.lanes_in, 1)  # an exponential per lane, the reciprocal of the sum once
 
     def io(self):
         t = self.n // self.lanes_in
@@ -108,6 +115,51 @@ class TopkMain(OneSource):
     def io(self):
         reads, writes = _blocks(self.rows, (self.n // self.lanes_in, self.k))
         return _io({self.source: reads}, self.write, writes)
+
+
+# --------------------------------------------------------------------------
+# layer_norm, rms_norm
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NormMain(OwnMain):
+    """Per row of N: read it (storing it, summing x and x^2), then write each normalised element, gamma and beta
+    read from their ROMs in that pass. A float32 layer_norm sums the squared deviations from the mean in a pass
+    of its own between the two."""
+
+    source: Source  # x
+    gamma: Source
+    beta: Source | None  # None: rms_norm
+    rows: int
+    n: int  # elements per row (the last axis)
+    write: str
+    float_passes: bool = False  # a float32 layer_norm: read, deviations, write
+    op: str = "layer_norm"
+    lanes_in: int = 1  # elements per token of the input, gamma, beta and the output
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return (self.source, self.gamma) + (() if self.beta is None else (self.beta,))
+
+    @property
+    def loops(self) -> tuple[tuple[str, int], ...]:
+        t = self.n // self.lanes_in
+        middle = (("sum the squared deviations", t),) if self.float_passes else ()
+        return (("read a row, summing x and x^2", t), *middle, ("write the normalised row", t))
+
+    @property
+    def iterations(self) -> int:
+        return self.rows * sum(count for _, count in self.loops)
+
+    @property
+    def table_reads(self) -> tuple[int, ...]:
+        return (1,)  # the rsqrt of the row's V, once per iteration, shared by the lanes
+
+    def io(self):
+        sizes = tuple(count for _, count in self.loops)
+        phases = _blocks(self.rows, sizes)
+        return _io({self.source: phases[0]}, self.write, phases[-1])
 
 
 # --------------------------------------------------------------------------

@@ -16,11 +16,15 @@
                 read back by the other copies; zeros: the other copies are zeros)
     softmax     per row of N: read it (tracking the max), exp and sum, write e * recip(sum); masked_softmax
                 the same loop, reading its mask from a ROM of R x N bits (positions left out: no max, e = 0)
+    layer_norm  per row of N: read it (storing it, summing x and x^2), write (N x - sum x) rsqrt(V) gamma + beta;
+    rms_norm    gamma and beta are ROMs read in the write pass (a float32 layer_norm sums the squared
+                deviations in a pass between the two)
     argmax      per outer index: read N * INNER elements keeping INNER running maxima, write INNER
     topk        per row: N reads into a sorted K-slot list, then K writes
 
 The mains are in ``own_movers.py`` (pad, concat, slice, transpose) and ``own_opaque.py`` (softmax,
-argmax, topk); ``OWN_OPS`` is the one table that says, per op, how it is built and which lanes it takes.
+argmax, topk, layer_norm, rms_norm); ``OWN_OPS`` is the one table that says, per op, how it is built and which lanes
+it takes.
 
 Lanes (``lanes``: elements per input token, ``lanes_out``: per output token; ``check_lanes`` says which
 an op allows):
@@ -32,6 +36,8 @@ an op allows):
                 assigned each to the output type
     softmax     rows of N / L tokens per loop: the maximum and the sum over a token's lanes in one iteration
                 (fixed point only: a float32 sum would change with its order)
+    layer_norm, rms_norm  rows of N / L tokens per pass, a token's lanes summed in one iteration, gamma and beta
+                read L at a time (fixed point only, as softmax)
     argmax      over an outer axis: the INNER running maxima as INNER / L tokens; over the innermost axis:
                 a row of N / L tokens, the first maximum of each token against the running one, one index
                 written per row (lanes_out 1)
@@ -51,7 +57,7 @@ from ..ir import Graph
 from ..ops.injective import reversed_axis, slice_ranges
 from ..ops.pad import pad_indices
 from .own_movers import MAX_RANK, ConcatMain, Dims, PadMain, SliceMain, Source, TransposeMain, UpsampleMain, tokens
-from .own_opaque import ArgmaxMain, SoftmaxMain, TopkMain
+from .own_opaque import ArgmaxMain, NormMain, SoftmaxMain, TopkMain
 from .schedule import Schedule, StageInputs
 from .storage import COUNTERS, State, memory, registers
 
@@ -131,6 +137,12 @@ def _transpose_refuses(graph: Graph, node, lanes: int) -> str | None:
 def _softmax_refuses(graph: Graph, node, lanes: int) -> str | None:
     if graph.types[node.inputs[0]].dtype.is_float:
         return "a float32 softmax sums its row one element at a time (the sum's order is the reference's)"
+    return None
+
+
+def _norm_refuses(graph: Graph, node, lanes: int) -> str | None:
+    if graph.types[node.inputs[0]].dtype.is_float:
+        return "a float32 normalisation sums its row one element at a time (the sum's order is the reference's)"
     return None
 
 
@@ -257,6 +269,20 @@ def _masked_softmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape:
     main = dataclasses.replace(main, mask=sources[1].tensor, mask_rows=mask.shape[0])
     rom = memory("mask", mask.size, 1, banks=lanes, banking="cyclic", tensor=sources[1].tensor, rom=True)
     return main, (*buffers, rom), state
+def _norm_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
+    x = graph.types[node.inputs[0]]
+    computed = [s.tensor for s in sources[1:] if s.channel is not None]
+    if computed:
+        raise HlsfuseError(f"{node.where()}: its input '{computed[0]}' is computed by another stage; {node.op}'s "
+                           "gamma and beta must be graph constants (ROMs read once per row)")
+    n = in_shape[-1]
+    beta = sources[2] if len(sources) > 2 else None
+    main = NormMain(sources[0], sources[1], beta, math.prod(in_shape) // n, n, write,
+                    float_passes=x.dtype.is_float and beta is not None, op=node.op, lanes_in=lanes)
+    # a token is read back (to be written) a row of tokens later
+    row = memory("row", n, x.dtype.bits, n // lanes, banks=lanes, banking="cyclic")
+    sums = "row sum and sum of squares" if not main.float_passes else "row sum and sum of squared deviations"
+    return main, (row,), (State(sums, "first"),)
 
 
 def _argmax_main(graph: Graph, node, sources, in_shape: Dims, out_shape: Dims, write: str, lanes: int):
@@ -286,6 +312,8 @@ OWN_OPS = {
     "upsample2d": OwnOp(_upsample_main),
     "softmax": OwnOp(_softmax_main, _first(_output_refuses, _softmax_refuses)),
     "masked_softmax": OwnOp(_masked_softmax_main, _first(_output_refuses, _softmax_refuses)),
+    "layer_norm": OwnOp(_norm_main, _first(_output_refuses, _norm_refuses)),
+    "rms_norm": OwnOp(_norm_main, _first(_output_refuses, _norm_refuses)),
     "argmax": OwnOp(_argmax_main, lanes_out=_argmax_lanes_out),
     "topk": OwnOp(_topk_main, lanes_out=lambda graph, node, lanes: 1),
 }

@@ -2,14 +2,16 @@
 (``area``) and the C++ (``backends.hls.replicas``).
 
 A fixed-point table node (sigmoid, elu, hard_swish ...) reads its table (``ops.lut.table_of``), a fixed-point
-softmax its exp and reciprocal tables (``ops.opaque.softmax_tables``). Nodes whose tables have the same function,
+softmax its exp and reciprocal tables (``ops.opaque.softmax_tables``), a fixed-point layer_norm or rms_norm its rsqrt
+table (``ops.norm.rsqrt_table``). Nodes whose tables have the same function,
 parameters, input format, output type and size (``Table.key``) share one. A ROM has ROM_PORTS ports, so a stage
 that reads a table R times in one iteration needs ceil(R / ROM_PORTS) copies of it:
 
     reads R   the most any one iteration reads: per pre loop (one element per iteration), the lookups of
               its program; per main phase, the lookups of its program times the phase's lanes (phases that
-              never share an iteration, a reduce stage's prologue and epilogue, counted apart); a softmax
-              stage reads its exp table once per lane and its reciprocal once
+              never share an iteration, a reduce stage's prologue and epilogue, counted apart); an own
+              stage as its main's ``table_reads`` say: a softmax reads its exp table once per lane and its
+              reciprocal once, a normalisation its rsqrt table once
     R <= 2    the stage reads the table of luts.h (``copies`` 0); each stage reading it is a process of
               its own, so the resource model counts a ROM per stage all the same
     R > 2     the stage keeps ceil(R / 2) copies of its own
@@ -71,12 +73,10 @@ def stage_tables(graph: Graph, stage: Stage) -> tuple[TableReads, ...]:
     for ph in schedule.phases:
         for pre in ph.pre:
             iteration([s.node for s in pre.program.steps], lambda _: 1)
-    if stage.kind == "own":
-        tables = node_tables(graph, stage.head)
-        if tables:  # a fixed-point softmax: its exp table once per lane, its reciprocal once
-            (exp_key, exp), (recip_key, recip) = tables
-            found.update({exp_key: exp, recip_key: recip})
-            most.update({exp_key: main.lanes_in, recip_key: 1})
+    if stage.kind == "own":  # as its main says (a softmax: the exp table once per lane, the reciprocal once)
+        for (key, table), reads in zip(node_tables(graph, stage.head), main.table_reads):
+            found.setdefault(key, table)
+            most[key] = max(most[key], reads)
     else:  # a stage's phases never share an iteration (a reduce stage's prologue and epilogue)
         for ph in schedule.phases:
             iteration(ph.nodes, schedule.node_lanes)

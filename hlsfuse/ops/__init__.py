@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import OpError
-from . import custom, elementwise, injective, lut, nn, opaque, pad, reduce, threshold, upsample
+from . import custom, elementwise, injective, lut, nn, norm, opaque, pad, reduce, threshold, upsample
 from .base import REQUIRED, Attr, OpDef, Pattern, Sig
 
 __all__ = ["OPS", "get_op", "OpDef", "Attr", "Pattern", "Sig", "REQUIRED"]
@@ -20,6 +20,7 @@ OPS: dict[str, OpDef] = {
         *reduce.OPS,
         *nn.OPS,
         *opaque.OPS,
+        *norm.OPS,
         custom.CUSTOM,
     )
 }

@@ -188,6 +188,9 @@ class OpDef:
     per channel); such an input must be a graph constant, held as a ROM of one row per word.
     ``check_constants(sig, data)`` checks the values of a node's inputs that are graph constants
     (``data``: input name -> raw values), for rules about values rather than types (``verify`` calls it).
+    ``products(sig)``: the multipliers an own op's fixed-point datapath builds besides its head's, as
+    (a, b, per_lane) triples of operand types, ``per_lane`` when each lane of a folded stage has its own
+    (the resource model prices them; layer_norm's x^2, its deviation times 1/sqrt(V), its Newton step).
     """
 
     name: str
@@ -208,6 +211,7 @@ class OpDef:
     tables: Callable[[Sig], tuple] | None = None
     rows: tuple[str, ...] = ()
     check_constants: Callable[[Sig, Mapping[str, np.ndarray]], None] | None = None
+    products: Callable[[Sig], tuple[tuple[DType, DType, bool], ...]] | None = None
     doc: str = ""
 
     def __post_init__(self):
@@ -254,6 +258,12 @@ class OpDef:
 
     def constants_of(self, sig: Sig) -> Mapping[str, Any]:
         return self.constants(sig) if self.constants is not None else {}
+
+    def products_of(self, sig: Sig) -> tuple[tuple[DType, DType, bool], ...]:
+        """The multipliers of a fixed-point node's own datapath (none in a float32 graph)."""
+        if self.products is None or sig.out_dtype is None or sig.out_dtype.is_float:
+            return ()
+        return self.products(sig)
 
     def tables_of(self, sig: Sig) -> tuple:
         """The lookup tables a node reads (none in a float32 graph, which evaluates the functions)."""

@@ -3,6 +3,7 @@
     slice, pad, concat, transpose, upsample2d  ->  hlsf::*_stage of hw/hls/hlsfuse/own.h (a reflect or edge pad:
                                    pad_block_stage; zero insertion: upsample_zeros_stage)
     softmax, argmax, topk          ->  hlsf::*_stage of hw/hls/hlsfuse/opaque.h
+    layer_norm, rms_norm           ->  hlsf::*_stage of hw/hls/hlsfuse/norm.h (gamma and beta: ROM readers)
 
 Each kernel is a complete stage: one loop with the iterations of the stage's schedule
 (``lower.stage_own``), which also gives every shape, block and buffer; the generated function declares the
@@ -31,8 +32,9 @@ from ...errors import HlsfuseError
 from ...lower import own_movers, own_opaque
 from ...lower.plan import Stage
 from ...ops import get_op
+from ...ops.norm import norm_of
 from .context import Context
-from .cxx import float_literal, literal
+from .cxx import float_literal, literal, spell_type
 from .phase import Array, Rom, array
 from .replicas import plan
 from .view import StageView, make_view
@@ -191,6 +193,46 @@ class SoftmaxFloatCall:
 
 
 @dataclass(frozen=True)
+class NormCall:
+    """A fixed-point layer_norm (``beta_type`` set) or rms_norm: its types, the row's shape, the op's epsilon term
+    E and the bits of V (``ops.norm.Norm``), the rsqrt table of luts.h."""
+
+    in_type: str
+    out_type: str
+    norm_type: str  # the node's norm_dtype
+    gamma_type: str
+    beta_type: str | None  # None: rms_norm
+    entry_type: str  # the rsqrt table's entries
+    table: str
+    rows: int
+    n: int
+    epsilon_term: int
+    v_bits: int
+    input: str
+    gamma: str  # ROM readers
+    beta: str | None
+    output: str
+    row: Array
+    lanes: int  # elements per input token (the main's lanes, the kernel's L)
+    kernel: str = "norm"  # its macro in stage_own.j2
+    header: str = "hlsfuse/norm.h"
+
+
+@dataclass(frozen=True)
+class NormFloatCall:
+    rows: int
+    n: int
+    epsilon: str  # a double literal
+    input: str
+    gamma: str
+    beta: str | None  # None: rms_norm
+    output: str
+    row: Array
+    kernel: str = "norm_float"  # its macro in stage_own.j2
+    header: str = "hlsfuse/norm.h"
+
+
+@dataclass(frozen=True)
 class ArgmaxCall:
     in_type: str
     out_type: str
@@ -289,6 +331,8 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
         return SoftmaxCall(in_type, out_type, exp.type, recip.type, exp.name, recip.name, main.rows, main.n,
                            streams[0], main.write, row, exps, lanes=main.lanes_in, mask=mask,
                            mask_rows=main.mask_rows)
+    if isinstance(main, own_opaque.NormMain):
+        return _norm_call(ctx, schedule, node, streams)
     if isinstance(main, own_opaque.ArgmaxMain):
         return ArgmaxCall(in_type, out_type, main.outer, main.n, main.inner, streams[0], main.write,
                           array(local("best"), in_type, schedule.buffer("running maxima")),
@@ -306,6 +350,20 @@ def _mask_rom(ctx: Context, main) -> tuple[Rom, ...]:
     name, lanes = ctx.rom(main.mask), main.lanes_in
     return (Rom(name, name, ctx.ctype(main.mask), ctx.type_of(main.mask).size,
                 (f"type=cyclic factor={lanes}",) if lanes > 1 else (), ctx.rom_storage[main.mask]),)
+def _norm_call(ctx: Context, schedule, node, streams: list[str]):
+    """A layer_norm or rms_norm: x streamed, gamma (and beta) read from their ROMs."""
+    main, sig = schedule.main, ctx.graph.sigs[node.name]
+    row = array(ctx.names.local("row"), ctx.ctype(node.inputs[0]), schedule.buffer("row"))
+    beta = streams[2] if main.beta is not None else None
+    if sig.out_dtype.is_float:
+        return NormFloatCall(main.rows, main.n, repr(float(sig["epsilon"])), streams[0], streams[1], beta,
+                             main.write, row)
+    norm = norm_of(sig)
+    (table,) = ctx.tables[node.name]
+    return NormCall(ctx.ctype(node.inputs[0]), ctx.ctype(node.name), spell_type(sig["norm_dtype"]),
+                    ctx.ctype(node.inputs[1]), ctx.ctype(node.inputs[2]) if main.beta is not None else None,
+                    table.type, table.name, main.rows, main.n, norm.epsilon_term, norm.v_bits, streams[0], streams[1],
+                    beta, main.write, row, lanes=main.lanes_in)
 
 
 def view(ctx: Context, stage: Stage) -> StageView:
@@ -321,12 +379,11 @@ def view(ctx: Context, stage: Stage) -> StageView:
         feeds.append(Feed(reader, ctx.rom(src.tensor), ctx.ctype(src.tensor), ctx.type_of(src.tensor).size,
                           main.lanes_in, storage))
         streams.append(reader)
-    roms = tuple(  # a token is L parallel reads: L banks
-        Rom(f.rom, f.rom, f.type, f.size, (f"type=cyclic factor={f.lanes}",) if f.lanes > 1 else (),
-            ctx.rom_storage[src.tensor])
+    roms = tuple({  # a token is L parallel reads: L banks; a constant read twice (as gamma and beta) is one ROM
+        f.rom: Rom(f.rom, f.rom, f.type, f.size, (f"type=cyclic factor={f.lanes}",) if f.lanes > 1 else (),
+                   ctx.rom_storage[src.tensor])
         for f, src in zip(feeds, [s for s in sources if s.channel is None])
-    )
-    roms += _mask_rom(ctx, main)
+    }.values()) + _mask_rom(ctx, main)
     call = _call(ctx, stage, streams)
     copies = ()
     if isinstance(call, SoftmaxCall):  # every lane reads the exp table in one iteration, the reciprocal is read once

@@ -1,9 +1,11 @@
-"""Own stages in Verilog that compute (``lower.stage_own``): softmax, argmax and topk; ``stage_own`` builds the
-stage around them.
+"""Own stages in Verilog that compute (``lower.stage_own``): softmax, argmax, topk, layer_norm and rms_norm;
+``stage_own`` builds the stage around them.
 
     softmax   per row: read it tracking the max, exp and sum, write e * recip(sum); masked_softmax reads its
               mask from a ROM (a token of L bits per word, row r of the tensor at mask row r mod R): a position
               left out enters the max as the input type's minimum and gets e = 0
+    layer_norm, rms_norm   per row: read it summing x and x^2, write (N x - S1) R 2^-(24+e) (hlsf_rsqrt of V, its
+              table a ROM of the stage) assigned to norm_dtype, times gamma plus beta (ROMs) assigned to the output
     argmax    per outer index: read N * INNER elements keeping INNER running maxima, write INNER
     topk      per row: read into a sorted K-slot list (parallel compare and shift), write K results
 
@@ -11,6 +13,8 @@ With lanes (``main.lanes_in`` L > 1) they handle a token per iteration:
 
     softmax   the row and its exponentials kept as tokens; the max over the token's lanes (a tree) joins
               the running max, the lanes' exponentials are summed in one update; L products per write
+    norms     the row kept as tokens; the lanes' x and x^2 summed in one update; one rsqrt per iteration, L
+              normalised elements per write, gamma and beta read L at a time
     argmax    over an outer axis: the running maxima in L banks, lane l updating bank l; over the
               innermost axis: the token's first maximum (a tree, the lower lane winning ties) against the
               running one, its index k L + lane
@@ -23,12 +27,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...lower import own_opaque
+from ...ops.norm import RSQRT_FRAC, RSQRT_INDEX_BITS, norm_of, rsqrt_table
 from ...ops.opaque import softmax_tables
 from ...types import FixedType, Fmt
 from .decls import Update
 from .module import ModuleBuilder
 from .own_tokens import assign, exact, first_max, join, lane_tag, moved, source, split
-from .vlog import XW, bits_for, index_width, sext64, slit, ulit, zext
+from .vlog import XW, assign_params, bits_for, index_width, sext64, slit, ulit, zext
 
 __all__ = ["OPS"]
 
@@ -122,6 +127,96 @@ def _mask_bits(b: ModuleBuilder, main: own_opaque.SoftmaxMain, write_loop) -> li
         word = f"{zext(row, rw, aw)} * {ulit(t, aw)} + {word}"
     at = b.wire("mask_at", aw, word)
     return split(b, b.wire("mask_token", lanes, f"{rom}[{at}]"), 1, lanes, "left_out")
+def _scaled(b: ModuleBuilder, p: str, e: str, frac: int, t: FixedType, tag: str) -> str:
+    """``p`` (a signed 64-bit exact value) times 2^-(frac + e) (``e``: a 5-bit exponent) assigned to ``t``: brought
+    to t's fractional bits plus one, floored, with the dropped bits as hlsf_assign's sticky bit (norm.h's
+    assign_scaled). The shift is sh = e + c, c = frac - F_t - 1: right by sh when sh >= 0, else left by -sh."""
+    c = frac - t.frac - 1
+    ones = f"{XW}'h{(1 << XW) - 1:x}"
+    if c >= 0:  # always to the right
+        amount = b.wire(f"sh_{tag}", 8, f"{zext(e, 5, 8)} + {ulit(c, 8)}")
+        q2 = b.wire(f"q2_{tag}", XW, f"{p} >>> {amount}", signed=True)
+        sticky = b.wire(f"sticky_{tag}", 1, f"({p} & ~({ones} << {amount})) != {ulit(0, XW)}")
+    elif c + 31 < 0:  # always to the left (exact)
+        amount = b.wire(f"sh_{tag}", 8, f"{ulit(-c, 8)} - {zext(e, 5, 8)}")
+        q2, sticky = b.wire(f"q2_{tag}", XW, f"{p} <<< {amount}", signed=True), "1'b0"
+    else:
+        left = b.wire(f"left_{tag}", 1, f"{e} < {ulit(-c, 5)}")
+        right_by = b.wire(f"right_by_{tag}", 8, f"{zext(e, 5, 8)} - {ulit(-c, 8)}")
+        left_by = b.wire(f"left_by_{tag}", 8, f"{ulit(-c, 8)} - {zext(e, 5, 8)}")
+        q2 = b.wire(f"q2_{tag}", XW, f"{left} ? ({p} <<< {left_by}) : ({p} >>> {right_by})", signed=True)
+        sticky = b.wire(f"sticky_{tag}", 1, f"!{left} && ({p} & ~({ones} << {right_by})) != {ulit(0, XW)}")
+    name = b.net(f"y_{tag}", t.width)
+    b.instance("hlsf_assign", assign_params(t.frac + 1, t), f"u_{tag}",
+               (("in_data", q2), ("in_sticky", sticky), ("out_data", name)))
+    return name
+
+
+def _norm(b: ModuleBuilder, main: own_opaque.NormMain) -> str:
+    """Per row, the reference's integer algorithm: S1 = sum x, S2 = sum x^2 while storing the row; then per element
+    n = (N x - S1) R 2^-(24 + e) (R, e: hlsf_rsqrt of V = N S2 - S1^2 + E) assigned to norm_dtype, y = n gamma +
+    beta."""
+    sig = b.graph.sigs[b.stage.head]
+    norm, nt = norm_of(sig), sig["norm_dtype"]
+    lanes = main.lanes_in
+    seq = b.sequence(main.loops)
+    read_loop, write_loop = seq.loops
+    raw, dtype = source(b, main.source, read_loop.here, seq.fire, "x", lanes)
+    x = b.array("row", main.n // lanes, lanes * dtype.width)
+    at = zext(seq.idx, seq.width, b.index(x))
+    first = f"{seq.idx} == {ulit(0, seq.width)}"
+    reading = f"{seq.fire} && {read_loop.here}"
+    b.stores.append(Update(reading, f"{x}[{at}]", raw))
+    xs = [exact(b, v, dtype, f"in{lane_tag('', lane, lanes)}") for lane, v in enumerate(split(b, raw, dtype.width,
+                                                                                            lanes, "lane_x"))]
+    squares = [b.wire(f"square{lane_tag('', lane, lanes)}", XW, f"{v} * {v}", signed=True) for lane, v in
+               enumerate(xs)]
+    s2 = b.reg("sum2", XW)
+    b.updates.append(Update(reading, s2, f"({first} ? {slit(0)} : {s2}) + {' + '.join(squares)}"))
+    total2 = b.wire("s2", XW, s2, signed=True)
+    if norm.rms:
+        total1 = None
+        v = b.wire("v", XW, f"{slit(norm.n)} * {total2} + {slit(norm.epsilon_term)}", signed=True)
+    else:
+        s1 = b.reg("sum1", XW)
+        b.updates.append(Update(reading, s1, f"({first} ? {slit(0)} : {s1}) + {' + '.join(xs)}"))
+        total1 = b.wire("s1", XW, s1, signed=True)
+        v = b.wire("v", XW, f"{slit(norm.n)} * {total2} - {total1} * {total1} + {slit(norm.epsilon_term)}",
+                   signed=True)
+    bits = norm.v_bits
+    b.unused(f"{v}[{XW - 1}:{bits}]")  # V < 2^bits
+    index, r, e = b.net("rsqrt_index", RSQRT_INDEX_BITS), b.net("rsqrt_r", RSQRT_FRAC + 1), b.net("rsqrt_e", 5)
+    table = rsqrt_table()
+    rom = b.rom("lut_rsqrt", table.entries, table.out_type.width)
+    entry = b.wire("rsqrt_entry", table.out_type.width, f"{rom}[{index}]")
+    b.instance("hlsf_rsqrt", (("V_W", str(bits)),), "u_rsqrt",
+               (("v", f"{v}[{bits - 1}:0]"), ("index", index), ("entry", entry), ("r", r), ("e", e)))
+    r64 = b.wire("r64", XW, zext(r, RSQRT_FRAC + 1, XW), signed=True)
+    gamma, gt = source(b, main.gamma, write_loop.here, seq.fire, "gamma", lanes)
+    gammas = split(b, gamma, gt.width, lanes, "lane_gamma")
+    if main.beta is not None:
+        beta, bt = source(b, main.beta, write_loop.here, seq.fire, "beta", lanes)
+        betas = split(b, beta, bt.width, lanes, "lane_beta")
+    word = f"{x}[{at}]" if lanes == 1 else b.wire("w_row", lanes * dtype.width, f"{x}[{at}]")
+    out = b.dtype(b.stage.head)
+    product_frac = nt.frac + gt.frac
+    frac = product_frac if main.beta is None else max(product_frac, bt.frac)
+    ys = []
+    for lane, held in enumerate(split(b, word, dtype.width, lanes, "lane_row")):
+        tag = lane_tag("", lane, lanes)
+        xi = exact(b, held, dtype, f"row{tag}")
+        dev = f"{slit(norm.n)} * {xi}" + ("" if total1 is None else f" - {total1}")
+        p = b.wire(f"p{tag}", XW, f"({dev}) * {r64}", signed=True)
+        n = exact(b, _scaled(b, p, e, RSQRT_FRAC, nt, f"norm{tag}"), nt, f"n{tag}")
+        g = exact(b, gammas[lane], gt, f"g{tag}")
+        terms = [f"{n} * {g}" if frac == product_frac else f"(({n} * {g}) <<< {frac - product_frac})"]
+        if main.beta is not None:
+            bi = exact(b, betas[lane], bt, f"b{tag}")
+            terms.append(bi if frac == bt.frac else f"({bi} <<< {frac - bt.frac})")
+        y = b.wire(f"exact{tag}", XW, " + ".join(terms), signed=True)
+        ys.append(assign(b, y, frac, out, f"norm_out{tag}"))
+    b.move(main.write, write_loop.here)
+    return join(b, ys, out.width, "token_norm")
 
 
 def _argmax(b: ModuleBuilder, main: own_opaque.ArgmaxMain) -> str:
@@ -278,6 +373,7 @@ def _topk(b: ModuleBuilder, main: own_opaque.TopkMain) -> str:
 
 OPS = {
     own_opaque.SoftmaxMain: _softmax,
+    own_opaque.NormMain: _norm,
     own_opaque.ArgmaxMain: _argmax,
     own_opaque.TopkMain: _topk,
 }

@@ -29,7 +29,7 @@ from . import layout
 from .context import Context
 from .fold import constant_input
 from .model import NodeDef, Unsupported
-from .ops_nn import conv_operands
+from .ops_nn import NORM_PATTERN_CONVERTERS, conv_operands
 
 __all__ = ["MORE_CONVERTERS", "MORE_SPATIAL", "MORE_PASS_THROUGH", "PATTERN_CONVERTERS"]
 
@@ -262,7 +262,7 @@ MORE_CONVERTERS = {
     "ConvTranspose": _conv_transpose,
 }
 
-PATTERN_CONVERTERS = {"Silu": _activation("silu", FINE_TABLE_BITS)}
+PATTERN_CONVERTERS = {"Silu": _activation("silu", FINE_TABLE_BITS), **NORM_PATTERN_CONVERTERS}
 """Converters of the nodes patterns.py writes in its own domain."""
 
 MORE_SPATIAL = {"ConvTranspose", "Resize", "Upsample"}

@@ -1,5 +1,5 @@
 """Converters of the network ONNX ops: Conv, pools, Gemm/MatMul, BatchNormalization,
-Softmax and reductions.
+LayerNormalization, RMSNormalization, Softmax and reductions.
 
 Convolutions and pools run channel-last: their input is converted to NHWC (free when
 it already is), weights are transposed to hlsfuse's [KH, KW, Cin/groups, Cout] once at
@@ -23,7 +23,7 @@ from .masks import masked_softmax
 from .model import NodeDef, Unsupported
 from .ops_tensor import binary
 
-__all__ = ["NN_CONVERTERS", "conv_operands", "global_pool"]
+__all__ = ["NN_CONVERTERS", "NORM_PATTERN_CONVERTERS", "conv_operands", "global_pool"]
 
 _AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
@@ -318,6 +318,49 @@ def _batchnorm(ctx: Context, node: NodeDef) -> None:
     ctx.node(t, "bias_add", [scaled.hls, ctx.weight(beta - mean * s, f"{t}.shift")], order)
 
 
+def _norm_weight(value: np.ndarray | None, n: int, what: str, default: float) -> np.ndarray:
+    """A LayerNormalization's Scale or B as [N] (``default`` when omitted): [N], or a shape of ones ending in N or 1."""
+    if value is None:
+        return np.full(n, default)
+    value = np.asarray(value, dtype=np.float64)
+    if value.size not in (1, n) or any(d != 1 for d in value.shape[:-1]):
+        raise Unsupported(f"input '{what}' must have shape [{n}] (the normalized axis), not {list(value.shape)}")
+    return np.broadcast_to(value.reshape(-1), (n,)).copy()
+
+
+def _normalization(op: str, inputs: tuple[tuple[str, float, str], ...]):
+    """LayerNormalization (opset 17) and RMSNormalization (ONNX's opset 23, the node patterns.py writes for an
+    RMSNorm decomposition) over the last axis, as ``op``: constant Scale (ones when omitted) and B (zeros when
+    omitted) of the axis's size; stash_type is not needed (fixed point sums exactly, float32 in float64); only
+    output Y."""
+
+    def convert(ctx: Context, node: NodeDef) -> None:
+        if any(ctx.is_read(o) for o in node.outputs[1:]):
+            raise Unsupported("only output 'Y' is supported (Mean and InvStdDev are training outputs)")
+        x = ctx.value(node.inputs[0])
+        axis = node.attr("axis", -1)
+        if not -x.rank <= axis < x.rank or axis % x.rank != x.rank - 1:
+            raise Unsupported(f"attribute 'axis' is {axis}; only the last axis (-1) of the {x.rank}-dim input is "
+                              "supported")
+        axis %= x.rank
+        n = x.shape[axis]
+        consts = ctx.consts(node)
+        t = _out(node)
+        weights = []
+        for i, (what, default, hint) in enumerate(inputs, start=1):
+            value = _norm_weight(constant_input(node, consts, i, what), n, what, default)
+            weights.append(ctx.weight(value, node.input(i) or f"{t}.{hint}"))
+        order = tuple(a for a in x.order if a != axis) + (axis,)  # the normalized axis last
+        ctx.node(t, op, [ctx.in_order(x, order), *weights], order, epsilon=float(node.attr("epsilon", 1e-5)))
+
+    return convert
+
+
+NORM_PATTERN_CONVERTERS = {"RMSNormalization": _normalization("rms_norm", (("scale", 1.0, "gamma"),))}
+"""The converter of the RMSNormalization nodes patterns.py writes in its own domain (hlsfuse reads opsets up to 21,
+before ONNX's RMSNormalization)."""
+
+
 def _softmax(ctx: Context, node: NodeDef) -> None:
     x = ctx.value(node.inputs[0])
     t = _out(node)
@@ -368,6 +411,7 @@ NN_CONVERTERS = {
     "Gemm": _gemm,
     "MatMul": _matmul,
     "BatchNormalization": _batchnorm,
+    "LayerNormalization": _normalization("layer_norm", (("Scale", 1.0, "gamma"), ("B", 0.0, "beta"))),
     "Softmax": _softmax,
     "ReduceSum": _reduce("sum", 13),
     "ReduceMean": _reduce("mean", 18),

@@ -11,6 +11,7 @@
 //   own.h         slice, pad, concat, transpose stages
 //   convert.h     the width converter (tokens of A lanes re-packed into tokens of B)
 //   opaque.h      softmax, argmax, topk stages
+//   norm.h        layer_norm and rms_norm stages (and their reciprocal square root)
 //
 // Conventions shared by all of them (DESIGN.md sections 2 and 3, docs/numerics.md):
 //   - one call of a stage function processes one frame: one tensor, row-major, one element per transfer;
@@ -28,6 +29,7 @@
 #include "convert.h"
 #include "linebuffer.h"
 #include "mac.h"
+#include "norm.h"
 #include "numeric.h"
 #include "opaque.h"
 #include "own.h"

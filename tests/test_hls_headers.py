@@ -1036,7 +1036,7 @@ def inventory_designs():
     import test_wide_ports as wide
     from map_graphs import awkward_names, fixed_zoo, float_zoo
     from nn_graphs import nn_zoo
-    from norm_graphs import NORM_FOLD, fixed_norms, float_norms, folded_norms
+    from norm_graphs import NORM_FOLD, fixed_norms, float_norms
     from own_graphs import hls_floats, hls_movers, hls_rows
     from union import union, union_fold
 
@@ -1058,8 +1058,8 @@ def inventory_designs():
         ("convs", lanes.convs(), CompileOptions(fold=lanes.WIDE)),
         ("wide", wide.wide_graph(), CompileOptions(fold=Folding(ports=wide.PORTS))),
         ("residual", load_graph(examples / "residual.json"), CompileOptions(device=Target(dsp=9))),  # SIMD, lanes
-        ("norms", union(norms := [fixed_norms(), folded_norms(), float_norms()], "norms"),
-         CompileOptions(fold=union_fold(norms, [Folding(), NORM_FOLD, Folding()]))),
+        ("norms", union(norms := [fixed_norms(), float_norms()], "norms"),
+         CompileOptions(fold=union_fold(norms, [NORM_FOLD, Folding()]))),
     ]
 
 

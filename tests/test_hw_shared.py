@@ -13,7 +13,7 @@
                                  torch-style causal self-attention imported from ONNX (test_onnx_masks); float32
                                  masked softmax is in test_hls_stages_own's build (a float sum's order: 1e-5)
     layer_norm and rms_norm      tests/norm_graphs.py, on rows that stress them (norm_frames): several input, norm
-                                 and output types, a folded variant of 2 to 16 lanes; float32 in csim
+                                 and output types, five stages of 2 to 16 lanes; float32 in csim
 
 The RTL run is also the timing model's cycle for cycle (rtl_design.simulate) and lint clean.
 """
@@ -27,7 +27,7 @@ need("onnx")
 need("qonnx")
 
 from more_graphs import fixed_more, fixed_tf, float_more, float_tf  # noqa: E402
-from norm_graphs import NORM_FOLD, fixed_norms, float_norms, folded_norms, norm_frames  # noqa: E402
+from norm_graphs import NORM_FOLD, fixed_norms, float_norms, norm_frames  # noqa: E402
 from onnx_more_cases import unet  # noqa: E402
 from own_graphs import MASKED_LANES, masked_softmaxes  # noqa: E402
 from test_onnx_auto import auto_deep_cnn  # noqa: E402
@@ -59,8 +59,8 @@ def parts(with_floats: bool):
     found.append((from_onnx(unet("ConvTranspose"), precision="auto:16"), Folding(), None))
     found.append((masked_softmaxes(), Folding(lanes=tuple(MASKED_LANES.items())), None))
     found.append((from_onnx(add_mask(causal()), precision="fixed<16,6,RND,SAT>"), Folding(), None))
-    for graph, fold in ((fixed_norms(), Folding()), (folded_norms(), NORM_FOLD)):
-        found.append((graph, fold, [norm_frames(graph, seed) for seed in range(FRAMES)]))
+    norms = fixed_norms()
+    found.append((norms, NORM_FOLD, [norm_frames(norms, seed) for seed in range(FRAMES)]))
     if with_floats:
         found += [(float_more(), Folding(), None), (float_tf(), Folding(), None), (float_norms(), Folding(), None)]
     else:

@@ -471,7 +471,8 @@ MASKED_LANES = {"pad_sm": 4, "scattered_sm": 2}
 def masked_softmaxes(dtype: str = "fixed<10,4>") -> Graph:
     """masked_softmax with a causal mask over heads (R = S), a padding mask (R = 1, whole tokens left out with 4
     lanes), a scattered mask of R = 3 rows (2 lanes: tokens half left out) on an unsigned input, a row keeping one
-    position, and one feeding a map stage; in ``dtype`` (fixed point or float32)."""
+    position, and one feeding a map stage; in fixed point the padding one saturates x - max(x) at -4 before its exp
+    table (exp_int_bits); in ``dtype`` (fixed point or float32)."""
     fixed = dtype != "float32"
     b = GraphBuilder("masked" if fixed else "masked_f", dtype=dtype)
     x = b.input("x", [1, 2, 4, 4])  # [batch, heads, queries, keys]
@@ -486,7 +487,7 @@ def masked_softmaxes(dtype: str = "fixed<10,4>") -> Graph:
     outs = [
         b.softmax(x, mask=b.constant("causal", causal(4), dtype=bit), name="causal_sm",
                   **({"table_bits": 6} if fixed else {})),
-        b.softmax(p, mask=pad, name="pad_sm"),
+        b.softmax(p, mask=pad, name="pad_sm", **({"exp_int_bits": 2} if fixed else {})),  # d saturates at -4
         b.softmax(u, mask=scattered, name="scattered_sm", **typed),
         b.relu(b.softmax(p, mask=pad, **({"dtype": "fixed<9,1,TRN_ZERO,SAT_SYM>"} if fixed else {}))),
     ]

@@ -14,11 +14,16 @@
                                  masked softmax is in test_hls_stages_own's build (a float sum's order: 1e-5)
     layer_norm and rms_norm      tests/norm_graphs.py, on rows that stress them (norm_frames): several input, norm
                                  and output types, five stages of 2 to 16 lanes; float32 in csim
+    two torch encoder layers     tests/transformers/: a pre-LN GELU layer (plain softmax) and the TorchScript
+                                 export of a post-LN ReLU layer with its causal mask (LayerNorm decomposed), each
+                                 as the ONNX import types it and folded as the solver fits it to a Pynq-Z2
 
 The RTL run is also the timing model's cycle for cycle (rtl_design.simulate) and lint clean.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from tiers import need
@@ -37,9 +42,14 @@ from test_ops_threshold import FOLDS  # noqa: E402
 from union import union, union_fold  # noqa: E402
 
 from hlsfuse import fuse, reference  # noqa: E402
+from hlsfuse.boards import target_of  # noqa: E402
+from hlsfuse.compile import CompileOptions, solver_space  # noqa: E402
 from hlsfuse.frontend.onnx import from_onnx, to_graph_layout  # noqa: E402
 from hlsfuse.lower import Folding, LowerOptions, lower  # noqa: E402
+from hlsfuse.lower.fold import solve  # noqa: E402
 
+ENCODER_LAYERS = ("tel_gelu_pre", "tel_legacy_relu_post")
+MODELS_DIR = Path(__file__).parent / "transformers"
 FLOAT_SCALE_MODELS = ("mlp-w1a1-bipolar", "mlp-w2a2", "mlp-w4a4", "mlp-w8a8", "mlp-w5a4-per-channel-acts", "cnn-w4a4")
 FRAMES = 3
 
@@ -61,6 +71,10 @@ def parts(with_floats: bool):
     found.append((from_onnx(add_mask(causal()), precision="fixed<16,6,RND,SAT>"), Folding(), None))
     norms = fixed_norms()
     found.append((norms, NORM_FOLD, [norm_frames(norms, seed) for seed in range(FRAMES)]))
+    for name in ENCODER_LAYERS:
+        graph = from_onnx(MODELS_DIR / f"{name}.onnx", input_ranges={"x": (-3.0, 3.0)})
+        options = CompileOptions(device=target_of("pynq-z2"))
+        found.append((graph, solve(solver_space(graph, options), options.budget), None))
     if with_floats:
         found += [(float_more(), Folding(), None), (float_tf(), Folding(), None), (float_norms(), Folding(), None)]
     else:

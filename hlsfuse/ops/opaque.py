@@ -34,7 +34,7 @@ from .base import Attr, OpDef, Pattern, Sig, same_family
 from .exact import finish
 from .interval import Interval, corners
 
-__all__ = ["OPS", "softmax_tables", "INDEX_TYPE"]
+__all__ = ["OPS", "softmax_tables", "exp_window", "exp_int_bits_for", "INDEX_TYPE"]
 
 INDEX_TYPE = FixedType(32, 32)
 """Default output type of argmax and of topk with ret="indices" (int32)."""
@@ -73,19 +73,50 @@ def _table_bits(value: int) -> str | None:
     return None if 1 <= value <= MAX_TABLE_BITS else f"must be 1..{MAX_TABLE_BITS}, not {value}"
 
 
+def _exp_int_bits(value: int) -> str | None:
+    return None if 0 <= value <= 62 else f"must be 0 (off) or 1..62, not {value}"
+
+
 def _fixed_attr(value) -> str | None:
     return f"must be a fixed-point type, not {value}" if value.is_float else None
+
+
+def exp_window(sig: Sig) -> Fmt | None:
+    """The format the exp table reads d = x - max(x) in when ``exp_int_bits`` narrows it (None: d's own format,
+    Fmt(x).sub(Fmt(x))): signed, exp_int_bits integer bits above d's fractional ones, so d saturates at
+    -2^exp_int_bits."""
+    x = Fmt.of(sig.dtypes[0])
+    d_fmt, bits = x.sub(x), sig["exp_int_bits"]
+    if not bits or bits + 1 >= d_fmt.int_bits:
+        return None
+    return Fmt(bits + 1 + d_fmt.frac, bits + 1, True)
+
+
+def exp_int_bits_for(exp_dtype) -> int:
+    """The smallest ``exp_int_bits`` that changes no entry: exp(-2^I) below half of exp_dtype's LSB, so every d
+    below -2^I has the entry 0 anyway (4 for the default ufixed<18,1>: exp(-16) < 2^-18)."""
+    bits = 1
+    while math.exp(-(2.0 ** bits)) >= 2.0 ** -(exp_dtype.frac + 1):
+        bits += 1
+    return bits
 
 
 def softmax_tables(sig: Sig):
     """The exp and recip tables of a fixed-point softmax node, and the sum's format."""
     n = sig.shapes[0][-1]
     x = Fmt.of(sig.dtypes[0])
-    d_fmt = x.sub(x)
+    d_fmt = exp_window(sig) or x.sub(x)
     s_fmt = Fmt.of(sig["exp_dtype"]).accumulate(n)
     exp = make_table("exp", d_fmt, sig["exp_dtype"], sig["table_bits"])
     recip = make_table("recip", s_fmt, sig["recip_dtype"], sig["table_bits"])
     return exp, recip, s_fmt
+
+
+def _windowed(d, sig: Sig):
+    """d = x - max(x) (raw) as the exp table reads it: saturated at -2^exp_int_bits when that narrows it (and
+    below 2^exp_int_bits: only a masked position, whose exponential is dropped, can lie above the kept max)."""
+    window = exp_window(sig)
+    return d if window is None else np.clip(d, -(1 << (window.width - 1)), (1 << (window.width - 1)) - 1)
 
 
 def _softmax_check(sig: Sig) -> None:
@@ -111,7 +142,7 @@ def _softmax(args, sig, masked=None):
     exp, recip, _ = softmax_tables(sig)
     top = x if masked is None else np.where(masked, np.iinfo(np.int64).min, x)
     d = x - top.max(axis=-1, keepdims=True)
-    e = exp.lookup(d)
+    e = exp.lookup(_windowed(d, sig))
     if masked is not None:
         e = np.where(masked, 0, e)
     r = recip.lookup(e.sum(axis=-1, keepdims=True))
@@ -126,7 +157,7 @@ def _softmax_bounds(ins, sig, kept=None, zeros=False):
     exp, recip, _ = softmax_tables(sig)
     n = sig.shapes[0][-1]
     k_lo, k_hi = kept or (n, n)
-    d_lo = min(int(x.lo) - int(x.hi), 0)  # d = x - max(x) lies in [lo - hi, 0] and is 0 for the maximum
+    d_lo = int(_windowed(min(int(x.lo) - int(x.hi), 0), sig))  # d = x - max(x) lies in [lo - hi, 0], 0 at the max
     e_lo, e_hi = exp.span(d_lo, 0)
     e_zero = exp.span(0, 0)[0]  # the maximum's own exponential, exp(0)
     s_lo, s_hi = e_zero + (k_lo - 1) * e_lo, e_zero + (k_hi - 1) * e_hi
@@ -296,6 +327,7 @@ _UFIXED18 = FixedType(18, 1, False, "RND", "SAT")
 _SOFTMAX_ATTRS = (
     Attr("table_bits", "int", 10, check=_table_bits),
     Attr("exp_dtype", "dtype", _UFIXED18, check=_fixed_attr),
+    Attr("exp_int_bits", "int", 0, check=_exp_int_bits),
     Attr("recip_dtype", "dtype", _UFIXED18, check=_fixed_attr),
 )
 

@@ -14,12 +14,14 @@ Every model is small (a few thousand to ~100k parameters) and exported with its 
                                     computed by shape arithmetic, Trilu and Where)
     dynamic_sequence                tel_gelu_post exported with a dynamic sequence length (dim 1 of x is
                                     'sequence'): refused as it is, built with --input-shape x=1,8,32
-    bert2                           a 2-layer BERT-style encoder written like Hugging Face's (separate Q, K, V
+    bert2                           trained briefly (``train``: a synthetic 3-way task) so that it decides with a
+                                    trained model's margins, not a random one's near-ties: a 2-layer BERT-style
+                                    encoder written like Hugging Face's (separate Q, K, V
                                     projections, scores / sqrt(d) + a constant padding mask, softmax, exact
                                     GELU, post-LN), sequence 32, hidden 64, 4 heads, feed-forward 256, pooler
                                     (class token, dense, tanh) and a 3-way classifier; TorchScript exporter,
                                     opset 13
-    vit_cls, vit_mean               ViT-tiny on 3x32x32 images: an 8x8 patch-embedding Conv (16 patches,
+    vit_cls, vit_mean               trained briefly (a synthetic 10-way task on U(-1, 1) images), ViT-tiny on 3x32x32 images: an 8x8 patch-embedding Conv (16 patches,
                                     hidden 64), class token or mean pooling, position embedding, 2 pre-LN
                                     encoder layers (4 heads, feed-forward 128, GELU), final LayerNorm and a
                                     10-way head; dynamo exporter, opset 21 (cls) and 18 (mean)
@@ -126,6 +128,47 @@ class ViT(nn.Module):
         return self.head(x[:, 0] if self.pool == "cls" else x.mean(dim=1))
 
 
+def settled(model: nn.Module) -> nn.Module:
+    """``model`` with its biases and LayerNorm scales and shifts moved off their initial zeros and ones, as training
+    leaves them: otherwise an exporter may drop an add of zeros or merge equal initializers, and the two
+    exporters of one layer would differ for a reason that is not theirs."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                p.add_(0.1 * torch.randn_like(p))
+    return model
+
+
+def train(model: nn.Module, batch, steps: int = 400) -> float:
+    """A few hundred Adam steps on a synthetic task (``batch()`` -> inputs, labels), so that the classifiers decide
+    with the margins a trained model has rather than a random one's near-ties; returns the last batch's
+    accuracy."""
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(steps):
+        x, y = batch()
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        x, y = batch()
+        return float((model(x).argmax(-1) == y).float().mean())
+
+
+def _token_batch(directions: torch.Tensor, size: int = 64):
+    """Token embeddings N(0, 1) of 32 tokens; the class: the direction the unpadded tokens' mean leans most to."""
+    x = torch.randn(size, 32, 64)
+    return x, (x[:, :26].mean(1) @ directions.T).argmax(-1)
+
+
+def _image_batch(teacher: torch.Tensor, size: int = 32):
+    """Images U(-1, 1); the class: the largest of 10 fixed random projections of the image (a linear teacher)."""
+    x = torch.rand(size, 3, 32, 32) * 2 - 1
+    return x, (x.reshape(size, -1) @ teacher.T).argmax(-1)
+
+
 def export(model: nn.Module, example: torch.Tensor, path: Path, opset: int, dynamo: bool, **options) -> None:
     model.eval()
     torch.onnx.export(model, (example,), str(path), opset_version=opset, dynamo=dynamo, input_names=["x"],
@@ -148,19 +191,24 @@ def main(out: Path) -> None:
             for causal in (False, True):
                 torch.manual_seed(len(act) + 2 * norm_first + 4 * causal)
                 name = f"tel_{act}_{place}" + ("_causal" if causal else "")
-                export(EncoderLayer(act, norm_first, causal), torch.randn(1, 8, 32), out / f"{name}.onnx", 18, True)
+                export(settled(EncoderLayer(act, norm_first, causal)), torch.randn(1, 8, 32), out / f"{name}.onnx", 18,
+                       True)
             torch.manual_seed(len(act) + 2 * norm_first + 4)  # tel_<act>_<place>_causal's weights, exported again
-            export(EncoderLayer(act, norm_first, True), torch.randn(1, 8, 32), out / f"tel_legacy_{act}_{place}.onnx",
-                   14, False)
+            export(settled(EncoderLayer(act, norm_first, True)), torch.randn(1, 8, 32),
+                   out / f"tel_legacy_{act}_{place}.onnx", 14, False)
     torch.manual_seed(0)
     sequence = torch.export.Dim("sequence", min=2, max=64)
-    export(EncoderLayer("gelu", False, False), torch.randn(1, 8, 32), out / "dynamic_sequence.onnx", 18, True,
+    export(settled(EncoderLayer("gelu", False, False)), torch.randn(1, 8, 32), out / "dynamic_sequence.onnx", 18, True,
            dynamic_shapes={"x": {1: sequence}})
     torch.manual_seed(7)
-    export(Bert(), torch.randn(1, 32, 64), out / "bert2.onnx", 13, False)
+    bert, directions = Bert(), torch.randn(3, 64)
+    print(f"bert2 trained: accuracy {train(bert, lambda: _token_batch(directions)):.2f}")
+    export(bert, torch.randn(1, 32, 64), out / "bert2.onnx", 13, False)
     for pool, opset in (("cls", 21), ("mean", 18)):
         torch.manual_seed(11)
-        export(ViT(pool), torch.rand(1, 3, 32, 32) * 2 - 1, out / f"vit_{pool}.onnx", opset, True)
+        vit, teacher = ViT(pool), torch.randn(10, 3 * 32 * 32)
+        print(f"vit_{pool} trained: accuracy {train(vit, lambda: _image_batch(teacher), steps=150):.2f}")
+        export(vit, torch.rand(1, 3, 32, 32) * 2 - 1, out / f"vit_{pool}.onnx", opset, True)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from ...lower import own_movers, own_opaque
 from ...lower.plan import Stage
 from ...ops import get_op
 from ...ops.norm import norm_of
+from ...ops.opaque import exp_window
 from .context import Context
 from .cxx import float_literal, literal, spell_type
 from .phase import Array, Rom, array
@@ -175,6 +176,7 @@ class SoftmaxCall:
     lanes: int  # elements per input token (the main's lanes, the kernel's L)
     mask: str | None = None  # masked_softmax: the ROM of its mask (R x N bits), read by masked_softmax_stage
     mask_rows: int = 1  # R
+    window_type: str | None = None  # exp_int_bits: the C++ type d = x - max(x) saturates to before the exp table
     kernel: str = "softmax"  # its macro in stage_own.j2
     header: str = "hlsfuse/opaque.h"
 
@@ -328,9 +330,11 @@ def _call(ctx: Context, stage: Stage, streams: list[str]):
             return SoftmaxFloatCall(main.rows, main.n, streams[0], main.write, row, mask, main.mask_rows)
         exp, recip = ctx.tables[node.name]
         exps = array(local("exps"), exp.type, schedule.buffer("exponentials"))
+        window = exp_window(ctx.graph.sigs[node.name])
         return SoftmaxCall(in_type, out_type, exp.type, recip.type, exp.name, recip.name, main.rows, main.n,
                            streams[0], main.write, row, exps, lanes=main.lanes_in, mask=mask,
-                           mask_rows=main.mask_rows)
+                           mask_rows=main.mask_rows,
+                           window_type=None if window is None else f"ap_fixed<{window.width}, {window.int_bits}>")
     if isinstance(main, own_opaque.NormMain):
         return _norm_call(ctx, schedule, node, streams)
     if isinstance(main, own_opaque.ArgmaxMain):

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...lower import own_opaque
 from ...ops.norm import RSQRT_FRAC, RSQRT_INDEX_BITS, norm_of, rsqrt_table
-from ...ops.opaque import softmax_tables
+from ...ops.opaque import exp_window, softmax_tables
 from ...types import FixedType, Fmt
 from .decls import Update
 from .module import ModuleBuilder
@@ -58,6 +58,7 @@ def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
     """Per row, the reference's integer algorithm: m = max(x), e = LUT_exp(x - m), y = e * LUT_recip(sum(e))."""
     sig = b.graph.sigs[b.stage.head]
     exp, recip, s_fmt = softmax_tables(sig)
+    window = exp_window(sig)
     et, rt = sig["exp_dtype"], sig["recip_dtype"]
     lanes = main.lanes_in
     t = main.n // lanes  # tokens per row
@@ -89,7 +90,10 @@ def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
         tag = lane_tag("", lane, lanes)
         xi = exact(b, held, dtype, f"row{tag}")
         d = b.wire(f"d{tag}", XW, f"{xi} - {top}", signed=True)
-        ei = _lookup(b, d, Fmt.of(dtype).sub(Fmt.of(dtype)), exp, f"exp{tag}")
+        if window is not None:  # exp_int_bits: d saturates at the window's minimum
+            floor = slit(-(1 << (window.width - 1)))
+            d = b.wire(f"dw{tag}", XW, f"{d} < {floor} ? {floor} : {d}", signed=True)
+        ei = _lookup(b, d, window or Fmt.of(dtype).sub(Fmt.of(dtype)), exp, f"exp{tag}")
         if left_out is not None:
             ei = b.wire(f"kept_exp{tag}", et.width, f"{left_out[lane]} ? {ulit(0, et.width)} : {ei}")
         eis.append(ei)

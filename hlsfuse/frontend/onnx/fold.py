@@ -329,12 +329,15 @@ def fold(node: NodeDef, args: list[np.ndarray | None], opset: int) -> list[np.nd
 
 
 def static_constants(model: Model) -> dict[str, np.ndarray]:
-    """The initializers and the values of Constant nodes, by tensor name."""
+    """The initializers and the values of Constant nodes, by tensor name, and the Identity of either (PyTorch's
+    TorchScript exporter keeps one initializer of equal weights and names the others by Identity nodes)."""
     consts = dict(model.initializers)
     for node in model.nodes:
         if node.op == "Constant" and not node.domain:
             with contextlib.suppress(Unsupported):  # not foldable here; the converter reports it where it matters
                 consts[node.outputs[0]] = _constant(node, [], model.opset)[0]
+        elif node.op == "Identity" and not node.domain and node.inputs and node.inputs[0] in consts:
+            consts[node.outputs[0]] = consts[node.inputs[0]]
     return consts
 
 

@@ -33,19 +33,26 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...ops import get_op
+from ...ops.opaque import exp_int_bits_for
 from ...types import FixedType
 from . import layout
 from .context import Context, Value
 from .model import NodeDef, Unsupported
 from .ops_tensor import binary
 
-__all__ = ["MASKED_BELOW", "MASK_TYPE", "attention_mask", "refuse_masked", "masked_softmax"]
+__all__ = ["MASKED_BELOW", "MASK_TYPE", "EXP_INT_BITS", "attention_mask", "refuse_masked", "masked_softmax"]
 
 MASKED_BELOW = -1e4
 """Constant entries at or below this, added to (or selected into) scores before a Softmax, mask their position."""
 
 MASK_TYPE = FixedType(1, 1, False)
 """masked_softmax's mask: ufixed<1,1>, 1 where a position is left out."""
+
+EXP_INT_BITS = exp_int_bits_for(next(a.default for a in get_op("softmax").attrs if a.name == "exp_dtype"))
+"""exp_int_bits of every softmax the import makes: d = x - max(x) saturates at -16 before the exp table, where
+exp(-16) is below half of the default exp_dtype's LSB, so the 2^table_bits entries cover [-16, 16) and not the
+whole range of x - max(x) (with 16-bit scores of 6 integer bits, buckets of 1/32 rather than 1/8)."""
 
 _ALIASES = ("Identity", "Dropout", "Cast")  # converters that define their output as their input's entry
 _PLUMBING = frozenset(("Reshape", "Unsqueeze", "Squeeze", "Expand", "Cast", "Identity", "Sub", "Mul", "Add", "Neg",
@@ -202,4 +209,5 @@ def masked_softmax(ctx: Context, tensor: str, x: Value, axis: int | None) -> Non
         raise Unsupported(f"the attention mask leaves out every position of row {int(empty[0])}: the softmax of "
                           "an empty row is undefined")
     weight = ctx.weight(mask.astype(np.float64), f"{tensor}.mask", dtype=MASK_TYPE)
-    ctx.node(tensor, "masked_softmax", [ctx.in_order(replace(x, mask=None), order), weight], order)
+    ctx.node(tensor, "masked_softmax", [ctx.in_order(replace(x, mask=None), order), weight], order,
+             exp_int_bits=EXP_INT_BITS)

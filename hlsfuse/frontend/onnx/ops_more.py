@@ -30,6 +30,7 @@ from .context import Context
 from .fold import constant_input
 from .model import NodeDef, Unsupported
 from .ops_nn import NORM_PATTERN_CONVERTERS, conv_operands
+from .ops_tensor import FINE_TABLE_BITS
 
 __all__ = ["MORE_CONVERTERS", "MORE_SPATIAL", "MORE_PASS_THROUGH", "PATTERN_CONVERTERS"]
 
@@ -41,12 +42,6 @@ def _out(node: NodeDef) -> str:
 # --------------------------------------------------------------------------
 # Activations: one table op each
 # --------------------------------------------------------------------------
-
-
-FINE_TABLE_BITS = 12
-"""table_bits of the transformer activations the import makes (gelu, erf, silu): their slope is near 1 where
-their inputs lie, so 10 bits over a 16-bit input (buckets of 64 LSBs) would put a few percent of an FFN's
-activations into the error; 12 bits make buckets of 16 LSBs (4096 entries, docs/transformers.md)."""
 
 
 def _activation(op: str, table_bits: int | None = None, **defaults: float):

@@ -19,7 +19,7 @@ import numpy as np
 from . import layout
 from .context import Context, Value
 from .fold import constant_input, ints_input, normalize_axes
-from .masks import masked_softmax
+from .masks import EXP_INT_BITS, masked_softmax
 from .model import NodeDef, Unsupported
 from .ops_tensor import binary
 
@@ -376,12 +376,12 @@ def _softmax(ctx: Context, node: NodeDef) -> None:
         # before opset 13 Softmax normalises over all axes from 'axis' on, as a 2-D [outer, inner]
         rows = (math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
         flat = ctx.node(t, "reshape", [ctx.plain(x)], layout.plain(2), part="2d", newshape=list(rows))
-        soft = ctx.node(t, "softmax", [flat.hls], layout.plain(2), part="softmax")
+        soft = ctx.node(t, "softmax", [flat.hls], layout.plain(2), part="softmax", exp_int_bits=EXP_INT_BITS)
         ctx.node(t, "reshape", [soft.hls], layout.plain(x.rank), newshape=list(x.shape))
         return
     # hlsfuse's softmax runs over the last axis: hold the input with 'axis' last
     order = tuple(a for a in x.order if a != axis) + (axis,)
-    ctx.node(t, "softmax", [ctx.in_order(x, order)], order)
+    ctx.node(t, "softmax", [ctx.in_order(x, order)], order, exp_int_bits=EXP_INT_BITS)
 
 
 def _reduce(op: str, since: int):

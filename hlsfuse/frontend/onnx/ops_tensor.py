@@ -39,6 +39,13 @@ def _alias(ctx: Context, node: NodeDef) -> None:
 # --------------------------------------------------------------------------
 
 
+FINE_TABLE_BITS = 12
+"""table_bits of the activations the import makes whose slope is near 1 where their inputs lie (tanh, gelu,
+erf, silu): 10 bits over a 16-bit input (buckets of 64 LSBs) would put a few percent of their values into the
+error (an FFN's GELU, BERT's pooler tanh); 12 bits make buckets of 16 LSBs (4096 entries,
+docs/transformers.md)."""
+
+
 def _unary(op: str, **attrs_of):
     def convert(ctx: Context, node: NodeDef) -> None:
         x = ctx.value(node.inputs[0])
@@ -366,7 +373,7 @@ TENSOR_CONVERTERS = {
     "Relu": _unary("relu"),
     "LeakyRelu": _unary("leaky_relu", alpha=lambda node: float(node.attr("alpha", 0.01))),
     "Sigmoid": _unary("sigmoid"),
-    "Tanh": _unary("tanh"),
+    "Tanh": _unary("tanh", table_bits=lambda node: FINE_TABLE_BITS),
     "Exp": _unary("exp"),
     "Abs": _unary("abs"),
     "Neg": _unary("neg"),

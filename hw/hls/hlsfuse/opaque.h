@@ -9,18 +9,19 @@
 // of L consecutive innermost elements (convert.h's token<T, L>::type, an hlsf::lanes<T, L>), so a loop phase over
 // a row of N runs N / L iterations; buffers read L at a time are partitioned cyclically by L by the caller.
 //
-//   softmax_stage<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, L>(in, out, exp_table, recip_table, x, e)
+//   softmax_stage<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, L, T_D>(in, out, exp_table, recip_table, x, e)
 //       softmax over the last axis (N elements per row, ROWS = product of the other axes), fixed point, in
 //       three passes of N / L iterations per row:
 //         read:   x[i] = in, m = max(x)   (a token's lanes by a tree of comparators first)
-//         exp:    d = x[i] - m (exact: the type of `x - m`)   e[i] = exp_table[d]   s = sum(e) (exact: sum_t<T_EXP, N>,
+//         exp:    d = x[i] - m (exact: the type of `x - m`; with T_D, hlsfuse's exp_int_bits, saturated to T_D,
+//                 its fractional bits and fewer integer bits)   e[i] = exp_table[d]   s = sum(e) (exact: sum_t<T_EXP, N>,
 //                 a token's lanes by a tree of adders first, exact as well)
 //         write:  r = recip_table[s]   y = T_OUT(e[i] * r)   (the exact product, assigned once)
 //       The tables are hlsfuse.ops.opaque.softmax_tables(sig)[0:2], of T_EXP and T_RECIP values or (as luts.h
 //       holds them) their raw integers (their index shifts follow from their sizes, see lut_lookup); x and e
 //       hold one row. With L > 2 exp_table is the stage's copies [ceil(L / 2)][E] of
 //       the exp table, lane l reading copy l / 2 (lut_copy): the L lookups of an iteration need L ROM ports.
-//   masked_softmax_stage<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, R, L>(in, out, exp_table, recip_table, mask, x, e)
+//   masked_softmax_stage<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, R, L, T_D>(in, out, exp_table, recip_table, mask, x, e)
 //       softmax_stage leaving out the positions a constant mask sets (hlsfuse's masked_softmax): mask is its
 //       ROM of R rows of N entries (raw 0/1, partitioned cyclically by L), row r of the tensor reading mask
 //       row r % R. A position left out enters the maximum as T_IN's minimum and gets e = 0, so it adds
@@ -61,14 +62,18 @@ namespace hlsf {
 namespace detail {
 // The softmax loop of softmax_stage and masked_softmax_stage. MASKED: `mask` (R rows of N raw 0/1 entries) leaves
 // positions out; else it is never read.
-template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int R, int L, bool MASKED, class IN,
-          class EXPS, class RECIPS, int E, class M, int MN>
+template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int R, int L, bool MASKED, class T_D,
+          class IN, class EXPS, class RECIPS, int E, class M, int MN>
 void softmax_rows(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
                   const RECIPS (&recip_table)[E], const M (&mask)[MN], T_IN (&x)[N], T_EXP (&e)[N]) {
 #pragma HLS INLINE
   static_assert(N % L == 0, "softmax_stage: a row is whole tokens");
   static_assert(!MASKED || MN == R * N, "masked_softmax_stage: the mask is R rows of N");
   typedef decltype(std::declval<T_IN>() - std::declval<T_IN>()) D;  // the exact x - m
+  // the exp table's input: D, or (exp_int_bits) T_D, the same fractional bits and fewer integer bits, d
+  // saturating at its minimum (raw integers compared: the two formats share their LSB)
+  typedef typename std::conditional<std::is_void<T_D>::value, D, T_D>::type DT;
+  const long long d_floor = -(1LL << (format<DT>::width - 1));
   typedef sum_t<T_EXP, N> S;  // holds every partial sum of a row exactly, so a token's tree adds exactly too
   const int TOKENS = N / L;
   // a position left out enters the maximum as T_IN's minimum (raw: the sign bit alone, or 0 unsigned)
@@ -100,8 +105,10 @@ void softmax_rows(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, cons
       for (int l = 0; l < L; ++l) {
 #pragma HLS UNROLL
         const D d = x[i * L + l] - m;
+        const long long d_raw = hlsf::raw_of(d);
+        const DT dt = hlsf::from_raw<DT>(std::is_void<T_D>::value || d_raw >= d_floor ? d_raw : d_floor);
         const bool left_out = MASKED && hlsf::detail::stored_raw(mask[row * N + i * L + l]) != 0;
-        const T_EXP ei = left_out ? T_EXP(0) : hlsf::lut_lookup<T_EXP>(d, hlsf::lut_copy(exp_table, l));
+        const T_EXP ei = left_out ? T_EXP(0) : hlsf::lut_lookup<T_EXP>(dt, hlsf::lut_copy(exp_table, l));
         e[i * L + l] = ei;
         terms[l] = ei;
       }
@@ -167,19 +174,20 @@ void softmax_float_rows(IN& in, hls::stream<float>& out, const M (&mask)[MN], fl
 static const bool no_mask[1] = {false};
 }  // namespace detail
 
-template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int L = 1, class IN, class EXPS,
-          class RECIPS, int R>
+template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int L = 1, class T_D = void, class IN,
+          class EXPS, class RECIPS, int R>
 void softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
                    const RECIPS (&recip_table)[R], T_IN (&x)[N], T_EXP (&e)[N]) {
-  detail::softmax_rows<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, 1, L, false>(in, out, exp_table, recip_table,
-                                                                         detail::no_mask, x, e);
+  detail::softmax_rows<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, 1, L, false, T_D>(in, out, exp_table, recip_table,
+                                                                              detail::no_mask, x, e);
 }
 
-template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int R, int L = 1, class IN,
-          class EXPS, class RECIPS, int E, class M, int MN>
+template <class T_IN, class T_OUT, class T_EXP, class T_RECIP, int ROWS, int N, int R, int L = 1, class T_D = void,
+          class IN, class EXPS, class RECIPS, int E, class M, int MN>
 void masked_softmax_stage(IN& in, hls::stream<typename token<T_OUT, L>::type>& out, const EXPS& exp_table,
                           const RECIPS (&recip_table)[E], const M (&mask)[MN], T_IN (&x)[N], T_EXP (&e)[N]) {
-  detail::softmax_rows<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, R, L, true>(in, out, exp_table, recip_table, mask, x, e);
+  detail::softmax_rows<T_IN, T_OUT, T_EXP, T_RECIP, ROWS, N, R, L, true, T_D>(in, out, exp_table, recip_table, mask,
+                                                                             x, e);
 }
 
 template <int ROWS, int N, class IN>

@@ -10,6 +10,8 @@
                                    a SharedRun: the result, and per graph its stages, their counts and the cycles per
                                    frame at its own output ports
     lint(folder)                   run ``verilator --lint-only -Wall`` on OUT/verilog; returns its output
+    DRIVER, DRIVER_MARK            the rtlsim driver of the tests that are not about a driver, and the marker of
+                                   what it needs
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
+from tiers import fresh
 from union import own_depths, union, union_fold
 
 from hlsfuse import reference
@@ -35,6 +39,14 @@ from hlsfuse.outdir import CHECKSUMS, Files, checksums_text
 from hlsfuse.sim.rtlsim import RtlsimResult, StageCount, read_manifest, rtlsim
 from hlsfuse.sim.rtlsim_native import drive_native
 from hlsfuse.sim.rtlsim_pyverilator import drive_pyverilator
+
+DRIVER = "pyverilator" if fresh() else "native"
+"""The rtlsim driver of the tests that check designs, not a driver: under make test the native one, whose model
+builds in a third of the pyverilator driver's time (pyverilator builds every model with --trace); under make
+test-random (``tiers.fresh``) hlsfuse's default, the pyverilator driver, so that those designs run under both. The
+two observe the same run, cycle for cycle (tests/test_rtlsim_native.py, and tests/test_examples_rtl.py on two
+examples), and the tests of the pyverilator driver use it on every run."""
+DRIVER_MARK = pytest.mark.pyverilator if DRIVER == "pyverilator" else pytest.mark.verilator
 
 
 def _divisors(n: int) -> list[int]:

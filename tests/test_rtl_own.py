@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import pytest
 from own_graphs import own_ops, rtl_joins, rtl_movers, rtl_picks, rtl_random_slices, rtl_softmaxes
-from rtl_design import lint, plan_of, simulate_union
+from rtl_design import DRIVER, DRIVER_MARK, lint, plan_of, simulate_union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
+pytestmark = [pytest.mark.verilator, DRIVER_MARK]
 
 FRAMES = 3
 
@@ -49,7 +49,8 @@ GRAPHS = {"movers": rtl_movers, "joins": rtl_joins, "softmaxes": rtl_softmaxes, 
 def shared(tmp_path_factory):
     """The graphs of GRAPHS in one design, simulated for FRAMES frames: (the run, its lint)."""
     folder = tmp_path_factory.mktemp("own")
-    run = simulate_union([make() for make in GRAPHS.values()], folder, frames=FRAMES, name="own", timed=False)
+    run = simulate_union([make() for make in GRAPHS.values()], folder, frames=FRAMES, driver=DRIVER, name="own",
+                         timed=False)
     return run, lint(folder)
 
 
@@ -58,7 +59,8 @@ def schedules(tmp_path_factory):
     """The single-stage graphs of SCHEDULES in one design, simulated for SCHEDULE_FRAMES frames: (the run, its parts
     by name)."""
     graphs = [_one(f"sched_{name}", SCHEDULES[name]) for name in sorted(SCHEDULES)]
-    run = simulate_union(graphs, tmp_path_factory.mktemp("schedules"), frames=SCHEDULE_FRAMES, name="schedules")
+    run = simulate_union(graphs, tmp_path_factory.mktemp("schedules"), frames=SCHEDULE_FRAMES, driver=DRIVER,
+                         name="schedules")
     return run, dict(zip(sorted(SCHEDULES), run.parts))
 
 

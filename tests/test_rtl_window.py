@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from random_graphs import seeds
-from rtl_design import lint, simulate_union
+from rtl_design import DRIVER, DRIVER_MARK, lint, simulate_union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
+pytestmark = [pytest.mark.verilator, DRIVER_MARK]
 
 FRAMES = 8
 
@@ -268,7 +268,7 @@ def shared(tmp_path_factory):
     """The graphs checked bit for bit in one design, simulated for FRAMES frames: (the run, its lint)."""
     folder = tmp_path_factory.mktemp("windows")
     graphs = [*_conv_graphs(), *_pool_graphs(), _wide(), *(_random_windows(seed) for seed in SEEDS)]
-    return simulate_union(graphs, folder, frames=FRAMES, name="windows", timed=False), lint(folder)
+    return simulate_union(graphs, folder, frames=FRAMES, driver=DRIVER, name="windows", timed=False), lint(folder)
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +277,8 @@ def schedules(tmp_path_factory):
     of at least 16, in one design simulated for FRAMES frames: (the run, its lint)."""
     folder = tmp_path_factory.mktemp("schedules")
     graphs = [_conv_bias_relu(), _streamed_weight(), _pool_schedule(), _residual(), _residual()]
-    return simulate_union(graphs, folder, frames=FRAMES, name="schedules", min_depth={4: 16}), lint(folder)
+    run = simulate_union(graphs, folder, frames=FRAMES, driver=DRIVER, name="schedules", min_depth={4: 16})
+    return run, lint(folder)
 
 
 def _part(shared, name: str):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hls_support import csim_both, write_union
-from rtl_design import lint, plan_of, simulate, simulate_union
+from rtl_design import DRIVER, DRIVER_MARK, lint, plan_of, simulate, simulate_union
 from test_schedule import REPRO, REPRODUCERS
 from test_snapshots import GRAPHS
 from union import union
@@ -44,7 +44,7 @@ def attention(tokens: int = 16, features: int = 16, width: int = 8):
     return b.build()
 
 
-@pytest.mark.pyverilator
+@DRIVER_MARK
 def test_every_stage_kind_runs_its_schedule(tmp_path):
     graph = union([make() for make in GRAPHS.values()], name="kinds")
     # the first map stage moves its sink's whole innermost dimension per transfer: converters on both sides
@@ -54,7 +54,7 @@ def test_every_stage_kind_runs_its_schedule(tmp_path):
     own = {graph.node(s.head).op for s in plan.stages if s.kind == "own"}
     assert own == {"slice", "pad", "concat", "transpose", "softmax", "argmax", "topk"}
     frames = 3
-    result = simulate(graph, tmp_path, frames=frames, plan=plan)  # busy cycles checked against the model
+    result = simulate(graph, tmp_path, frames=frames, driver=DRIVER, plan=plan)  # busy cycles as the model's
     assert result.passed, result.report()
     for stage, count in zip(plan.stages, result.stages):
         # every frame runs the schedule's iterations; a stage may get ahead into the next frame's iterations
@@ -80,7 +80,8 @@ def test_an_attention_block_runs_at_its_predicted_rate(tmp_path):
 def reproducers_rtlsim(tmp_path_factory):
     """Every reproducer in one design, simulated for 3 frames."""
     graphs = [load_graph(REPRO / f"{name}.json") for name in REPRODUCERS]
-    return simulate_union(graphs, tmp_path_factory.mktemp("repro"), frames=3, name="repro", timed=False).result
+    run = simulate_union(graphs, tmp_path_factory.mktemp("repro"), frames=3, driver=DRIVER, name="repro", timed=False)
+    return run.result
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ def reproducers_csim(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", REPRODUCERS)
-@pytest.mark.pyverilator
+@DRIVER_MARK
 def test_reproducers_pass_in_rtlsim(name, reproducers_rtlsim):
     # deadlock-fifo-1 deadlocked with the planned depths; wrong-reduce-post-1 was wrong from its second frame
     assert reproducers_rtlsim.passed, reproducers_rtlsim.report()

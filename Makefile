@@ -9,7 +9,8 @@
 #   test-random    the whole suite in the random tier (tests/tiers.py `fresh()`; HLSFUSE_RANDOM_SEED is drawn and
 #                  printed, or given to repeat a run): the random suites on fresh seeds (a failure saves its graph)
 #                  and the builds make test leaves to this tier (AMD's headers for the designs make test builds
-#                  under the work-alikes only, ResNet-8 folded for the other boards); then every family of
+#                  under the work-alikes only, ResNet-8 folded for the other boards, the pyverilator driver for
+#                  the designs make test simulates with the native one); then every family of
 #                  tests/model_suite.py through convert, run, compile, csim and rtlsim
 #   snapshots      refresh tests/snapshots/ after an intended change of the generated code (review the diff)
 #   lint           ruff
@@ -78,7 +79,8 @@ test: setup
 	$(PYTEST)
 
 # Every test file, not only the random suites: a test that defers a build to the random tier (it parametrizes
-# from tiers.fresh(), or calls hls_support.csim_both with amd=False) runs it only here.
+# from tiers.fresh(), calls hls_support.csim_both with amd=False or simulates with rtl_design.DRIVER) runs it only
+# here.
 test-random: setup
 	@seed=$${HLSFUSE_RANDOM_SEED:-$$($(BIN)/python -c 'import random; print(random.SystemRandom().randrange(2**32))')}; \
 	echo "make test-random: HLSFUSE_RANDOM_SEED=$$seed (set it again to repeat this run)"; \

@@ -6,8 +6,12 @@
 #                  it for a Pynq-Z2 and a ZCU104 and simulate those
 #   test           the test suite on both cores (pytest-xdist), its random suites on the seeds listed in them;
 #                  prints the 15 slowest tests
-#   test-random    the random csim and rtlsim suites on fresh seeds (printed; a failure saves its graph), then
-#                  every family of tests/model_suite.py through convert, run, compile, csim and rtlsim
+#   test-random    the whole suite in the random tier (tests/tiers.py `fresh()`; HLSFUSE_RANDOM_SEED is drawn and
+#                  printed, or given to repeat a run): the random suites on fresh seeds (a failure saves its graph)
+#                  and the builds make test leaves to this tier (AMD's headers for the designs make test builds
+#                  under the work-alikes only, ResNet-8 folded for the other boards, the pyverilator driver for
+#                  the designs make test simulates with the native one); then every family of
+#                  tests/model_suite.py through convert, run, compile, csim and rtlsim
 #   snapshots      refresh tests/snapshots/ after an intended change of the generated code (review the diff)
 #   lint           ruff
 #   install-check  non-editable install into a fresh venv outside the repo, then the CLI on each example
@@ -74,12 +78,13 @@ PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=15
 test: setup
 	$(PYTEST)
 
-RANDOM_SUITES := tests/test_csim_random.py tests/test_rtlsim_random.py
-
+# Every test file, not only the random suites: a test that defers a build to the random tier (it parametrizes
+# from tiers.fresh(), calls hls_support.csim_both with amd=False or simulates with rtl_design.DRIVER) runs it only
+# here.
 test-random: setup
-	@seed=$$($(BIN)/python -c 'import random; print(random.SystemRandom().randrange(2**32))'); \
+	@seed=$${HLSFUSE_RANDOM_SEED:-$$($(BIN)/python -c 'import random; print(random.SystemRandom().randrange(2**32))')}; \
 	echo "make test-random: HLSFUSE_RANDOM_SEED=$$seed (set it again to repeat this run)"; \
-	HLSFUSE_RANDOM_SEED=$$seed $(PYTEST) $(RANDOM_SUITES)
+	HLSFUSE_RANDOM_SEED=$$seed $(PYTEST)
 	$(BIN)/python tests/model_suite.py
 
 snapshots: setup

@@ -16,22 +16,24 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from tiers import fresh, in_ci
+from union import own_depths, union, union_fold
 
 from hlsfuse import HlsfuseError, fuse
 from hlsfuse.backends.hls import HlsOptions, emit_hls
 from hlsfuse.graph_json import graph_to_dict
-from hlsfuse.lower import lower
+from hlsfuse.lower import Folding, LowerOptions, lower
 from hlsfuse.outdir import Files, write_tree
 from hlsfuse.resources import hw_dir
 from hlsfuse.sim import cache, csim
 from hlsfuse.sim.csim import CsimResult
 
 __all__ = ["INCLUDE", "KERNELS_ROOT", "STRICT", "HLS4ML", "amd_cache", "amd_headers", "amd_include_flags",
-           "write_project", "csim_both", "built"]
+           "write_project", "write_union", "csim_both", "built"]
 
 INCLUDE = hw_dir() / "hls" / "include"  # hlsfuse's work-alike ap_int.h, ap_fixed.h, hls_stream.h, ap_axi_sdata.h
 KERNELS_ROOT = hw_dir() / "hls"  # holds hlsfuse/kernels.h, included as <hlsfuse/kernels.h>
@@ -99,6 +101,18 @@ def write_project(graph, out: Path, plan=None, options: HlsOptions | None = None
     with contextlib.suppress(HlsfuseError):  # 64-bit constants: csim then runs on the project's own data/
         files["graph.json"] = json.dumps(graph_to_dict(graph))
     return write_tree(out, files, force=True, checksums=True)
+
+
+def write_union(graphs, out: Path, folds=None, name: str = "shared", options: HlsOptions | None = None):
+    """``graphs`` side by side in one project (tests/union.py; ``folds``: one Folding per graph), as ``write_project``
+    writes it, so that one g++ build per header set checks them all: (the union, OUT). Each graph is lowered in the
+    union as in a project of its own (``union.own_depths`` checks; its FIFOs keep their own depths)."""
+    folds = folds if folds is not None else [Folding()] * len(graphs)
+    graph = union(graphs, name)
+    plan = lower(graph, fuse(graph), LowerOptions(fold=union_fold(graphs, folds)))
+    depths = own_depths(plan, [lower(g, fuse(g), LowerOptions(fold=fold)) for g, fold in zip(graphs, folds)])
+    plan = replace(plan, channels=tuple(replace(c, depth=depths[c.name]) for c in plan.channels))
+    return graph, write_project(graph, out, plan, options)
 
 
 def csim_both(out, *args, amd: bool = True, **kwargs) -> CsimResult:

@@ -6,7 +6,12 @@
     design(graph, folder)          write OUT/graph.json and OUT/verilog/ for ``graph`` (fpga fusion)
     simulate(graph, folder, ...)   design() then rtlsim(); returns the RtlsimResult. A run that passes
                                    must be the timing model's, cycle for cycle (``assert_model``)
+    simulate_union(graphs, folder, ...)   the graphs side by side in one design (tests/union.py), simulated once;
+                                   a SharedRun: the result, and per graph its stages, their counts and the cycles per
+                                   frame at its own output ports
     lint(folder)                   run ``verilator --lint-only -Wall`` on OUT/verilog; returns its output
+    DRIVER, DRIVER_MARK            the rtlsim driver of the tests that are not about a driver, and the marker of
+                                   what it needs
 """
 
 from __future__ import annotations
@@ -17,6 +22,12 @@ import math
 import subprocess
 from pathlib import Path
 
+import numpy as np
+import pytest
+from tiers import fresh
+from union import own_depths, union, union_fold
+
+from hlsfuse import reference
 from hlsfuse.backends.verilog import emit_verilog
 from hlsfuse.errors import HlsfuseError
 from hlsfuse.fusion import fuse
@@ -25,7 +36,17 @@ from hlsfuse.lower import PORT_BITS, Folding, LowerOptions, actors, links, lower
 from hlsfuse.lower.fold import fold_json
 from hlsfuse.lower.timing import simulate as model_simulate
 from hlsfuse.outdir import CHECKSUMS, Files, checksums_text
-from hlsfuse.sim.rtlsim import read_manifest, rtlsim
+from hlsfuse.sim.rtlsim import RtlsimResult, StageCount, read_manifest, rtlsim
+from hlsfuse.sim.rtlsim_native import drive_native
+from hlsfuse.sim.rtlsim_pyverilator import drive_pyverilator
+
+DRIVER = "pyverilator" if fresh() else "native"
+"""The rtlsim driver of the tests that check designs, not a driver: under make test the native one, whose model
+builds in a third of the pyverilator driver's time (pyverilator builds every model with --trace); under make
+test-random (``tiers.fresh``) hlsfuse's default, the pyverilator driver, so that those designs run under both. The
+two observe the same run, cycle for cycle (tests/test_rtlsim_native.py, and tests/test_examples_rtl.py on two
+examples), and the tests of the pyverilator driver use it on every run."""
+DRIVER_MARK = pytest.mark.pyverilator if DRIVER == "pyverilator" else pytest.mark.verilator
 
 
 def _divisors(n: int) -> list[int]:
@@ -125,6 +146,85 @@ def assert_model(result, plan, frames: int) -> None:
     assert result.cycles == end, f"rtlsim took {result.cycles} cycles, the model {end}"
     busy = {s.name: s.busy for s in result.stages}
     assert busy == {s.name: len(model.times[s.name]) for s in plan.stages}, "busy cycles differ from the model's"
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One graph of a ``simulate_union`` run."""
+
+    plan: object  # the graph's plan in a design of its own (its predicted cycles per frame: plan.cycles)
+    stages: tuple  # its stages in the union's plan (their sinks carry its prefix)
+    counts: dict[str, StageCount]  # stage name -> what rtlsim counted for it
+    frame_cycles: float  # cycles per frame in steady state at its own output ports (rtlsim's rule; nan untimed)
+
+    @property
+    def ratio(self) -> float:
+        """Measured over predicted cycles per frame, as ``RtlsimResult.ratio`` of a design of its own."""
+        return self.frame_cycles / self.plan.cycles
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedRun:
+    graph: object  # the union
+    plan: object
+    result: RtlsimResult
+    parts: tuple[Part, ...]  # per graph, in order
+
+
+def simulate_union(graphs, folder: Path, frames: int = 2, driver: str = "pyverilator", folds=None,
+                   name: str = "shared", min_depth: dict[int, int] | None = None, timed: bool = True) -> SharedRun:
+    """``graphs`` side by side in one design (``union``; ``folds``: one Folding per graph; ``min_depth``: graph index
+    -> a depth its FIFOs get at least), simulated once by ``simulate`` (a bit-exact run is the timing model's).
+
+    Each graph is the design of its own in the union: the same stages and FIFOs (``union.own_depths``; each FIFO
+    takes its depth from the graph's own plan), and input and output ports of its own, which both drivers offer a
+    transfer every cycle and never block. So its stages run as in that design, and the cycles per frame at its output
+    ports are that design's. rtlsim reports only the whole design's, so with ``timed`` the run is driven again from
+    the model it built (on the same frames, rtlsim's seeded ones) to read each port's cycles."""
+    folds = folds if folds is not None else [Folding()] * len(graphs)
+    own_plans = [_deepen(plan_of(part, fold=fold), (min_depth or {}).get(k, 0))
+                 for k, (part, fold) in enumerate(zip(graphs, folds))]
+    graph = union(graphs, name)
+    plan = plan_of(graph, fold=union_fold(graphs, folds))
+    depths = own_depths(plan, own_plans)
+    plan = dataclasses.replace(plan, channels=tuple(dataclasses.replace(c, depth=depths[c.name])
+                                                    for c in plan.channels))
+    result = simulate(graph, folder, frames=frames, driver=driver, plan=plan)
+    ends = _frame_ends(folder, graph, frames, driver, result) if timed and result.passed else {}
+    counts = {c.name: c for c in result.stages}
+    parts = []
+    for k, (part, own) in enumerate(zip(graphs, own_plans)):
+        prefix = f"g{k}_"
+        stages = tuple(s for s in plan.stages if s.sink.startswith(prefix))
+        done = [max(ends[prefix + t][f] for t in part.outputs) for f in range(frames)] if ends else []
+        per_frame = (done[-1] - done[0]) / (frames - 1) if len(done) >= 2 else float("nan")
+        parts.append(Part(own, stages, {s.name: counts[s.name] for s in stages}, per_frame))
+    return SharedRun(graph, plan, result, tuple(parts))
+
+
+def _deepen(plan, depth: int):
+    """``plan`` with every FIFO at least ``depth`` deep."""
+    return dataclasses.replace(plan, channels=tuple(dataclasses.replace(c, depth=max(c.depth, depth))
+                                                    for c in plan.channels))
+
+
+def _frame_ends(folder: Path, graph, frames: int, driver: str, result: RtlsimResult) -> dict[str, list[int]]:
+    """Per output tensor, the cycle in which each frame's last element left its port, in a second run of the model
+    rtlsim built for ``result``, on rtlsim's seeded frames; the run must be ``result``'s, cycle for cycle."""
+    vdir = folder / "verilog"
+    manifest = read_manifest(vdir)
+    raw = [reference.quantize_inputs(graph, reference.random_inputs(graph, k)) for k in range(frames)]
+    ins = [p for p in manifest["ports"] if p["direction"] == "in"]
+    outs = [p for p in manifest["ports"] if p["direction"] == "out"]
+    streams = {p["name"]: np.concatenate([f[p["tensor"]].reshape(-1) for f in raw]).astype(np.int64) for p in ins}
+    sizes = {p["name"]: int(np.prod(p["shape"], dtype=np.int64)) for p in outs}
+    drive = drive_native if driver == "native" else drive_pyverilator
+    run, built = drive(vdir, manifest, streams, {n: frames * size for n, size in sizes.items()},
+                       20 * manifest["cycles"] * frames + 10_000)
+    assert not built, "the second run built its model again"
+    assert (run.cycles, run.busy) == (result.cycles, tuple(c.busy for c in result.stages)), "the second run differs"
+    return {p["tensor"]: [int(run.out_cycles[p["name"]][(f + 1) * sizes[p["name"]] - 1]) for f in range(frames)]
+            for p in outs}
 
 
 def lint(folder: Path) -> str:

@@ -15,6 +15,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NAMES = sorted(p.stem for p in EXAMPLES.glob("*.json"))
 SMALL = ("mlp", "residual")  # simulated with both drivers
 FRAMES = 8
+# the tests that simulate a small example with the pyverilator driver run on one pytest-xdist worker, one after the
+# other, so that the model one builds is the other's from the cache (two workers would both build it)
+SHARED_MODEL = pytest.mark.xdist_group("examples-rtl-small")
 
 
 def _graph(name: str):
@@ -22,7 +25,7 @@ def _graph(name: str):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=SHARED_MODEL) if n in SMALL else n for n in NAMES])
 @pytest.mark.pyverilator
 def test_example_is_bit_exact_at_the_analytic_rate(name, tmp_path):
     graph = _graph(name)
@@ -37,6 +40,7 @@ def test_example_is_bit_exact_at_the_analytic_rate(name, tmp_path):
 @pytest.mark.verilator
 @pytest.mark.parametrize("name", SMALL)
 @pytest.mark.pyverilator
+@SHARED_MODEL
 def test_both_drivers_report_the_same_run(name, tmp_path):
     graph = _graph(name)
     plan = plan_of(graph)

@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 import pytest
-from hls_support import csim_both
-from rtl_design import lint, plan_of, simulate
+from hls_support import csim_both, write_union
+from rtl_design import DRIVER, DRIVER_MARK, lint, plan_of, simulate
 
 import hlsfuse
 from hlsfuse import GraphBuilder, HlsfuseError
@@ -426,9 +426,27 @@ FOLDS = [(("conv", 2), ("pw", 3), ("fc", 4), ("mm", 1)), (("conv", 9), ("pw", 1)
 MLP_FOLD = (("l1", 4), ("l2", 1))
 
 
+@pytest.fixture(scope="module")
+def csim_shared(tmp_path_factory):
+    """The folded designs the tests below C-simulate, side by side in one project (tests/union.py), under both
+    header sets: (their (graph name, folding) list, the result)."""
+    designs = [(small_net(), Folding(simd=fold)) for fold in FOLDS]
+    designs += [(mlp(), Folding(simd=MLP_FOLD)), (strided_net(), RINGS)]
+    graph, out = write_union([g for g, _ in designs], tmp_path_factory.mktemp("folded"), [f for _, f in designs],
+                             name="folded")
+    return [(g.name, f) for g, f in designs], csim_both(out, graph=graph)
+
+
+def _bit_exact_in_csim(shared, graph, fold) -> None:
+    """The design is in the shared C simulation, which is bit-exact under both header sets."""
+    designs, result = shared
+    assert (graph.name, fold) in designs
+    assert result.passed, result.report()
+
+
 @pytest.mark.gxx
 @pytest.mark.parametrize("fold", FOLDS, ids=["a", "b"])
-def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
+def test_folded_designs_are_bit_exact_in_csim(fold, csim_shared):
     graph = small_net()
     design = compile(graph, CompileOptions(fold=Folding(simd=fold)))
     text = design.files["hls/net.cpp"]
@@ -436,21 +454,19 @@ def test_folded_designs_are_bit_exact_in_csim(fold, tmp_path):
     assert f"hlsf::conv_mac<acc_t, 9, 6, 2, {simd['conv']}, t_w1>" in text  # then the weights' type
     assert f"hlsf::dense_mac<acc_t, {simd['fc']}, t_w3>" in text
     assert f"variable=w_rom_w3 type=cyclic factor={simd['fc']}" in text
-    result = csim_both(design.write(tmp_path / "out"), graph=graph)
-    assert result.passed, result.report()
+    _bit_exact_in_csim(csim_shared, graph, Folding(simd=fold))
 
 
 @pytest.mark.gxx
-def test_a_streamed_row_is_bit_exact_in_csim(tmp_path):
+def test_a_streamed_row_is_bit_exact_in_csim(csim_shared):
     graph = mlp()
     design = compile(graph, CompileOptions(fold=Folding(simd=MLP_FOLD)))
     assert "the frame's row, emitted from while it is read" in design.files["hls/mlp.cpp"]
-    result = csim_both(design.write(tmp_path / "out"), graph=graph)
-    assert result.passed, result.report()
+    _bit_exact_in_csim(csim_shared, graph, Folding(simd=MLP_FOLD))
 
 
 @pytest.mark.verilator
-@pytest.mark.pyverilator
+@DRIVER_MARK
 def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
     from union import union
 
@@ -458,7 +474,7 @@ def test_folded_designs_are_bit_exact_and_cycle_exact_in_rtlsim(tmp_path):
     fold = tuple((f"g{k}_{n}", s) for k, f in enumerate(FOLDS) for n, s in f) + (("g2_q", 2), ("g2_scores", 2))
     fold += tuple((f"g3_{n}", s) for n, s in MLP_FOLD)
     plan = plan_of(graph, fold=Folding(simd=fold))
-    result = simulate(graph, tmp_path, frames=3, plan=plan)  # cycles and busy counts checked against the model
+    result = simulate(graph, tmp_path, frames=3, driver=DRIVER, plan=plan)  # cycles, busy counts as the model's
     assert result.passed, result.report()
     assert lint(tmp_path) == ""
 
@@ -497,12 +513,11 @@ def test_a_ring_of_snapshots_speeds_a_strided_window_up():
 
 
 @pytest.mark.gxx
-def test_rings_of_snapshots_are_bit_exact_in_csim(tmp_path):
+def test_rings_of_snapshots_are_bit_exact_in_csim(csim_shared):
     graph = strided_net()
     design = compile(graph, CompileOptions(fold=RINGS))
     assert "snap[3][" in design.files["hls/strided.cpp"]
-    result = csim_both(design.write(tmp_path / "out"), graph=graph)
-    assert result.passed, result.report()
+    _bit_exact_in_csim(csim_shared, graph, RINGS)
 
 
 @pytest.mark.verilator

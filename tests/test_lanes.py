@@ -3,7 +3,10 @@
 
 The lowering's facts (tokens, converters, rates, banks, FIFO widths, fold.json) are checked here
 without a compiler; csim and both rtlsim drivers check the same designs bit for bit and cycle for
-cycle, including a map stage of L lanes running at elements / L cycles per frame.
+cycle, including a map stage of L lanes running at elements / L cycles per frame. The designs each tool
+checks sit side by side in one build (tests/union.py): one C simulation under both header sets, one model
+of the native rtlsim driver, whose designs are fed by ports of their own (so each runs at its own rate), and
+one of the pyverilator driver.
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hls_support import csim_both
+from hls_support import csim_both, write_union
 from own_graphs import lanes_small, own_stages
-from rtl_design import lint, simulate
+from rtl_design import lint, simulate_union
 
 from hlsfuse import GraphBuilder
 from hlsfuse.boards import family_of
@@ -161,52 +164,57 @@ FOLDS = [
 
 @pytest.mark.gxx
 @pytest.mark.parametrize("fold", FOLDS, ids=["gearbox", "ports4", "mixed"])
-def test_wide_designs_are_bit_exact_in_csim(fold, tmp_path):
+def test_wide_designs_are_bit_exact_in_csim(fold, csim_shared):
     g = chain()
     design = compile(g, CompileOptions(fold=fold))
     cpp = design.files["hls/lanes.cpp"]
     assert "hls::stream<hlsf::lanes<t_a, 4>>" in cpp or "hls::stream<hlsf::lanes<t_a, 3>>" in cpp
     assert "#pragma HLS UNROLL" in cpp
-    result = csim_both(design.write(tmp_path / "out"), graph=g)
-    assert result.passed, result.report()
+    _in_csim(csim_shared, g, fold)
+
+
+MAP_LANES = [1, 2, 4, 12]
+
+
+def map_lanes_fold(lanes: int) -> Folding:
+    return Folding(lanes=(("a", lanes), ("b", lanes), ("c", lanes)), port_lanes=min(lanes, 4))
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("lanes", [1, 2, 4, 12])
-def test_a_map_stage_of_l_lanes_runs_at_elements_over_l_cycles_in_rtlsim(lanes, tmp_path):
+@pytest.mark.parametrize("lanes", MAP_LANES)
+def test_a_map_stage_of_l_lanes_runs_at_elements_over_l_cycles_in_rtlsim(lanes, rtl_shared):
     g = chain()
-    fold = Folding(lanes=(("a", lanes), ("b", lanes), ("c", lanes)), port_lanes=min(lanes, 4))
-    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=fold))
-    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)
-    assert result.passed, result.report()
+    part = _in_rtlsim(rtl_shared, g, map_lanes_fold(lanes))
     elements = g.types["a"].size
-    busy = {s.name: s.busy for s in result.stages}
-    for s in p.stages:
+    for s in part.stages:
         if s.kind == "map":
             assert s.cycles == elements // lanes
-            assert busy[s.name] == 4 * elements // lanes  # every iteration fired once per frame, 4 frames
-    assert result.frame_cycles == elements // min(lanes, 4)  # the ports' transfers bound the design
+            assert part.counts[s.name].busy == 4 * elements // lanes  # every iteration fired once per frame, 4 frames
+    assert part.frame_cycles == elements // min(lanes, 4)  # the ports' transfers bound the design
+
+
+GEARBOXES = {"4to6": (4, 6, 2), "6to4": (6, 4, 6), "2to3to12": (2, 3, 12)}
+
+
+def gearbox_fold(lanes) -> Folding:
+    return Folding(lanes=tuple(zip("abc", lanes)), port_lanes=2)
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("lanes", [(4, 6, 2), (6, 4, 6), (2, 3, 12)], ids=["4to6", "6to4", "2to3to12"])
-def test_gearbox_converters_between_lanes_neither_dividing_the_other_run_as_modelled(lanes, tmp_path):
+@pytest.mark.parametrize("lanes", GEARBOXES.values(), ids=GEARBOXES.keys())
+def test_gearbox_converters_between_lanes_neither_dividing_the_other_run_as_modelled(lanes, rtl_shared):
     g = chain()
-    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=Folding(lanes=tuple(zip("abc", lanes)), port_lanes=2)))
+    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=gearbox_fold(lanes)))
     a, b = lanes[:2]
     assert any(s.kind == "convert" and (s.schedule.main.lanes_in, s.schedule.main.lanes_out) == (a, b)
                for s in p.stages)
-    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)  # bit-exact and cycle-exact vs the model
-    assert result.passed, result.report()
+    _in_rtlsim(rtl_shared, g, gearbox_fold(lanes))  # bit-exact and cycle-exact vs the model
 
 
 @pytest.mark.verilator
 @pytest.mark.pyverilator
-def test_wide_ports_and_converters_are_bit_exact_in_the_pyverilator_driver(tmp_path):
-    g = chain()
-    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=FOLDS[2]))
-    result = simulate(g, tmp_path, frames=2, plan=p)
-    assert result.passed, result.report()
+def test_wide_ports_and_converters_are_bit_exact_in_the_pyverilator_driver(pyverilator_shared):
+    _in_rtlsim(pyverilator_shared, chain(), FOLDS[2])
 
 
 # ------------------------------------------------------------------ window stages: input lanes and PE
@@ -267,37 +275,38 @@ def test_bad_window_folds_are_one_line_errors(fold, message):
 
 
 @pytest.mark.gxx
-def test_wide_window_stages_are_bit_exact_in_csim(tmp_path):
+def test_wide_window_stages_are_bit_exact_in_csim(csim_shared):
     g = convs()
     design = compile(g, CompileOptions(fold=WIDE))
     cpp = design.files["hls/pe.cpp"]
     assert "type=cyclic factor=8 dim=2" in cpp and "hlsf::line_buffer<t_x, 4, 8, 3, 3, 1, 1, 4>" in cpp
-    result = csim_both(design.write(tmp_path / "out"), graph=g)
-    assert result.passed, result.report()
+    _in_csim(csim_shared, g, WIDE)
 
 
 @pytest.mark.verilator
-def test_wide_window_stages_run_at_their_predicted_rate_in_rtlsim(tmp_path):
-    g = convs()
-    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=WIDE))
-    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)
-    assert result.passed, result.report()
-    assert result.frame_cycles == p.cycles == 67
-    assert lint(tmp_path) == ""  # PE = Cout leaves the emit counter at 0: no unused bits either
+def test_wide_window_stages_run_at_their_predicted_rate_in_rtlsim(rtl_shared):
+    part = _in_rtlsim(rtl_shared, convs(), WIDE)
+    assert part.frame_cycles == part.plan.cycles == 67
+    assert rtl_shared[1] == ""  # PE = Cout leaves the emit counter at 0: no unused bits either (the shared lint)
 
 
-@pytest.mark.verilator
-@pytest.mark.pyverilator
-def test_a_pe_as_wide_as_a_tiny_conv_leaves_no_unused_bits(tmp_path):
+def tiny():
     # reproducer of a random rtlsim batch (seed 3136534100): Cout = PE = 2 and a 1-bit weight index; the lane's
     # channel was a 2-bit wire (wide enough for the literal PE) of which the index read one bit
     b = GraphBuilder("tiny", dtype="fixed<8,3>")
     x = b.input("x", [1, 2, 2, 1])
     b.output(b.conv2d(x, b.constant("w", np.array([0.5, -1.0]).reshape(1, 1, 1, 2), dtype="fixed<8,3>"), name="c"))
-    g = b.build()
-    result = simulate(g, tmp_path, frames=2, plan=plan(g, pe=(("c", 2),)))
-    assert result.passed, result.report()
-    assert lint(tmp_path) == ""
+    return b.build()
+
+
+TINY_PE = Folding(pe=(("c", 2),))
+
+
+@pytest.mark.verilator
+@pytest.mark.pyverilator
+def test_a_pe_as_wide_as_a_tiny_conv_leaves_no_unused_bits(pyverilator_shared):
+    _in_rtlsim(pyverilator_shared, tiny(), TINY_PE)
+    assert pyverilator_shared[1] == ""  # the shared design's lint
 
 
 # ------------------------------------------------------------------ rows stages: input lanes and PE
@@ -455,26 +464,91 @@ ROWS_IDS = ["streamed", "whole", "streamed-pe-n", "rows-folded", "rows-whole", "
 
 @pytest.mark.gxx
 @pytest.mark.parametrize("graph, fold", ROWS_FOLDS, ids=ROWS_IDS)
-def test_wide_rows_stages_are_bit_exact_in_csim(graph, fold, tmp_path):
+def test_wide_rows_stages_are_bit_exact_in_csim(graph, fold, csim_shared):
     g = graph()
     design = compile(g, CompileOptions(fold=fold))
     cpp = design.files[f"hls/{g.name}.cpp"]
     pe = fold.pe[0][1]
     assert f"hls::stream<hlsf::lanes<t_x, {fold.lanes[0][1]}>>" in cpp or g.name == "mm"
     assert f"for (int l = 0; l < {pe}; l++)" in cpp and f"type=cyclic factor={pe} dim=" in cpp
-    result = csim_both(design.write(tmp_path / "out"), graph=g)
-    assert result.passed, result.report()
+    _in_csim(csim_shared, g, fold)
 
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("graph, fold", ROWS_FOLDS, ids=ROWS_IDS)
-def test_wide_rows_stages_run_at_their_predicted_rate_in_rtlsim(graph, fold, tmp_path):
-    g = graph()
-    p = lower(g, fuse(g, mode="fpga"), LowerOptions(fold=fold))
-    result = simulate(g, tmp_path, frames=4, driver="native", plan=p)  # bit-exact and cycle-exact vs the model
+def test_wide_rows_stages_run_at_their_predicted_rate_in_rtlsim(graph, fold, rtl_shared):
+    part = _in_rtlsim(rtl_shared, graph(), fold)  # bit-exact and cycle-exact vs the model
+    assert part.frame_cycles == part.plan.cycles
+    assert rtl_shared[1] == ""
+
+
+# ------------------------------------------------------------------ the shared builds
+
+
+def _designs(*kinds: str) -> list[tuple]:
+    """(graph, folding) of the designs the tests above simulate with a tool: "csim", "native" or "pyverilator"."""
+    found = []
+    if "csim" in kinds:
+        found += [(chain(), fold) for fold in FOLDS] + [(convs(), WIDE)]
+        found += [(graph(), fold) for graph, fold in ROWS_FOLDS]
+    if "native" in kinds:
+        found += [(chain(), map_lanes_fold(lanes)) for lanes in MAP_LANES]
+        found += [(chain(), gearbox_fold(lanes)) for lanes in GEARBOXES.values()]
+        found += [(convs(), WIDE)] + [(graph(), fold) for graph, fold in ROWS_FOLDS]
+    if "pyverilator" in kinds:
+        found += [(chain(), FOLDS[2]), (tiny(), TINY_PE)]
+    return found
+
+
+@pytest.fixture(scope="module")
+def csim_shared(tmp_path_factory):
+    """The csim designs in one project, simulated under both header sets: (their (graph, folding) list, the result)."""
+    designs = _designs("csim")
+    graph, out = write_union([g for g, _ in designs], tmp_path_factory.mktemp("csim"), [f for _, f in designs],
+                             name="lanes")
+    return designs, csim_both(out, graph=graph)
+
+
+def _shared_rtlsim(tmp_path_factory, driver: str, frames: int):
+    designs = _designs(driver)
+    folder = tmp_path_factory.mktemp(driver)
+    run = simulate_union([g for g, _ in designs], folder, frames=frames, driver=driver, folds=[f for _, f in designs],
+                         name="lanes")
+    return designs, lint(folder), run
+
+
+@pytest.fixture(scope="module")
+def rtl_shared(tmp_path_factory):
+    """The designs of the native driver in one, simulated for 4 frames: (their (graph, folding) list, the lint, the
+    SharedRun)."""
+    return _shared_rtlsim(tmp_path_factory, "native", 4)
+
+
+@pytest.fixture(scope="module")
+def pyverilator_shared(tmp_path_factory):
+    """The designs of the pyverilator driver in one, simulated for 2 frames: the same three."""
+    return _shared_rtlsim(tmp_path_factory, "pyverilator", 2)
+
+
+def _index(designs, graph, fold) -> int:
+    """Where the design of ``graph`` folded as ``fold`` is in ``designs``."""
+    (k,) = [k for k, (g, f) in enumerate(designs) if g.name == graph.name and f == fold]
+    return k
+
+
+def _in_csim(shared, graph, fold) -> None:
+    """The design is in the shared C simulation, which is bit-exact under both header sets."""
+    designs, result = shared
+    _index(designs, graph, fold)
     assert result.passed, result.report()
-    assert result.frame_cycles == p.cycles
-    assert lint(tmp_path) == ""
+
+
+def _in_rtlsim(shared, graph, fold):
+    """The design's part of the shared RTL run, which is bit-exact and the timing model's, cycle for cycle."""
+    designs, _, run = shared
+    part = run.parts[_index(designs, graph, fold)]
+    assert run.result.passed, run.result.report()
+    return part
 
 
 def test_a_one_token_frame_in_the_shallowest_fifo_is_no_note(capsys, tmp_path):

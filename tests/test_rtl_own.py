@@ -1,72 +1,25 @@
 """Own stages of the Verilog backend (slice, pad, concat, transpose, softmax, argmax, topk), bit for bit.
 
-Each design is lowered with fpga fusion, emitted with ``emit_verilog``, linted with ``verilator -Wall``
-and simulated by ``rtlsim`` on several frames back to back (a stage that kept state from the previous
-frame fails), comparing every output element with the reference interpreter. Graphs hold many own
-stages with fixed-point and integer types, rounding and overflow modes, constant operands (ROMs) and
-map stages before and after them; single-stage designs check the steady-state cycles per frame
-against the schedule (``lower/stage_own.py``); every run is the timing model's, cycle for cycle.
+The graphs are lowered with fpga fusion and emitted with ``emit_verilog`` side by side in a design (one Verilator
+build for several graphs: ``rtl_design.simulate_union``), which ``rtlsim`` simulates on several frames back to back
+(a stage that kept state from the previous frame fails), comparing every output element with the reference
+interpreter; every run is the timing model's, cycle for cycle. Graphs hold many own stages with fixed-point and
+integer types, rounding and overflow modes, constant operands (ROMs) and map stages before and after them, in a
+design linted with ``verilator -Wall``. Single-stage graphs, side by side in a second design, each fed by ports of its
+own, check the steady-state cycles per frame at their ports against the schedule (``lower/stage_own.py``).
 """
 
 from __future__ import annotations
 
 import pytest
 from own_graphs import own_ops, rtl_joins, rtl_movers, rtl_picks, rtl_random_slices, rtl_softmaxes
-from rtl_design import lint, plan_of, simulate
+from rtl_design import DRIVER, DRIVER_MARK, lint, plan_of, simulate_union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
+pytestmark = [pytest.mark.verilator, DRIVER_MARK]
 
-
-def check(graph, tmp_path, frames=3):
-    """Simulate ``graph`` (all outputs bit-exact), lint it clean; returns (result, plan)."""
-    plan = plan_of(graph)
-    r = simulate(graph, tmp_path, frames=frames)
-    assert r.passed, r.report()
-    assert r.compared == frames * sum(graph.types[t].size for t in graph.outputs)
-    assert lint(tmp_path) == ""
-    return r, plan
-
-
-# --------------------------------------------------------------------------
-# Bit-exact designs
-# --------------------------------------------------------------------------
-
-
-def test_slices_pads_and_transposes(tmp_path):
-    graph = rtl_movers()
-    _, plan = check(graph, tmp_path)
-    assert set(own_ops(graph, plan)) == {"slice", "pad", "transpose"}
-    assert any(s.kind == "map" for s in plan.stages) and any(s.kind == "fork" for s in plan.stages)
-
-
-def test_concats(tmp_path):
-    graph = rtl_joins()
-    _, plan = check(graph, tmp_path)
-    assert set(own_ops(graph, plan)) == {"concat"}
-
-
-def test_softmax(tmp_path):
-    graph = rtl_softmaxes()
-    _, plan = check(graph, tmp_path)
-    assert own_ops(graph, plan) == ["softmax"] * 6
-
-
-def test_argmax_and_topk(tmp_path):
-    graph = rtl_picks()
-    _, plan = check(graph, tmp_path)
-    assert set(own_ops(graph, plan)) == {"argmax", "topk"}
-
-
-def test_random_slices(tmp_path):
-    """Slices with random begins, ends and steps (both signs) on a 3-d input."""
-    check(rtl_random_slices(), tmp_path)
-
-
-# --------------------------------------------------------------------------
-# Schedules: steady-state cycles per frame against the analytic model
-# --------------------------------------------------------------------------
+FRAMES = 3
 
 
 def _one(name, make, shape=(4, 6), dtype="fixed<10,4>"):
@@ -86,17 +39,85 @@ SCHEDULES = {
     "argmax_outer": lambda b, x: b.argmax(x, axis=0),
     "topk": lambda b, x: b.topk(x, k=3, ret="indices"),
 }
+SCHEDULE_FRAMES = 10
+
+GRAPHS = {"movers": rtl_movers, "joins": rtl_joins, "softmaxes": rtl_softmaxes, "picks": rtl_picks,
+          "random_slices": rtl_random_slices}
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """The graphs of GRAPHS in one design, simulated for FRAMES frames: (the run, its lint)."""
+    folder = tmp_path_factory.mktemp("own")
+    run = simulate_union([make() for make in GRAPHS.values()], folder, frames=FRAMES, driver=DRIVER, name="own",
+                         timed=False)
+    return run, lint(folder)
+
+
+@pytest.fixture(scope="module")
+def schedules(tmp_path_factory):
+    """The single-stage graphs of SCHEDULES in one design, simulated for SCHEDULE_FRAMES frames: (the run, its parts
+    by name)."""
+    graphs = [_one(f"sched_{name}", SCHEDULES[name]) for name in sorted(SCHEDULES)]
+    run = simulate_union(graphs, tmp_path_factory.mktemp("schedules"), frames=SCHEDULE_FRAMES, driver=DRIVER,
+                         name="schedules")
+    return run, dict(zip(sorted(SCHEDULES), run.parts))
+
+
+def check(name, shared):
+    """The shared run is bit-exact (every output of every graph) and lint clean; returns the graph's own plan."""
+    run, linted = shared
+    assert run.result.passed, run.result.report()
+    assert run.result.compared == FRAMES * sum(run.graph.types[t].size for t in run.graph.outputs)
+    assert linted == ""
+    return plan_of(GRAPHS[name]())
+
+
+# --------------------------------------------------------------------------
+# Bit-exact designs
+# --------------------------------------------------------------------------
+
+
+def test_slices_pads_and_transposes(shared):
+    graph, plan = rtl_movers(), check("movers", shared)
+    assert set(own_ops(graph, plan)) == {"slice", "pad", "transpose"}
+    assert any(s.kind == "map" for s in plan.stages) and any(s.kind == "fork" for s in plan.stages)
+
+
+def test_concats(shared):
+    assert set(own_ops(rtl_joins(), check("joins", shared))) == {"concat"}
+
+
+def test_softmax(shared):
+    assert own_ops(rtl_softmaxes(), check("softmaxes", shared)) == ["softmax"] * 6
+
+
+def test_argmax_and_topk(shared):
+    assert set(own_ops(rtl_picks(), check("picks", shared))) == {"argmax", "topk"}
+
+
+def test_random_slices(shared):
+    """Slices with random begins, ends and steps (both signs) on a 3-d input."""
+    check("random_slices", shared)
+
+
+# --------------------------------------------------------------------------
+# Schedules: steady-state cycles per frame against the analytic model
+# --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
-def test_cycles_per_frame_match_the_schedule(name, tmp_path):
-    graph = _one(f"sched_{name}", SCHEDULES[name])
-    plan = plan_of(graph)
+def test_cycles_per_frame_match_the_schedule(name, schedules):
+    run, parts = schedules
+    plan = plan_of(_one(f"sched_{name}", SCHEDULES[name]))
     assert [s.kind for s in plan.stages] == ["own"]
-    r = simulate(graph, tmp_path, frames=10)
-    assert r.passed, r.report()
-    # a single stage is never starved nor blocked in steady state: exactly its schedule's iterations per frame
-    assert r.frame_cycles == r.predicted_cycles == plan.stages[0].cycles, r.report()
-    (stage,) = r.stages
+    assert run.result.passed, run.result.report()
+    part = parts[name]
+    (stage,) = part.stages  # the graph's one stage, in the shared design
+    assert stage.kind == "own" and stage.cycles == plan.stages[0].cycles
+    # a single stage fed by ports of its own is never starved nor blocked in steady state: exactly its schedule's
+    # iterations per frame
+    assert part.frame_cycles == plan.cycles == plan.stages[0].cycles, (part.frame_cycles, run.result.report())
+    count = part.counts[stage.name]
     # a pad whose frame starts with padding writes those fill elements of the next frame without its input
-    assert 10 * stage.iterations <= stage.busy < 11 * stage.iterations
+    assert SCHEDULE_FRAMES * count.iterations <= count.busy < (SCHEDULE_FRAMES + 1) * count.iterations

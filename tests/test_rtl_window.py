@@ -1,60 +1,53 @@
 """Window stages (conv2d, max_pool2d, avg_pool2d) of the Verilog backend: Verilator simulation bit-exact
 with the reference.
 
-Designs hold several small graphs side by side (``union``: one Verilator build each):
-conv2d with kernel, stride, asymmetric padding, dilation, groups and depthwise geometries, constant
-and streamed (held) weights, batches of images; pools of both kinds with padding, per-position
-counts and count_include_pad; epilogues with constant and streamed broadcast operands, nodes
-computed before the image, lookup tables, residual joins through forks; integer and fixed types
-with every rounding and overflow family, and 60-64-bit exact intermediates. Separate designs of
-8 frames check the push/emit schedule against hand counts; every run is the timing model's, cycle for
-cycle (``rtl_design.simulate``).
+The graphs sit side by side in two designs (``rtl_design.simulate_union``: one Verilator build each), simulated
+on 8 frames, linted, and the timing model's, cycle for cycle. One holds conv2d with kernel, stride, asymmetric
+padding, dilation, groups and depthwise geometries, constant and streamed (held) weights, batches of images; pools
+of both kinds with padding, per-position counts and count_include_pad; epilogues with constant and streamed
+broadcast operands, nodes computed before the image, lookup tables; integer and fixed types with every rounding
+and overflow family, and 60-64-bit exact intermediates. The other holds the graphs whose push/emit schedule is
+checked against hand counts, and a residual join through a fork with the plan's FIFOs and with deeper ones: each
+graph is fed by ports of its own, so the cycles per frame at its ports are those of a design of its own.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 from random_graphs import seeds
-from rtl_design import lint, plan_of, simulate
-from union import union
+from rtl_design import DRIVER, DRIVER_MARK, lint, simulate_union
 
 from hlsfuse import GraphBuilder
 
-pytestmark = [pytest.mark.verilator, pytest.mark.pyverilator]
+pytestmark = [pytest.mark.verilator, DRIVER_MARK]
+
+FRAMES = 8
 
 
 def _const(b, rng, name, shape, dtype, scale=1.0):
     return b.constant(name, rng.uniform(-scale, scale, shape), dtype=dtype)
 
 
-def _check(graph, folder, frames=2, ratio=None):
-    r = simulate(graph, folder, frames=frames)
-    assert r.passed, r.report()
-    assert lint(folder) == ""
-    if ratio is not None:
-        print(f"{graph.name}: {r.frame_cycles:.1f} cycles/frame, predicted {r.predicted_cycles}, ratio {r.ratio:.3f}")
-        assert r.ratio <= ratio, r.report()
-    return r
-
-
 # ---------------------------------------------------------------- conv2d
 
 
-def test_conv_bias_relu_schedule(tmp_path):
+def _conv_bias_relu():
     rng = np.random.default_rng(1)
     b = GraphBuilder("conv_bias_relu", dtype="fixed<12,4>")
     c = b.conv2d(b.input("x", [1, 5, 6, 3]), _const(b, rng, "w", [3, 3, 3, 4], "fixed<8,1>"), padding=[1, 1, 1, 1],
                  dtype="fixed<16,6,RND,SAT>")
     b.output(b.relu(b.bias_add(c, _const(b, rng, "bias", [4], "fixed<8,3>")), dtype="ufixed<10,4,RND_CONV,SAT>"))
-    r = _check(b.build(), tmp_path, frames=8, ratio=1.0)
+    return b.build()
+
+
+def test_conv_bias_relu_schedule(schedules):
+    part = _timed(schedules, "conv_bias_relu")
     # 7 x 8 padded positions of 3 channels: 168 pushes. A window's 4 outputs take longer than the next
     # position's 3 pushes, so in each output row of 6 windows the 5 later ones wait one iteration each:
     # 5 rows x 5 = 25 waits; the last window completes with the last push and emits 4 more
-    assert r.predicted_cycles == 168 + 25 + 4
-    assert r.ratio >= 0.99  # the stage follows the schedule, it is not faster either
+    assert part.plan.cycles == 168 + 25 + 4
+    assert part.ratio >= 0.99  # the stage follows the schedule, it is not faster either
 
 
 def _conv_graphs():
@@ -94,22 +87,26 @@ def _conv_graphs():
     return graphs
 
 
-def test_conv_geometries_and_epilogues(tmp_path):
-    _check(union(_conv_graphs(), "conv_batch"), tmp_path, frames=2)
+def test_conv_geometries_and_epilogues(shared):
+    _exact(shared, "conv_geometry", "conv_depthwise", "conv_edges")
 
 
-def test_streamed_weight_held_batch_of_images(tmp_path):
-    """A weight computed elsewhere arrives on a channel, is held whole before each frame's images."""
+def _streamed_weight():
     b = GraphBuilder("conv_streamed_w", dtype="fixed<10,3,RND,SAT>")
     wt = b.input("wt", [3, 3, 3, 4], dtype="fixed<8,2>")
     c = b.conv2d(b.input("xb", [2, 5, 5, 3]), wt, strides=[2, 2], padding=[1, 1, 1, 1],
                  dtype="fixed<14,6,RND_ZERO,SAT_ZERO>")
     b.output(b.leaky_relu(c, alpha=0.1))
-    r = _check(b.build(), tmp_path, frames=8, ratio=1.0)
+    return b.build()
+
+
+def test_streamed_weight_held_batch_of_images(schedules):
+    """A weight computed elsewhere arrives on a channel, is held whole before each frame's images."""
+    part = _timed(schedules, "conv_streamed_w")
     # the weight read whole (108 iterations), then 2 images of 7 x 7 positions of 3 channels, each window's 4
     # outputs emitted while the next 2 positions (6 pushes) go in; the last window of the second image
     # completes in push 147 + 146 and emits 4 more
-    assert r.predicted_cycles == 3 * 3 * 3 * 4 + 147 + 146 + 1 + 4
+    assert part.plan.cycles == 3 * 3 * 3 * 4 + 147 + 146 + 1 + 4
 
 
 def _residual():
@@ -124,20 +121,16 @@ def _residual():
     return b.build()
 
 
-def test_residual_join_through_a_fork(tmp_path):
+def test_residual_join_through_a_fork(schedules):
     """conv, bias, relu, conv, bias, + x (the 'post' input, read once per output element), relu."""
-    graph = _residual()
-    r = _check(graph, tmp_path / "plan", frames=8)
-    print(f"residual with the plan's FIFOs: ratio {r.ratio:.3f}")
+    _exact(schedules, "residual")
+    plain, deep = (part for part in schedules[0].parts if part.plan.graph == "residual")
+    print(f"residual with the plan's FIFOs: ratio {plain.ratio:.3f}")
     # Two window stages in a row stall each other through a 2-deep channel (the consumer reads nothing
     # while it emits or pushes padding); with room for the producer's bursts each runs its own schedule.
-    plan = plan_of(graph)
-    plan = dataclasses.replace(plan, channels=tuple(dataclasses.replace(c, depth=max(c.depth, 16))
-                                                    for c in plan.channels))
-    r = simulate(graph, tmp_path / "deep", frames=8, plan=plan)
-    assert r.passed, r.report()
-    print(f"residual with 16-deep FIFOs: ratio {r.ratio:.3f}")
-    assert r.ratio <= 1.10, r.report()
+    assert all(c.depth >= 16 for c in deep.plan.channels)
+    print(f"residual with 16-deep FIFOs: ratio {deep.ratio:.3f}")
+    assert deep.ratio <= 1.10, (deep.ratio, schedules[0].result.report())
 
 
 # ---------------------------------------------------------------- pools
@@ -170,26 +163,30 @@ def _pool_graphs():
     return graphs
 
 
-def test_max_pools(tmp_path):
-    _check(_pool_graphs()[0], tmp_path, frames=2)
+def test_max_pools(shared):
+    _exact(shared, "max_pools")
 
 
-def test_avg_pools(tmp_path):
-    _check(_pool_graphs()[1], tmp_path, frames=2)
+def test_avg_pools(shared):
+    _exact(shared, "avg_pools")
 
 
-def test_pool_schedule(tmp_path):
+def _pool_schedule():
     b = GraphBuilder("avg_schedule", dtype="fixed<12,4>")
     b.output(b.avg_pool2d(b.input("x", [1, 6, 5, 2]), pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1],
                           dtype="fixed<12,4,RND,SAT>"))
-    r = _check(b.build(), tmp_path, frames=8, ratio=1.0)
-    assert r.predicted_cycles == 8 * 7 * 2  # the last window's 2 outputs go out while the last rows are pushed
+    return b.build()
+
+
+def test_pool_schedule(schedules):
+    part = _timed(schedules, "avg_schedule")
+    assert part.plan.cycles == 8 * 7 * 2  # the last window's 2 outputs go out while the last rows are pushed
 
 
 # ---------------------------------------------------------------- numerics
 
 
-def test_wide_exact_intermediates(tmp_path):
+def _wide():
     """60-bit products over 9 terms and a 64-bit average-pool dividend stay exact."""
     rng = np.random.default_rng(3)
     b = GraphBuilder("wide", dtype="fixed<30,12>")
@@ -199,7 +196,12 @@ def test_wide_exact_intermediates(tmp_path):
     b.output(b.conv2d(x, w, dtype="fixed<12,6,RND_CONV,SAT_SYM>"))  # narrow: saturates
     b.output(b.avg_pool2d(b.input("z", [1, 3, 5, 2], dtype="fixed<56,24>"), pool_size=[2, 2], padding=[1, 0, 0, 1],
                           dtype="fixed<40,24,RND_INF,SAT>"))
-    _check(b.build(), tmp_path, frames=2)
+    return b.build()
+
+
+def test_wide_exact_intermediates(shared):
+    """60-bit products over 9 terms and a 64-bit average-pool dividend stay exact."""
+    _exact(shared, "wide")
 
 
 _TYPES = ("fixed<16,6>", "fixed<12,4,RND,SAT>", "ufixed<10,3,RND_CONV,SAT_SYM>", "fixed<8,2,TRN_ZERO,SAT_ZERO>",
@@ -250,6 +252,53 @@ def _random_windows(seed: int, count: int = 6):
     return b.build()
 
 
-@pytest.mark.parametrize("seed", seeds((0, 1), fresh_count=4))  # make test-random: four fresh ones
-def test_random_windows(tmp_path, seed):
-    _check(_random_windows(seed), tmp_path, frames=2)
+SEEDS = seeds((0, 1), fresh_count=4)  # make test-random: four fresh ones
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_windows(shared, seed):
+    _exact(shared, f"random_windows{seed}")
+
+
+# ---------------------------------------------------------------- the shared designs
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """The graphs checked bit for bit in one design, simulated for FRAMES frames: (the run, its lint)."""
+    folder = tmp_path_factory.mktemp("windows")
+    graphs = [*_conv_graphs(), *_pool_graphs(), _wide(), *(_random_windows(seed) for seed in SEEDS)]
+    return simulate_union(graphs, folder, frames=FRAMES, driver=DRIVER, name="windows", timed=False), lint(folder)
+
+
+@pytest.fixture(scope="module")
+def schedules(tmp_path_factory):
+    """The graphs whose schedules are counted by hand, and the residual block with the plan's FIFOs and with FIFOs
+    of at least 16, in one design simulated for FRAMES frames: (the run, its lint)."""
+    folder = tmp_path_factory.mktemp("schedules")
+    graphs = [_conv_bias_relu(), _streamed_weight(), _pool_schedule(), _residual(), _residual()]
+    run = simulate_union(graphs, folder, frames=FRAMES, driver=DRIVER, name="schedules", min_depth={4: 16})
+    return run, lint(folder)
+
+
+def _part(shared, name: str):
+    run, _ = shared
+    (part,) = [part for part in run.parts if part.plan.graph == name]
+    return part
+
+
+def _exact(shared, *names):
+    """The shared run (which holds the graphs ``names``) is bit-exact and lint clean."""
+    run, linted = shared
+    assert {*names} <= {part.plan.graph for part in run.parts}
+    assert run.result.passed, run.result.report()
+    assert linted == ""
+
+
+def _timed(schedules, name: str):
+    """The graph ``name`` of the schedules run, which is bit-exact and lint clean, and no slower than its plan."""
+    _exact(schedules, name)
+    part = _part(schedules, name)
+    print(f"{name}: {part.frame_cycles:.1f} cycles/frame, predicted {part.plan.cycles}, ratio {part.ratio:.3f}")
+    assert part.ratio <= 1.0, (part.ratio, schedules[0].result.report())
+    return part

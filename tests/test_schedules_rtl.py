@@ -7,20 +7,21 @@ attention block (two dense projections of one input, the matmul of the two, a tr
 softmax, the matmul with a third projection: a chain of stages that hold whole tensors) runs on
 its own. Each run must be bit-exact and the plan's timing model
 cycle for cycle (``rtl_design.simulate``): the same cycles, every stage fired as many iterations.
+The reproducers run side by side in one design (one Verilator build) and in one C simulation (one g++
+build per header set), each graph with ports of its own, as it would run alone.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hls_support import csim_both
-from rtl_design import lint, plan_of, simulate
+from hls_support import csim_both, write_union
+from rtl_design import DRIVER, DRIVER_MARK, lint, plan_of, simulate, simulate_union
 from test_schedule import REPRO, REPRODUCERS
 from test_snapshots import GRAPHS
 from union import union
 
 from hlsfuse import GraphBuilder
-from hlsfuse.compile import compile
 from hlsfuse.graph_json import load_graph
 from hlsfuse.lower import Folding
 from hlsfuse.lower.plan import STAGE_KINDS
@@ -43,7 +44,7 @@ def attention(tokens: int = 16, features: int = 16, width: int = 8):
     return b.build()
 
 
-@pytest.mark.pyverilator
+@DRIVER_MARK
 def test_every_stage_kind_runs_its_schedule(tmp_path):
     graph = union([make() for make in GRAPHS.values()], name="kinds")
     # the first map stage moves its sink's whole innermost dimension per transfer: converters on both sides
@@ -53,7 +54,7 @@ def test_every_stage_kind_runs_its_schedule(tmp_path):
     own = {graph.node(s.head).op for s in plan.stages if s.kind == "own"}
     assert own == {"slice", "pad", "concat", "transpose", "softmax", "argmax", "topk"}
     frames = 3
-    result = simulate(graph, tmp_path, frames=frames, plan=plan)  # busy cycles checked against the model
+    result = simulate(graph, tmp_path, frames=frames, driver=DRIVER, plan=plan)  # busy cycles as the model's
     assert result.passed, result.report()
     for stage, count in zip(plan.stages, result.stages):
         # every frame runs the schedule's iterations; a stage may get ahead into the next frame's iterations
@@ -75,19 +76,30 @@ def test_an_attention_block_runs_at_its_predicted_rate(tmp_path):
     assert result.predicted_cycles == max(s.cycles for s in plan.stages)
 
 
+@pytest.fixture(scope="module")
+def reproducers_rtlsim(tmp_path_factory):
+    """Every reproducer in one design, simulated for 3 frames."""
+    graphs = [load_graph(REPRO / f"{name}.json") for name in REPRODUCERS]
+    run = simulate_union(graphs, tmp_path_factory.mktemp("repro"), frames=3, driver=DRIVER, name="repro", timed=False)
+    return run.result
+
+
+@pytest.fixture(scope="module")
+def reproducers_csim(tmp_path_factory):
+    """Every reproducer in one project, C-simulated for 3 frames under both header sets."""
+    graphs = [load_graph(REPRO / f"{name}.json") for name in REPRODUCERS]
+    graph, out = write_union(graphs, tmp_path_factory.mktemp("repro"), name="repro")
+    return csim_both(out, frames=3, graph=graph)
+
+
 @pytest.mark.parametrize("name", REPRODUCERS)
-@pytest.mark.pyverilator
-def test_reproducers_pass_in_rtlsim(name, tmp_path):
+@DRIVER_MARK
+def test_reproducers_pass_in_rtlsim(name, reproducers_rtlsim):
     # deadlock-fifo-1 deadlocked with the planned depths; wrong-reduce-post-1 was wrong from its second frame
-    graph = load_graph(REPRO / f"{name}.json")
-    result = simulate(graph, tmp_path, frames=3)
-    assert result.passed, result.report()
+    assert reproducers_rtlsim.passed, reproducers_rtlsim.report()
 
 
 @pytest.mark.gxx
 @pytest.mark.parametrize("name", REPRODUCERS)
-def test_reproducers_pass_in_csim_frame_after_frame(name, tmp_path):
-    graph = load_graph(REPRO / f"{name}.json")
-    out = compile(graph).write(tmp_path / "out")
-    result = csim_both(out, frames=3)
-    assert result.passed and result.frames == 3, result.report()
+def test_reproducers_pass_in_csim_frame_after_frame(name, reproducers_csim):
+    assert reproducers_csim.passed and reproducers_csim.frames == 3, reproducers_csim.report()

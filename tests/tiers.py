@@ -25,8 +25,10 @@ import pytest
 __all__ = ["TOOLS", "EXTRAS", "FRESH", "in_ci", "fresh", "check", "need"]
 
 FRESH = "HLSFUSE_RANDOM_SEED"
-"""Set by ``make test-random``: the random tier, whose suites draw fresh seeds from it (tests/random_graphs.py) and
-build under both header sets what ``make test`` builds under the work-alikes only."""
+"""Set by ``make test-random``, which runs the whole suite in the random tier: its suites draw fresh seeds from it
+(tests/random_graphs.py), and it builds what ``make test`` defers to it: under both header sets what ``make test``
+builds under the work-alikes only (``hls_support.csim_both``), and the cases a test parametrizes from ``fresh()``
+(never skipped under ``make test``: left out of its parameters)."""
 
 
 def fresh() -> bool:

@@ -134,10 +134,10 @@ OPTIONS = {"unet": ["--precision", "auto:16"],
 """Import options per family (the U-Net's random weights reach beyond the default's 6 integer bits; the
 transformers' inputs: token embeddings about N(0, 1), images in [-1, 1])."""
 
-FRAMES = {name: 32 for name in TRANSFORMER_FAMILIES}
+FRAMES = dict.fromkeys(TRANSFORMER_FAMILIES, 32)
 """Frames of ``run --compare float`` per family (default 2)."""
 
-RELATIVE = {name: 0.02 for name in TRANSFORMER_FAMILIES}
+RELATIVE = dict.fromkeys(TRANSFORMER_FAMILIES, 0.02)
 """The largest error allowed, as a fraction of the float output's range, for the families that are not exact."""
 
 EXACT = {"brevitas-mlp", "brevitas-tfc-w1a1", "brevitas-cnn", "channels-last", "qdq-static"}

@@ -171,10 +171,12 @@ def attention(tokens: int = 6, hidden: int = 8, heads: int = 2, key_t: str = "pe
         nodes += [node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]), node("MatMul", ["q", "kt"], ["s0"]),
                   node("Mul", ["s0", "scale"], ["s"])]
     elif key_t == "swap":
-        nodes += [node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]), node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+        nodes += [node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]),
+                  node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
                   node("MatMul", ["q", "kt"], ["s0"]), node("Div", ["s0", "root"], ["s"])]
     else:
-        nodes += [node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]), node("Transpose", ["k"], ["kt0"], perm=[0, 1, 3, 2]),
+        nodes += [node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]),
+                  node("Transpose", ["k"], ["kt0"], perm=[0, 1, 3, 2]),
                   node("Reshape", ["kt0", "merged_t"], ["kt1"]), node("Mul", ["kt1", "half"], ["kt"]),
                   node("Reshape", ["q", "merged"], ["q2"]), node("Mul", ["q2", "half"], ["qs"]),
                   node("MatMul", ["qs", "kt"], ["s1"]), node("Reshape", ["s1", "scores"], ["s"])]
@@ -246,7 +248,8 @@ TF_CASES = {
         node("Trilu", ["ones", "k1"], ["upper"], upper=1), node("Equal", ["upper", "onef"], ["masked"]),
         node("LessOrEqual", ["pos_i", "even"], ["early"]), node("Unsqueeze", ["early", "ax0"], ["early2"]),
         node("GreaterOrEqual", ["pos_i", "zero"], ["all"]), node("Unsqueeze", ["all", "ax0"], ["all2"]),
-        node("And", ["masked", "early2"], ["a"]), node("Or", ["a", "masked"], ["o"]), node("Xor", ["o", "all2"], ["keep"]),
+        node("And", ["masked", "early2"], ["a"]), node("Or", ["a", "masked"], ["o"]),
+        node("Xor", ["o", "all2"], ["keep"]),
         node("Where", ["keep", "xp", "fill"], ["xm"]), node("Tile", ["sign_src", "reps"], ["tiled"]),
         node("Sign", ["tiled"], ["sign"]), node("Mul", ["xm", "sign"], ["y"])], {"x": (1, 8, 8)},
         {"one": np.array(1, np.int64), "three": np.array(3, np.int64), "zero": np.array(0, np.int64),

@@ -383,7 +383,8 @@ def fit(space: Space, budget: Budget) -> DataflowPlan:
         over = {f: getattr(total, f) - getattr(budget, f) for f in ("bram18", "lut") if getattr(budget, f) is not None}
         if all(v <= 0 for v in over.values()):
             return folded
-        slower = {"cycles": folded.cycles + max(1, folded.cycles // 4)} if fold == last and budget.cycles is None else {}
+        stuck = fold == last and budget.cycles is None
+        slower = {"cycles": folded.cycles + max(1, folded.cycles // 4)} if stuck else {}
         margin = replace(margin, **{f: max(0, getattr(margin, f) - v) for f, v in over.items() if v > 0}, **slower)
         last = fold
     worst = max(over, key=lambda f: over[f] / max(1, getattr(budget, f)))

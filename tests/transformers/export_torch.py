@@ -26,7 +26,8 @@ Every model is small (a few thousand to ~100k parameters) and exported with its 
                                     biases and norms leave their initial zeros and ones): an 8x8
                                     patch-embedding Conv (16 patches, hidden 64), class token or mean
                                     pooling, position embedding, 2 pre-LN encoder layers (4 heads,
-                                    feed-forward 128, GELU), final LayerNorm and a 10-way head; dynamo exporter, opset 21 (cls) and 18 (mean)
+                                    feed-forward 128, GELU), final LayerNorm and a 10-way head; dynamo exporter,
+                                    opset 21 (cls) and 18 (mean)
 """
 
 import math

@@ -226,9 +226,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
             return port_lanes[tensor]
         if use == "copy":  # a fork reads what its producer writes
             return lanes_out[reader]
-        if use in ("head", "pre"):  # a reduce stage's prologue reads its inputs as its head does
-            return factors[reader].lanes_in
-        return factors[reader].lanes_out if use == "post" else 1
+        return factors[reader].reads(use)
 
     channels: list[dict] = []
     after: dict[str, list[dict]] = {}  # stage, port, fork or converter -> forks and converters placed after it

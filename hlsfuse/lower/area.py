@@ -54,6 +54,7 @@ from ..ir import Graph
 from ..ops import get_op
 from ..types import DType
 from .plan import DataflowPlan, Stage
+from .stage_convert import ConvertMain
 from .storage import Buffer
 from .tables import stage_tables
 
@@ -74,6 +75,8 @@ __all__ = [
     "memory_area",
     "stage_area",
     "fifo_area",
+    "converter_luts",
+    "inflow_area",
     "design_area",
 ]
 
@@ -238,10 +241,8 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
     if stage.kind == "window" and schedule.main.snapshots > 1:  # the slot emitted from, per snapshot bit
         ring = schedule.buffer("snapshot")
         out += Area(lut=math.ceil(ring.banks / 4) * ring.elements // ring.banks * ring.width)
-    if stage.kind == "convert":  # per bit held, a multiplexer over its sources; per kept bit, shift or hold
-        main = schedule.main
-        muxes = sum(math.ceil(n / 4) for n in main.sources() if n > 1) + main.kept
-        out += Area(lut=muxes * graph.types[stage.sink].dtype.bits)
+    if stage.kind == "convert":
+        out += Area(lut=converter_luts(schedule.main, graph.types[stage.sink].dtype.bits))
     if schedule.multipliers:
         head = graph.node(stage.head)
         x, w = (graph.types[i].dtype for i in head.inputs[:2])
@@ -292,6 +293,29 @@ def fifo_area(plan: DataflowPlan) -> Area:
             out += Area(bram18=bram18(c.depth, width))
         else:
             out += Area(lutram_bits=c.depth * width, lut=math.ceil(c.depth / 32) * width)
+    return out
+
+
+def converter_luts(main: ConvertMain, bits: int) -> int:
+    """A width converter's LUTs: per bit of each element it holds, a multiplexer over the elements that may
+    land there (``ConvertMain.sources``, 4:1 per LUT, none for one source); per kept bit, a LUT choosing to
+    shift it or hold it."""
+    return (sum(math.ceil(n / 4) for n in main.sources() if n > 1) + main.kept) * bits
+
+
+def inflow_area(plan: DataflowPlan, stage: Stage) -> Area:
+    """What a folded stage's input lanes cost outside it, as the folding solver prices a choice: per input it
+    reads L > 1 elements per token of (``Factors.reads``), a width converter, priced as one up from a single
+    element per token (unless its producer writes L too, which no choice of one stage knows). Without it,
+    lanes that make a stage no faster (a rows stage's whole row per push) would look free, and the converters
+    they bring would go uncounted until the plan is lowered. (The FIFO's width grows with L too, but its depth
+    follows the folded plan's timing: counted after lowering, like every FIFO.)"""
+    out = Area()
+    for ch, use in zip(stage.inputs, stage.uses):
+        lanes = stage.schedule.factors.reads(use)
+        if lanes > 1:
+            t = plan.channel(ch).type
+            out += Area(lut=converter_luts(ConvertMain(t.size, 1, lanes, "", ""), t.dtype.bits))
     return out
 
 

@@ -18,6 +18,7 @@ is a constraint checked on those picks, and where they exceed it, on the picks w
 (then DSPs, then BRAM18s): not exact when it binds together with another budget, but never over it.
 Feasibility is monotone in T, so a binary search over the stages' distinct iteration counts finds the
 smallest feasible rate.
+A choice costs its stage and the width converter its input lanes bring (``choice_area``).
 The FIFOs (their depths follow the timing of the folded plan) are counted from the plan being
 folded; ``fit`` lowers the result and, if its FIFOs moved it over a budget, solves again with the
 difference taken off.
@@ -36,10 +37,11 @@ from ..fileio import check_readable
 from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
-from .area import Area, Dsp, buffer_area, design_area, stage_area
+from .area import Area, Dsp, buffer_area, design_area, inflow_area, stage_area
 from .stage_window import line_buffer, window_emits, window_engine, window_geometry
 
-__all__ = ["Budget", "Choice", "Space", "choices", "space", "solve", "fit", "within", "fold_json", "read_fold"]
+__all__ = ["Budget", "Choice", "Space", "choices", "choice_area", "space", "solve", "fit", "within", "fold_json",
+           "read_fold"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
             folded = refold(graph, fusion, plan, stage, simd, lanes, pe, q)
         except HlsfuseError:
             return None
-        area = stage_area(graph, folded, dsp)
+        area = choice_area(graph, plan, folded, dsp)
         return Choice(simd, lanes, pe, q, folded.cycles, area.dsp, area.bram18, area.lut)
 
     found: list[Choice | None] = []
@@ -160,6 +162,12 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
         if not any(k.dsp <= c.dsp and k.bram18 <= c.bram18 and k.lut <= c.lut for k in out):  # k is as fast
             out.append(c)
     return out[::-1]
+
+
+def choice_area(graph: Graph, plan: DataflowPlan, stage, dsp: Dsp) -> Area:
+    """What a choice costs: the folded stage's own area and what its input lanes cost around it
+    (``area.inflow_area``)."""
+    return stage_area(graph, stage, dsp) + inflow_area(plan, stage)
 
 
 def _structure(graph: Graph, stage) -> tuple:
@@ -372,9 +380,9 @@ def fit(space: Space, budget: Budget) -> DataflowPlan:
     """The space's plan folded by ``solve`` for ``budget``. The FIFOs and converters of the folded plan are
     counted again: if they take it over the BRAM18 or LUT budget, it is solved again with the excess taken off
     (the FIFOs the solver counts stay the unfolded plan's: the smaller margin is what pays for their growth).
-    Converters between stages of different widths cost LUTs that no stage's choice shows, so when a smaller
-    margin leaves the folding as it was, the next solve aims at a slower rate (a quarter slower each time, unless
-    the budget gives the cycles), which narrows the stages and the converters between them."""
+    Converters cost more or fewer LUTs than the choices price them at (each as if up from one lane), so when a
+    smaller margin leaves the folding as it was, the next solve aims at a slower rate (a quarter slower each time,
+    unless the budget gives the cycles), which narrows the stages and the converters between them."""
     margin, last = budget, None
     for _ in range(12):
         fold = solve(space, margin)

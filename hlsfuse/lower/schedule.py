@@ -73,6 +73,14 @@ class Factors:
         values = {"simd": self.simd, "lanes": self.lanes_in, "pe": self.pe, "snapshots": self.snapshots}
         return {k: values[k] for k in FOLDS[kind] if values[k] is not None}
 
+    def reads(self, use: str) -> int:
+        """Elements per token the stage reads of an input it uses as ``use`` (``stages.layout``): its head's
+        input and a reduce stage's prologue inputs at ``lanes_in``, an epilogue's at ``lanes_out``, a whole
+        input held by the stage (weights computed by another stage, a matmul's held operand) one at a time."""
+        if use in ("head", "pre"):
+            return self.lanes_in
+        return self.lanes_out if use == "post" else 1
+
     def to_json(self) -> dict[str, int | None]:
         """Every factor, as report.json gives them per stage."""
         return {"simd": self.simd, "lanes": self.lanes_in, "pe": self.pe, "lanes_out": self.lanes_out,

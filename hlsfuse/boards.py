@@ -3,7 +3,7 @@
 One ``Target`` carries every fact about the device a design is built for; compile, explore, the resource
 model (which reads its DSP slice) and the HLS project files (its part and clock) all read it:
 
-    --board B  --part P  --clock NS  --dsp N  --bram N   --target_of-->   Target
+    --board B  --part P  --clock NS  --dsp N  --bram N  --lut N   --target_of-->   Target
         Target.part, .clock          -> hls_config.cfg, run_hls.tcl (emit_hls)
         Target.dsp_slice             -> the resource model (hlsfuse.lower.area) and the folding solver
         Target.dsp, .bram18, .lut    -> the solver's budget;  .ff: the device's
@@ -91,7 +91,8 @@ DEFAULT_CLOCK = 5.0  # ns
 class Target:
     """What a design is built for and must fit. ``board``: the preset the facts came from (None: a part given
     alone); ``part``: the FPGA part; ``clock``: the clock period in ns; ``dsp``, ``bram18``: the budgets the
-    folding solver fits (None: no limit); ``lut``, ``ff``: the device's LUTs and flip-flops (None: not known).
+    folding solver fits (None: no limit); ``lut``: the LUT budget (the device's, or ``--lut``), ``ff``: the
+    device's flip-flops (None: not known).
     The family and its DSP slice follow from the part."""
 
     board: str | None = None
@@ -162,9 +163,9 @@ def board(name: str) -> Target:
 
 
 def target_of(board_name: str | None = None, part: str | None = None, clock: float | None = None,
-              dsp: int | None = None, bram18: int | None = None) -> Target:
+              dsp: int | None = None, bram18: int | None = None, lut: int | None = None) -> Target:
     """The target the command line describes: ``board_name``'s preset (none: the fallback ``Target()``), its part,
-    clock, DSP and BRAM18 budgets each overridden by the value given (None or an empty part: the preset's)."""
+    clock, DSP, BRAM18 and LUT budgets each overridden by the value given (None or an empty part: the preset's)."""
     base = board(board_name) if board_name else Target()
     return dataclasses.replace(
         base,
@@ -172,6 +173,7 @@ def target_of(board_name: str | None = None, part: str | None = None, clock: flo
         clock=clock if clock is not None else base.clock,
         dsp=dsp if dsp is not None else base.dsp,
         bram18=bram18 if bram18 is not None else base.bram18,
+        lut=lut if lut is not None else base.lut,
     )
 
 

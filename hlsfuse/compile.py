@@ -34,8 +34,8 @@ from .graph_json import graph_text, graph_to_dict
 from .ir import Graph
 from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area
-from .lower.fold import Budget, Space, fit, fold_json, space, within
-from .lower.report import report_markdown
+from .lower.fold import Budget, Space, binding, fit, fold_json, space, within
+from .lower.report import mac_rates, report_markdown
 from .outdir import Files, write_tree
 from .side_file import side_file_bytes, wants_side_file
 
@@ -127,15 +127,17 @@ def plan_design(graph: Graph, options: CompileOptions | None = None, solver: Spa
     caller has it."""
     options = options or CompileOptions()
     budget = options.budget
+    binds = None  # not solved
     if budget.empty or options.fold is not None:  # a folding given is checked against the budget, not solved
         fusion = _fuse(graph, options)
         plan = lower(graph, fusion, _lower_options(options))
     else:
         solver = solver or solver_space(graph, options)
         fusion, plan = solver.fusion, fit(solver, budget)
+        binds = None if budget.cycles is not None else binding(solver, budget, plan)
     areas, fifos, area = design_area(graph, plan, options.device.dsp_slice)
     within(budget, plan, areas, area, "the folding given")
-    report = report_json(graph, plan, areas, fifos, area, options)
+    report = report_json(graph, plan, areas, fifos, area, options, binds)
     return Planned(graph, fusion, plan, areas, fifos, area, report)
 
 
@@ -184,17 +186,22 @@ def _graph_files(graph: Graph, weights_file: bool | None) -> dict[str, str | byt
 
 
 def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos: Area, area: Area,
-                options: CompileOptions) -> dict:
-    """OUT/report.json: the design's cycles and resources, in total and per stage (docs/folding.md)."""
+                options: CompileOptions, binds: tuple[str, ...] | None = None) -> dict:
+    """OUT/report.json: the design's cycles and resources, in total and per stage (docs/folding.md); ``binds``:
+    the budgets that hold the solver's folding at its rate (``fold.binding``; None: not solved)."""
     macs = sum(s.schedule.macs for s in plan.stages)
     budget, device = options.budget, options.device
     stages = []
     for s in plan.stages:
+        a = areas[s.name]
+        per_dsp, per_klut = mac_rates(s.schedule.macs, a.dsp, a.lut, plan.cycles)
         stages.append({
             "name": s.name, "kind": s.kind, "nodes": list(s.nodes), "cycles_per_frame": s.cycles,
             "latency": s.latency, "bound_cycles": s.schedule.bound, "macs_per_frame": s.schedule.macs,
-            **s.schedule.factors.to_json(), **areas[s.name].to_json(),
+            "macs_per_dsp_cycle": per_dsp, "macs_per_klut_cycle": per_klut,
+            **s.schedule.factors.to_json(), **a.to_json(),
         })
+    per_dsp, per_klut = mac_rates(macs, area.dsp, area.lut, plan.cycles)
     return {
         "graph": graph.name,
         "top": plan.top,
@@ -202,13 +209,16 @@ def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos:
         "part": device.part,
         "dsp_slice": device.dsp_slice.name,
         "clock_ns": device.clock,
-        "budget": {"dsp": budget.dsp, "bram18": budget.bram18, "cycles_per_frame": budget.cycles},
+        "budget": {"dsp": budget.dsp, "bram18": budget.bram18, "lut": budget.lut, "cycles_per_frame": budget.cycles},
+        "binding": None if binds is None else list(binds),
         "cycles_per_frame": plan.cycles,
         "latency": plan.latency,
         "bound_cycles": max(s.schedule.bound for s in plan.stages),
         "frames_per_second": round(1e9 / (device.clock * plan.cycles), 3),
         "macs_per_frame": macs,
         "mac_utilization": round(macs / (area.multipliers * plan.cycles), 4) if area.multipliers else None,
+        "macs_per_dsp_cycle": per_dsp,
+        "macs_per_klut_cycle": per_klut,
         "total": {"cycles_per_frame": plan.cycles, "latency": plan.latency, **area.to_json()},
         "fifos": fifos.to_json(),
         "channels": len(plan.channels),

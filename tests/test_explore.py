@@ -85,7 +85,7 @@ def test_every_point_is_a_row_with_every_column_and_its_files(swept):
 @pytest.mark.matplotlib
 def test_the_fronts_are_the_points_no_other_beats(swept):
     points = _points(swept)
-    for resource, key in (("dsp", "pareto_dsp"), ("bram18", "pareto_bram")):
+    for resource, key in (("dsp", "pareto_dsp"), ("bram18", "pareto_bram"), ("lut", "pareto_lut")):
         for p in points:
             beaten = any(o["cycles_per_frame"] <= p["cycles_per_frame"] and o[resource] <= p[resource]
                          and (o["cycles_per_frame"], o[resource]) != (p["cycles_per_frame"], p[resource])

@@ -36,7 +36,7 @@ def _fronts(rows: list[dict]) -> None:
     for r in rows:
         for key in FIGURES:  # an infeasible row has them all, as None
             r.setdefault(key, None)
-        for flag, key in (("pareto_dsp", "dsp"), ("pareto_bram", "bram18")):
+        for flag, key in (("pareto_dsp", "dsp"), ("pareto_bram", "bram18"), ("pareto_lut", "lut")):
             r[flag] = r["status"] == "ok" and not any(
                 o[key] <= r[key] and o["cycles_per_frame"] <= r["cycles_per_frame"]
                 and (o[key], o["cycles_per_frame"]) != (r[key], r["cycles_per_frame"]) for o in ok)
@@ -64,7 +64,8 @@ def sweep_data():
     chosen = next(r for r in rows if r["id"] == "fpga_pynq-z2")
     point = next(p for p in space if p.id == chosen["id"])
     dot = to_dot(plan_design(graph, compile_options(point)).fusion, graph)
-    boards = [{"name": b.board, "part": b.part, "clock_ns": b.clock, "dsp": b.dsp, "bram18": b.bram18}
+    boards = [{"name": b.board, "part": b.part, "clock_ns": b.clock, "dsp": b.dsp, "bram18": b.bram18,
+               "lut": b.lut}
               for b in map(BOARDS.get, BOARD_NAMES)]
     summary = {"graph": "residual", "source": "examples/residual.json", "command": "hlsfuse explore residual.json",
                "boards": boards, "chosen": chosen["id"], "points": rows}
@@ -93,7 +94,7 @@ def _check_files(folder: Path, figures: plots.Figures) -> None:
 def test_every_plot_is_written_and_valid(sweep_data, tmp_path):
     figures, html = _render(tmp_path, *sweep_data)
     stems = [p.stem for p in figures.plots]
-    assert stems[:5] == ["pareto_dsp", "pareto_bram", "stages", "resources", "verify"]
+    assert stems[:6] == ["pareto_dsp", "pareto_bram", "pareto_lut", "stages", "resources", "verify"]
     _check_files(tmp_path, figures)
     assert html.count("<img ") == len(figures.plots) and "data:image/png;base64," in html
     assert "http://" not in html and "https://" not in html  # self-contained
@@ -101,8 +102,9 @@ def test_every_plot_is_written_and_valid(sweep_data, tmp_path):
     assert re.fullmatch(r"The cycles-vs-DSPs front holds \d of 6 fitting points; the fastest point that "
                         r"fits takes \(cycles per frame\) pynq-z2 [\d,]+, ultra96v2 [\d,]+; 2 infeasible points are "
                         r"not drawn\.", dsp.caption), dsp.caption
-    assert figures.plots[2].caption.startswith("fpga_pynq-z2 has ")
-    assert "1 is flagged" in figures.plots[4].caption
+    assert figures.plots[2].caption.startswith("The cycles-vs-LUTs front holds ")
+    assert figures.plots[3].caption.startswith("fpga_pynq-z2 has ")
+    assert "1 is flagged" in figures.plots[5].caption
     assert 'class="chosen' in html and 'class="bottleneck"' in html and 'class="flagged' in html
     assert "--fold " + str(tmp_path / "points" / "fpga_pynq-z2" / "fold.json") in html
     assert "measured 21% above the model" in html
@@ -156,7 +158,7 @@ def test_single_point_without_dsp_or_bram(sweep_data, tmp_path):
     summary["points"] = [row]
     figures, html = _render(tmp_path, summary, reports, dot)
     _check_files(tmp_path, figures)
-    assert [p.stem for p in figures.plots][:4] == ["pareto_dsp", "pareto_bram", "stages", "resources"]
+    assert [p.stem for p in figures.plots][:5] == ["pareto_dsp", "pareto_bram", "pareto_lut", "stages", "resources"]
     assert "verify" not in [p.stem for p in figures.plots]
     assert figures.plots[0].caption.startswith("The cycles-vs-DSPs front holds 1 of 1 fitting point; ")
     assert figures.plots[0].caption.endswith("; 1 point with no DSPs is drawn at 0.")

@@ -18,9 +18,9 @@ from rtl_design import DRIVER, DRIVER_MARK, lint, plan_of, simulate
 
 import hlsfuse
 from hlsfuse import GraphBuilder, HlsfuseError
-from hlsfuse.boards import BOARDS, DSP48E1, DSP48E2, family_of
+from hlsfuse.boards import BOARDS, DSP48E1, DSP48E2, Target, family_of
 from hlsfuse.cli import main
-from hlsfuse.compile import CompileOptions, compile
+from hlsfuse.compile import CompileOptions, compile, plan_design
 from hlsfuse.fusion import fuse
 from hlsfuse.lower import Folding, LowerOptions, lower, refold
 from hlsfuse.lower.area import (
@@ -594,7 +594,8 @@ def test_board_presets_set_part_clock_and_budget(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert (report["board"], report["part"], report["dsp_slice"], report["clock_ns"]) == (
         "pynq-z2", "xc7z020clg400-1", "DSP48E1", 10.0)
-    assert report["total"]["dsp"] <= 220 and report["budget"] == {"dsp": 220, "bram18": 280, "cycles_per_frame": None}
+    assert report["total"]["dsp"] <= 220
+    assert report["budget"] == {"dsp": 220, "bram18": 280, "lut": 53200, "cycles_per_frame": None}
     assert "xc7z020clg400-1" in (out / "hls" / "hls_config.cfg").read_text()
 
 
@@ -653,3 +654,26 @@ def test_a_node_named_like_another_stage_is_folded_as_the_node():
     fold = solve(space(graph, fusion, LowerOptions(), DSP48E2), Budget(dsp=100))
     assert fold.lanes and {k for k, _ in fold.lanes} <= {"a", "b", "c", "s2_relu", "e"}
     assert lower(graph, fusion, LowerOptions(fold=fold)).cycles == 4  # 32 elements, every stage and port at 8 lanes
+
+
+def test_the_report_names_the_budget_that_binds_and_what_the_multipliers_deliver():
+    """report.json's ``binding``: the budgets without which the solver folds faster (None when nothing was
+    solved); ``macs_per_dsp_cycle`` and ``macs_per_klut_cycle``, in total and per MAC stage."""
+    graph = hlsfuse.load_graph("examples/residual.json")
+
+    def report(**device):
+        target = Target(part="xc7z020clg400-1", **device)
+        return plan_design(graph, CompileOptions(device=target)).report
+
+    dsp = report(dsp=40)
+    assert dsp["binding"] == ["dsp"] and dsp["total"]["dsp"] <= 40
+    lut = report(lut=dsp["total"]["lut"])  # the LUTs the 40-DSP folding takes: unfolding further needs more
+    assert lut["binding"] == ["lut"] and lut["cycles_per_frame"] <= dsp["cycles_per_frame"]
+    assert report(dsp=100000, bram18=100000)["binding"] == []  # as fast as it folds
+    assert report()["binding"] is None
+    cycles, macs = dsp["cycles_per_frame"], dsp["macs_per_frame"]
+    assert dsp["macs_per_dsp_cycle"] == round(macs / (dsp["total"]["dsp"] * cycles), 4) <= 1
+    assert dsp["macs_per_klut_cycle"] == round(1000 * macs / (dsp["total"]["lut"] * cycles), 4)
+    mac_stages = [s for s in dsp["stages"] if s["macs_per_frame"]]
+    assert mac_stages and all(0 < s["macs_per_dsp_cycle"] <= 1 and s["macs_per_klut_cycle"] > 0 for s in mac_stages)
+    assert all(s["macs_per_dsp_cycle"] is None for s in dsp["stages"] if not s["macs_per_frame"])

@@ -143,7 +143,7 @@ def test_compile_explore_and_the_resource_model_agree_on_a_board(name, tmp_path,
     report = json.loads((out / "report.json").read_text())
     assert (report["board"], report["part"], report["clock_ns"], report["dsp_slice"]) == (
         name, t.part, t.clock, t.dsp_slice.name)
-    assert report["budget"] == {"dsp": t.dsp, "bram18": t.bram18, "cycles_per_frame": None}
+    assert report["budget"] == {"dsp": t.dsp, "bram18": t.bram18, "lut": t.lut, "cycles_per_frame": None}
     config, tcl = (out / "hls" / "hls_config.cfg").read_text(), (out / "hls" / "run_hls.tcl").read_text()
     assert f"\npart={t.part}\n" in config and f"\nclock={t.clock_text}ns\n" in config
     assert f"\nset_part {t.part}\n" in tcl and f"\ncreate_clock -period {t.clock_text} -name default\n" in tcl
@@ -169,13 +169,15 @@ def test_compile_explore_and_the_resource_model_agree_on_a_board(name, tmp_path,
 def test_flag_overrides_reach_the_scripts_and_the_report(tmp_path, capsys):
     save_graph(_graph(), tmp_path / "g.json")
     out = tmp_path / "out"
-    args = ["--board", "pynq-z2", "--part", "xczu3eg-sbva484-1-i", "--clock", "4", "--dsp", "30", "--bram", "7"]
+    args = ["--board", "pynq-z2", "--part", "xczu3eg-sbva484-1-i", "--clock", "4", "--dsp", "30", "--bram", "7",
+            "--lut", "9000"]
     assert main(["compile", str(tmp_path / "g.json"), "-o", str(out), *args]) == 0
     capsys.readouterr()
     report = json.loads((out / "report.json").read_text())
     assert (report["board"], report["part"], report["clock_ns"], report["dsp_slice"]) == (
         "pynq-z2", "xczu3eg-sbva484-1-i", 4.0, "DSP48E2")
-    assert report["budget"] == {"dsp": 30, "bram18": 7, "cycles_per_frame": None}
+    assert report["budget"] == {"dsp": 30, "bram18": 7, "lut": 9000, "cycles_per_frame": None}
+    assert report["total"]["lut"] <= 9000
     assert report["total"]["dsp"] == report["total"]["multipliers"] <= 30  # DSP48E2: one slice per product
     assert "\npart=xczu3eg-sbva484-1-i\n" in (out / "hls" / "hls_config.cfg").read_text()
     assert "\ncreate_clock -period 4 -name default\n" in (out / "hls" / "run_hls.tcl").read_text()

@@ -60,6 +60,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                       "fastest folding that fits (a design over the board's resources is refused: --allow-overfull)")
     fold.add_argument("--dsp", type=int, metavar="N", help="DSP budget (overrides the board's)")
     fold.add_argument("--bram", type=int, metavar="N", help="BRAM18 budget (overrides the board's)")
+    fold.add_argument("--lut", type=int, metavar="N", help="LUT budget (overrides the board's)")
     fold.add_argument("--target-cycles", type=int, metavar="N",
                       help="cycles per frame to meet with the fewest DSPs (within any budget)")
     fold.add_argument("--fold", metavar="FOLD.json",
@@ -67,7 +68,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                       "port -> lanes); budgets are then checked, not solved")
     fold.add_argument("--allow-overfull", action="store_true",
                       help="write the design even when the resource model puts it over the board's (or --dsp, "
-                      "--bram) DSPs, BRAM18s, LUTs or FFs, with a warning; without it such a design is an error "
+                      "--bram, --lut) DSPs, BRAM18s, LUTs or FFs, with a warning; without it such a design is an error "
                       "naming each resource exceeded and by how much")
     fold.add_argument("--port-lanes", type=int, metavar="N",
                       help="elements per AXI4-Stream transfer of every graph input and output (element 0 in the "
@@ -85,11 +86,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.output, args.force)  # refuse before any work
-    for flag, value in (("--dsp", args.dsp), ("--bram", args.bram), ("--target-cycles", args.target_cycles)):
+    for flag, value in (("--dsp", args.dsp), ("--bram", args.bram), ("--lut", args.lut),
+                        ("--target-cycles", args.target_cycles)):
         if value is not None and value < (1 if flag == "--target-cycles" else 0):
             raise HlsfuseError(f"{flag} must be a {'positive' if flag == '--target-cycles' else 'non-negative'} "
                                f"integer, not {value}")
-    device = target_of(args.board, args.part, args.clock, args.dsp, args.bram)
+    device = target_of(args.board, args.part, args.clock, args.dsp, args.bram, args.lut)
     fold = read_fold(args.fold) if args.fold else None
     graph = load_graph_arg(args.graph, args)
     check_memory(graph, "compile")  # refused before the lowering allocates

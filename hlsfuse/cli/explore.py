@@ -55,6 +55,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     axes.add_argument("--clock", type=float, metavar="NS",
                       help=f"the clock of the --dsp budgets (default: --board's, else {DEFAULT_CLOCK:g})")
     axes.add_argument("--bram", type=int, metavar="N", help="BRAM18 budget of the --dsp budgets (default: --board's)")
+    axes.add_argument("--lut", type=int, metavar="N", help="LUT budget of the --dsp budgets (default: --board's)")
     axes.add_argument("--fusion", type=_names, default=list(FUSIONS), metavar="F1,F2",
                       help="fpga (fused) and/or unfused (one stage per op, the baseline); default both")
     axes.add_argument("--port-lanes", type=_names, default=["auto"], metavar="L1,L2",
@@ -112,17 +113,18 @@ def run(args: argparse.Namespace) -> int:
         lanes.append(None if text == "auto" else int(text))
     if args.verify < 0:
         raise HlsfuseError(f"--verify must be 0 or more, not {args.verify}")
-    if args.bram is not None and args.bram < 0:
-        raise HlsfuseError(f"--bram must be 0 or more, not {args.bram}")
+    for flag, value in (("--bram", args.bram), ("--lut", args.lut)):
+        if value is not None and value < 0:
+            raise HlsfuseError(f"{flag} must be 0 or more, not {value}")
     boards = args.boards if args.boards is not None else ([] if args.dsp else list(BOARDS))
-    target_list = targets(boards, args.dsp or [], args.board, args.part, args.clock, args.bram)
+    target_list = targets(boards, args.dsp or [], args.board, args.part, args.clock, args.bram, args.lut)
     if not target_list:
         raise HlsfuseError("nothing to explore: give --boards or --dsp")
     graphs, errors, flags = _graphs(args)
     points = sweep(args.fusion, target_list, lanes, list(graphs))
     used = sorted({t.board for t in target_list if t.board})
     board_rows = tuple({"name": b, "part": BOARDS[b].part, "clock_ns": BOARDS[b].clock, "dsp": BOARDS[b].dsp,
-                        "bram18": BOARDS[b].bram18} for b in used)
+                        "bram18": BOARDS[b].bram18, "lut": BOARDS[b].lut} for b in used)
     command = shlex.join(["hlsfuse", "explore", *sys.argv[2:]]) if sys.argv[1:2] == ["explore"] else "hlsfuse explore"
     job = Sweep(args.graph, graphs, tuple(points), board_rows, errors, command, flags)
     settings = Settings(jobs=args.jobs, scheduler=args.scheduler, verify=args.verify, frames=args.frames,

@@ -59,12 +59,14 @@ def _yes(v) -> str:
 
 def _target(r: Mapping) -> str:
     limits = [f"{r['dsp_budget']:,} DSP" if r["dsp_budget"] is not None else "",
-              f"{r['bram18_budget']:,} BRAM18" if r["bram18_budget"] is not None else "", f"{r['clock_ns']:g} ns"]
+              f"{r['bram18_budget']:,} BRAM18" if r["bram18_budget"] is not None else "",
+              f"{r['lut_budget']:,} LUT" if r.get("lut_budget") is not None else "", f"{r['clock_ns']:g} ns"]
     return f"{r['board'] or r['part']}: {', '.join(x for x in limits if x)}"
 
 
 def _fronts(r: Mapping) -> str:
-    return " ".join(name for key, name in (("pareto_dsp", "DSP"), ("pareto_bram", "BRAM")) if r.get(key))
+    return " ".join(name for key, name in (("pareto_dsp", "DSP"), ("pareto_bram", "BRAM"), ("pareto_lut", "LUT"))
+                    if r.get(key))
 
 
 # column title -> (row -> cell text, CSS class of the column)

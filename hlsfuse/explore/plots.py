@@ -1,7 +1,7 @@
 """The plots of ``hlsfuse explore``, drawn from DIR/points.json and the chosen point's report.json.
 
-    pareto_dsp, pareto_bram   cycles per frame against DSPs / BRAM18s: every point that fits, the front as
-                              a step line, the verified points ringed, each board's limit a vertical line
+    pareto_dsp, pareto_bram,  cycles per frame against DSPs / BRAM18s / LUTs: every point that fits, the front
+    pareto_lut                as a step line, the verified points ringed, each board's limit a vertical line
     stages, resources         the chosen point: cycles per stage (bottleneck in red, each stage's bound),
                               and DSPs, BRAM18s and LUTs per stage
     verify                    modelled against measured cycles (only after --verify)
@@ -29,6 +29,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator
 
 from ..fileio import write_atomic
+from .points import FRONTS
 
 __all__ = ["Plot", "Figures", "render", "NO_DOT"]
 
@@ -119,14 +120,15 @@ def _limit_lines(ax, limits: Mapping[int, list[str]]) -> int:
 def _fastest(rows, boards) -> str:
     parts = []
     for b in boards:
-        fits = [r for r in rows if r["part"] == b["part"] and r["dsp"] <= b["dsp"] and r["bram18"] <= b["bram18"]]
+        fits = [r for r in rows if r["part"] == b["part"]
+                and all(b.get(k) is None or r[k] <= b[k] for k in ("dsp", "bram18", "lut"))]
         if fits:
             parts.append(f"{b['name']} {_n(min(r['cycles_per_frame'] for r in fits))}")
     return f"; the fastest point that fits takes (cycles per frame) {', '.join(parts)}" if parts else ""
 
 
 def _pareto(rows, boards, infeasible: int, resource: str, label: str, folder: Path) -> Plot:
-    stem = "pareto_dsp" if resource == "dsp" else "pareto_bram"  # also the row's flag of that front
+    stem = FRONTS[resource]  # also the row's flag of that front
     fig = Figure(figsize=(9, 5.2), layout="constrained")
     ax = fig.add_subplot()
     for fusion, style in _FUSION.items():
@@ -141,7 +143,8 @@ def _pareto(rows, boards, infeasible: int, resource: str, label: str, folder: Pa
                        facecolors="none", edgecolors=color, linewidths=1.6, zorder=4, label=name)
     limits: dict[int, list[str]] = {}
     for b in boards:
-        limits.setdefault(b[resource], []).append(b["name"])
+        if b.get(resource) is not None:  # a sweep written before LUT budgets names none
+            limits.setdefault(b[resource], []).append(b["name"])
     if limits:
         ax.plot([], [], color="0.45", linestyle="--", linewidth=1, label=f"a board's {label}")
     xs = [r[resource] for r in rows] + list(limits)
@@ -219,7 +222,7 @@ def _resources(row, report, folder: Path) -> Plot:
     slowest = max(s["cycles_per_frame"] for s in stages)
     fig, axes = _stage_axes(len(names), 3, 11)
     y = range(len(names))
-    budgets = {"dsp": row["dsp_budget"], "bram18": row["bram18_budget"], "lut": None}
+    budgets = {"dsp": row["dsp_budget"], "bram18": row["bram18_budget"], "lut": row.get("lut_budget")}
     for ax, key, label in zip(axes, ("dsp", "bram18", "lut"), ("DSP", "BRAM18", "LUT")):
         values = [s[key] for s in stages] + [fifos[key]]
         colors = [_HOT if s["cycles_per_frame"] == slowest else _BAR for s in stages] + ["0.6"]
@@ -306,7 +309,7 @@ def render(summary: Mapping, reports: Mapping[str, Mapping], fusion_dot: str | N
     chosen = summary["chosen"]
     with matplotlib.rc_context(_STYLE):
         if ok:
-            for resource, label in (("dsp", "DSPs"), ("bram18", "BRAM18s")):
+            for resource, label in (("dsp", "DSPs"), ("bram18", "BRAM18s"), ("lut", "LUTs")):
                 plots.append(_pareto(ok, summary["boards"], len(rows) - len(ok), resource, label, folder))
         else:
             notes.append(f"no point fits its budget ({len(rows)} infeasible): there is no front to plot" if rows

@@ -19,21 +19,25 @@ from ..boards import BOARDS, Target, board, target_of
 from ..compile import CompileOptions
 from ..errors import HlsfuseError
 
-__all__ = ["FUSIONS", "Point", "target_label", "parse_budgets", "targets", "sweep", "compile_options"]
+__all__ = ["FUSIONS", "FRONTS", "Point", "target_label", "parse_budgets", "targets", "sweep", "compile_options"]
 
 FUSIONS = {"fpga": 2, "unfused": 0}
 """Fusion choices of a sweep and their ``opt_level``: ``fpga`` fuses (the default rules), ``unfused`` puts
 every op in a stage of its own (the baseline, the way hls4ml builds designs)."""
 
+FRONTS = {"dsp": "pareto_dsp", "bram18": "pareto_bram", "lut": "pareto_lut"}
+"""Resource -> the row's flag of the cycles-against-that-resource front (and the stem of its plot)."""
+
 
 def target_label(target: Target) -> str:
     """A target's part of a point's id: the board's name at its full budgets, else where and the budgets."""
     preset = BOARDS.get(target.board)
-    if preset is not None and (target.dsp, target.bram18) == (preset.dsp, preset.bram18):
+    if preset is not None and (target.dsp, target.bram18, target.lut) == (preset.dsp, preset.bram18, preset.lut):
         return preset.board
     where = target.board or target.part
     bram = f"-bram{target.bram18}" if target.bram18 is not None and not target.board else ""
-    return f"{where}-dsp{target.dsp}{bram}"
+    lut = f"-lut{target.lut}" if target.lut is not None and (preset is None or target.lut != preset.lut) else ""
+    return f"{where}-dsp{target.dsp}{bram}{lut}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Point:
         """The point's row fields that say what it is."""
         return {"id": self.id, "fusion": self.fusion, "board": self.target.board, "part": self.target.part,
                 "clock_ns": self.target.clock, "dsp_budget": self.target.dsp, "bram18_budget": self.target.bram18,
+                "lut_budget": self.target.lut,
                 "port_lanes": self.port_lanes if self.port_lanes is not None else "auto",
                 "precision": self.precision}
 
@@ -84,11 +89,12 @@ def parse_budgets(text: str) -> list[int]:
 
 
 def targets(boards: list[str], dsp: list[int], base: str | None, part: str | None, clock: float | None,
-            bram18: int | None) -> list[Target]:
+            bram18: int | None, lut: int | None = None) -> list[Target]:
     """Each board of ``boards`` at its full budgets, and each DSP budget of ``dsp`` on ``base`` (a board: its
-    part, clock and BRAM18s) or on ``part``; ``bram18`` overrides the BRAM18 budget of the DSP budgets."""
+    part, clock, BRAM18s and LUTs) or on ``part``; ``bram18`` and ``lut`` override the BRAM18 and LUT budgets of
+    the DSP budgets."""
     out = [board(name) for name in boards]
-    out += [target_of(base, part, clock, n, bram18) for n in dsp]
+    out += [target_of(base, part, clock, n, bram18, lut) for n in dsp]
     return list(dict.fromkeys(out))
 
 

@@ -32,17 +32,17 @@ from ..graph_json import graph_to_dict
 from ..ir import Graph
 from ..progress import Progress
 from .evaluate import evaluate
-from .points import FUSIONS, Point
+from .points import FRONTS, FUSIONS, Point
 from .runners import run_dask, run_local
 from .verify import verify_point
 
 __all__ = ["Sweep", "COLUMNS", "explore", "precision_error", "mark_fronts", "Interrupted"]
 
 COLUMNS = (
-    "id", "fusion", "board", "part", "clock_ns", "dsp_budget", "bram18_budget", "port_lanes", "precision",
+    "id", "fusion", "board", "part", "clock_ns", "dsp_budget", "bram18_budget", "lut_budget", "port_lanes", "precision",
     "status", "message", "stages", "fifos", "fifo_bits", "cycles_per_frame", "bound_cycles", "latency",
     "frames_per_second", "multipliers", "dsp", "bram18", "lut", "ff", "mac_utilization", "bottleneck",
-    "max_error", "mean_error", "pareto_dsp", "pareto_bram", "rank", "measured_cycles", "measured_ratio",
+    "max_error", "mean_error", "pareto_dsp", "pareto_bram", "pareto_lut", "rank", "measured_cycles", "measured_ratio",
     "bit_exact", "flag",
 )
 """The columns of points.csv, and the keys of every row of points.json."""
@@ -60,7 +60,7 @@ class Sweep:
     source: str
     graphs: Mapping[str | None, Graph]
     points: tuple[Point, ...]
-    boards: tuple[dict, ...] = ()  # the boards the points use: name, part, clock_ns, dsp, bram18
+    boards: tuple[dict, ...] = ()  # the boards the points use: name, part, clock_ns, dsp, bram18, lut
     errors: Mapping[str | None, dict] = field(default_factory=dict)  # precision -> max_error, mean_error
     command: str = ""
     precisions: Mapping[str, list[str]] = field(default_factory=dict)  # precision -> its flags for hlsfuse compile
@@ -151,15 +151,15 @@ def _run(label: str, tasks: list, payload: dict, settings: Settings, keep) -> No
 
 
 def mark_fronts(rows: list[dict]) -> None:
-    """Set pareto_dsp and pareto_bram (not beaten in cycles and that resource at once by another ok point) and
+    """Set pareto_dsp, pareto_bram and pareto_lut (not beaten in cycles and that resource at once by another ok
+    point) and
     rank the DSP front's points by area-delay product (cycles x DSPs, the order of MAC utilization), ties
     to fewer cycles, then fewer BRAM18s, then fewer FIFO bits."""
     ok = [r for r in rows if r["status"] == "ok"]
     for r in rows:
-        r["pareto_dsp"] = r["pareto_bram"] = False
+        r["pareto_dsp"] = r["pareto_bram"] = r["pareto_lut"] = False
         r["rank"] = None
-    for resource in ("dsp", "bram18"):
-        key = "pareto_dsp" if resource == "dsp" else "pareto_bram"
+    for resource, key in FRONTS.items():
         for r in ok:
             r[key] = not any(o["cycles_per_frame"] <= r["cycles_per_frame"] and o[resource] <= r[resource]
                              and (o["cycles_per_frame"], o[resource]) != (r["cycles_per_frame"], r[resource])

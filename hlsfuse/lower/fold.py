@@ -40,8 +40,8 @@ from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
 from .area import Area, Dsp, buffer_area, design_area, inflow_area, stage_area
 from .stage_window import line_buffer, window_emits, window_engine, window_geometry
 
-__all__ = ["Budget", "Choice", "Space", "choices", "choice_area", "space", "solve", "fit", "within", "fold_json",
-           "read_fold"]
+__all__ = ["Budget", "Choice", "Space", "choices", "choice_area", "space", "solve", "fit", "BUDGETS", "binding",
+           "within", "fold_json", "read_fold"]
 
 
 @dataclass(frozen=True)
@@ -398,6 +398,29 @@ def fit(space: Space, budget: Budget) -> DataflowPlan:
     worst = max(over, key=lambda f: over[f] / max(1, getattr(budget, f)))
     raise HlsfuseError(f"budget {budget.text()}: the folded design's FIFOs and converters keep it over "
                        f"{getattr(budget, worst)} {'BRAM18s' if worst == 'bram18' else 'LUTs'}")
+
+
+BUDGETS = {"dsp": "DSPs", "bram18": "BRAM18s", "lut": "LUTs"}
+"""The resource budgets the solver folds within, by Budget field, and what they count."""
+
+
+def binding(space: Space, budget: Budget, plan: DataflowPlan) -> tuple[str, ...]:
+    """The budgets (``BUDGETS`` keys) that hold ``plan``, the space's folding for ``budget``, at its cycles per
+    frame: each one without which ``fit`` folds the design faster. None of them (a target rate given, or the
+    slowest stage or port as fast as it folds) is ``()``; two can bind together."""
+    if budget.cycles is not None:
+        return ()
+    out = []
+    for name in BUDGETS:
+        if getattr(budget, name) is None:
+            continue
+        try:
+            faster = fit(space, replace(budget, **{name: None})).cycles < plan.cycles
+        except HlsfuseError:  # the others alone do not fit either: this one is not what holds it
+            faster = False
+        if faster:
+            out.append(name)
+    return tuple(out)
 
 
 def within(budget: Budget, plan: DataflowPlan, areas: Mapping[str, Area], total: Area, what: str) -> None:

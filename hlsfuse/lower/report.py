@@ -11,7 +11,21 @@ from . import MIN_FIFO_DEPTH
 from .area import Area
 from .plan import DataflowPlan
 
-__all__ = ["stage_table", "channel_table", "summary", "resources", "report_markdown"]
+__all__ = ["stage_table", "channel_table", "summary", "resources", "report_markdown", "mac_rates"]
+
+
+def mac_rates(macs: int, dsp: int, lut: int, cycles: int) -> tuple[float | None, float | None]:
+    """What the multipliers' resources deliver: MACs per DSP per cycle and MACs per 1,000 LUTs per cycle, each
+    over a frame (``cycles``: the design's cycles per frame), rounded to 4 places; None where there are no MACs
+    or none of that resource. Above 1 MAC per DSP per cycle, some products are not on DSPs."""
+    if not macs or not cycles:
+        return None, None
+    return (round(macs / (dsp * cycles), 4) if dsp else None,
+            round(1000 * macs / (lut * cycles), 4) if lut else None)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
 
 
 def _grid(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
@@ -27,10 +41,10 @@ def _grid(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int])
 def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> str:
     """Every stage with its kind, ops, channels and its schedule's numbers; with ``areas`` (the resource
     model's figures per stage) also its SIMD (MAC stages) or lanes (map, fork and convert stages), DSPs,
-    BRAM18s and LUTs."""
+    BRAM18s and LUTs, and a MAC stage's MACs per DSP and per 1,000 LUTs per cycle (``mac_rates``)."""
     header = ("stage", "kind", "nodes", "in", "out", "storage", "latency", "cycles/frame", "bound")
     if areas is not None:
-        header += ("fold", "dsp", "bram18", "lut")
+        header += ("fold", "dsp", "bram18", "lut", "mac/dsp", "mac/klut")
     rows = []
     for s in plan.stages:
         nodes = " ".join(s.nodes) if s.nodes else s.sink
@@ -52,7 +66,8 @@ def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> 
         )
         if areas is not None:
             a = areas[s.name]
-            rows[-1] += (_factor(s), str(a.dsp), str(a.bram18), str(a.lut))
+            per_dsp, per_klut = mac_rates(s.schedule.macs, a.dsp, a.lut, plan.cycles)
+            rows[-1] += (_factor(s), str(a.dsp), str(a.bram18), str(a.lut), _rate(per_dsp), _rate(per_klut))
     lines = _grid(header, rows, set(range(5, len(header))))
     return "\n".join(lines) + "\n"
 
@@ -106,14 +121,24 @@ def resources(report: Mapping) -> str:
     t, f = report["total"], report["fifos"]
     where = f"board {report['board']}, " if report["board"] else ""
     util = report["mac_utilization"]
+    binding = report.get("binding")
+    budgets = {"dsp": "DSP", "bram18": "BRAM18", "lut": "LUT"}
     lines = [
         f"{where}part {report['part']} ({report['dsp_slice']}), clock {report['clock_ns']:g} ns: "
         f"{report['frames_per_second']:g} frames/s",
         f"total: {t['multipliers']} multipliers, {t['dsp']} DSPs, {t['bram18']} BRAM18s, {t['lutram_bits']} LUTRAM "
         f"bits, {t['lut']} LUTs, {t['ff']} FFs (FIFOs: {f['bram18']} BRAM18s, {f['lut']} LUTs)",
-        f"MAC utilization {util:.3f} ({report['macs_per_frame']} MACs per frame)" if util is not None else
-        "no MAC stages",
+        f"MAC utilization {util:.3f} ({report['macs_per_frame']} MACs per frame; "
+        f"{_rate(report['macs_per_dsp_cycle'])} MACs per DSP and {_rate(report['macs_per_klut_cycle'])} per 1,000 "
+        f"LUTs per cycle)" if util is not None else "no MAC stages",
     ]
+    if binding:  # None: not solved (no budget, a folding or a rate given)
+        lines.append(f"binding: the {' and '.join(budgets[b] for b in binding)} budget"
+                     f"{'s' if len(binding) > 1 else ''} (without {'them' if len(binding) > 1 else 'it'} the "
+                     "solver folds the design faster)")
+    elif binding is not None:
+        lines.append("binding: no budget (every stage and port is as fast as it folds, or the next faster rate "
+                     "needs more of several budgets at once)")
     return "\n".join(lines) + "\n"
 
 

@@ -24,7 +24,7 @@ from ..errors import HlsfuseError
 
 __all__ = ["main", "commands"]
 
-COMMANDS = ("check", "run", "fuse", "compile", "csim", "rtlsim", "explore", "convert")
+COMMANDS = ("check", "run", "fuse", "compile", "csim", "rtlsim", "synth", "explore", "convert")
 """The commands in the order of ``hlsfuse --help``; each is the module of this package of its name."""
 
 

@@ -1,0 +1,7 @@
+"""Open synthesis of the Verilog reference design with Yosys, checked against the resource model."""
+
+from .report import table, to_json
+from .run import StageSynth, SynthResult, synth
+from .yosys import FAMILIES, find_yosys
+
+__all__ = ["synth", "SynthResult", "StageSynth", "table", "to_json", "find_yosys", "FAMILIES"]

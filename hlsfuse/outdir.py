@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 
 from .errors import HlsfuseError
 
-__all__ = ["check_out_dir", "write_tree", "Files", "Producer", "CHECKSUMS", "checksums_text", "verify"]
+__all__ = ["check_out_dir", "write_tree", "Files", "Producer", "CHECKSUMS", "checksums_text", "verify", "amend"]
 
 CHECKSUMS = "checksums.json"
 _GRAPH = ("graph.json", "graph.npz")
@@ -289,3 +289,21 @@ def verify(out: str | os.PathLike, folders: tuple[str, ...]) -> None:
             raise HlsfuseError(f"{file}: deleted since hlsfuse compile wrote it; {hint}") from None
         if _digest(data) != digest:
             raise HlsfuseError(f"{file}: changed since hlsfuse compile wrote it; {hint}")
+
+
+def amend(out: str | os.PathLike, files: Mapping[str, str]) -> None:
+    """Add or replace ``files`` (relative path -> text) in a folder ``hlsfuse compile`` wrote, with their entries
+    in CHECKSUMS: what a later command adds to the design's reports (``hlsfuse synth``: synth.json and the
+    synthesis section of report.md). Every file and the new CHECKSUMS are moved in together, each whole."""
+    from .fileio import write_together
+
+    out = Path(out)
+    path = out / CHECKSUMS
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        digests = dict(document["sha256"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HlsfuseError(f"{path}: unreadable ({exc}); compile the design again") from None
+    for rel, text in files.items():
+        digests[rel] = _digest(text)
+    write_together({**{out / rel: text for rel, text in files.items()}, path: _checksums(digests)})

@@ -16,7 +16,7 @@ import pytest
 from cli_process import cli_env, run_cli, start_cli
 from tiers import need
 
-from hlsfuse import HlsfuseError
+from hlsfuse import GraphBuilder, HlsfuseError, save_graph
 from hlsfuse.cli import main
 from hlsfuse.explore.points import parse_budgets
 from hlsfuse.explore.sweep import COLUMNS
@@ -281,3 +281,36 @@ def test_compile_shows_its_steps_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     # nothing but the warning about the types that can overflow
     assert piped.returncode == 0 and [line for line in piped.stderr.splitlines()
                                       if not line.startswith("hlsfuse: warning: ")] == []
+
+
+@pytest.mark.yosys
+@pytest.mark.matplotlib
+def test_synth_puts_yosys_beside_the_model_in_the_table_the_plot_and_the_page(tmp_path):
+    """--synth K synthesizes the K best points (hlsfuse synth): their Yosys counts are columns of points.csv,
+    a plot and the page, and the counts are the ones ``hlsfuse synth`` gives the same design."""
+    rng = np.random.default_rng(5)
+    b = GraphBuilder("tiny", dtype="fixed<16,6,RND,SAT>")
+    x = b.input("x", [1, 16], dtype="fixed<10,2>")
+    h = b.relu(b.dense(x, b.constant("w1", rng.uniform(-1, 1, (8, 16)), dtype="fixed<8,1>"), name="fc1"), name="r")
+    b.output(b.dense(h, b.constant("w2", rng.uniform(-1, 1, (4, 8)), dtype="fixed<8,1>"), name="fc2"))
+    save_graph(b.build(), tmp_path / "tiny.json")
+    code, out = _explore(tmp_path, str(tmp_path / "tiny.json"), "--dsp", "4,8", "--board", "pynq-z2",
+                         "--fusion", "fpga", "--synth", "1")
+    assert code == 0
+    rows = [p for p in _points(out) if p["yosys_dsp"] is not None]
+    assert [p["rank"] for p in rows] == [1] and len(_points(out)) == 2
+    for p in rows:
+        found = json.loads((out / "points" / p["id"] / "synth.json").read_text())
+        assert found["yosys"].startswith("Yosys 0.") and not found["mismatches"] and not p["flag"]
+        assert (p["yosys_dsp"], p["yosys_bram18"]) == (p["dsp"], p["bram18"]) and p["yosys_lut"] > 0
+        assert p["logic_depth_ns"] > 0
+        assert main(["compile", str(tmp_path / "tiny.json"), "-o", str(tmp_path / p["id"]), "--target", "verilog",
+                     "--fold", str(out / "points" / p["id"] / "fold.json"), "--part", p["part"]]) == 0
+        assert main(["synth", str(tmp_path / p["id"]), "--json", str(tmp_path / f"{p['id']}.json")]) == 0
+        alone = json.loads((tmp_path / f"{p['id']}.json").read_text())["total"]["yosys"]
+        assert (alone["dsp"], alone["bram18"], alone["lut"], alone["ff"]) == (
+            p["yosys_dsp"], p["yosys_bram18"], p["yosys_lut"], p["yosys_ff"])
+    with open(out / "points.csv", newline="") as f:
+        assert "yosys_lut" in next(csv.reader(f))
+    assert (out / "synth.png").is_file() and (out / "synth.svg").is_file()
+    assert "Yosys LUT" in (out / "index.html").read_text()

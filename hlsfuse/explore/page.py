@@ -86,7 +86,13 @@ _ERRORS = {"max error": (lambda r: _num(".3g")(r["max_error"]), "num"),
            "mean error": (lambda r: _num(".3g")(r["mean_error"]), "num")}
 _MEASURED = {"measured": (lambda r: _num(",.0f")(r["measured_cycles"]), "num"),
              "measured/model": (lambda r: _num(".3f")(r["measured_ratio"]), "num"),
-             "bit-exact": (lambda r: _yes(r["bit_exact"]), "text"), "flag": (lambda r: r["flag"] or "", "wrap")}
+             "bit-exact": (lambda r: _yes(r["bit_exact"]), "text")}
+_SYNTH = {"Yosys DSP": (lambda r: _int(r.get("yosys_dsp")), "num"),
+          "Yosys BRAM18": (lambda r: _int(r.get("yosys_bram18")), "num"),
+          "Yosys LUT": (lambda r: _int(r.get("yosys_lut")), "num"),
+          "Yosys FF": (lambda r: _int(r.get("yosys_ff")), "num"),
+          "depth ns": (lambda r: _num(".1f")(r.get("logic_depth_ns")), "num")}
+_FLAG = {"flag": (lambda r: r["flag"] or "", "wrap")}
 
 
 def _table(rows: Sequence[Mapping], columns: Mapping[str, tuple], css: Callable[[Mapping], str]) -> Table:
@@ -105,12 +111,16 @@ def _settings(rows: Sequence[Mapping]) -> dict:
 
 
 def _optional(rows: Sequence[Mapping]) -> dict:
-    """The columns that only some sweeps fill: errors, measurements."""
+    """The columns that only some sweeps fill: errors, measurements, synthesis."""
     out = {}
     if any(r.get("max_error") is not None or r.get("mean_error") is not None for r in rows):
         out.update(_ERRORS)
     if any(r.get("measured_cycles") is not None for r in rows):
         out.update(_MEASURED)
+    if any(r.get("yosys_dsp") is not None for r in rows):
+        out.update(_SYNTH)
+    if any(r.get("flag") for r in rows) or _MEASURED.keys() & out.keys():
+        out.update(_FLAG)
     return out
 
 
@@ -123,7 +133,8 @@ def _row_css(chosen: str | None) -> Callable[[Mapping], str]:
 
 
 def _pareto_table(rows: Sequence[Mapping], chosen: str | None) -> Table:
-    front = [r for r in rows if r["status"] == "ok" and (r.get("pareto_dsp") or r.get("pareto_bram"))]
+    front = [r for r in rows if r["status"] == "ok" and (r.get("pareto_dsp") or r.get("pareto_bram")
+                                                         or r.get("pareto_lut"))]
     front.sort(key=lambda r: (r.get("rank") is None, r.get("rank") or 0, r["cycles_per_frame"], r["id"]))
     columns = {"rank": (lambda r: _int(r.get("rank")), "num"), **_settings(rows), **_FIGURES, **_optional(front),
                "front": (_fronts, "text")}

@@ -5,6 +5,7 @@
     stages, resources         the chosen point: cycles per stage (bottleneck in red, each stage's bound),
                               and DSPs, BRAM18s and LUTs per stage
     verify                    modelled against measured cycles (only after --verify)
+    synth                     the resource model against Yosys's counts, per resource (only after --synth)
     fusion                    the chosen point's fusion graph, by Graphviz's dot (when installed)
 
 Each plot is a matplotlib Figure of its own (no pyplot, so no global figure state; the Agg canvas draws the
@@ -242,6 +243,37 @@ def _resources(row, report, folder: Path) -> Plot:
     return Plot("resources", "Resources per stage (chosen point)", caption, _save(fig, folder, "resources"))
 
 
+SYNTH_RESOURCES = (("dsp", "yosys_dsp", "DSP"), ("bram18", "yosys_bram18", "BRAM18"), ("lut", "yosys_lut", "LUT"),
+                   ("ff", "yosys_ff", "FF"))
+"""Per resource: the row's model figure, its Yosys count, the label."""
+
+
+def _synth(rows, folder: Path) -> Plot:
+    fig = Figure(figsize=(12, 3.8), layout="constrained")
+    ratios = {}
+    for ax, (model, yosys, label) in zip(fig.subplots(1, len(SYNTH_RESOURCES)), SYNTH_RESOURCES):
+        xs, ys = [r[model] for r in rows], [r[yosys] for r in rows]
+        hi = max(xs + ys + [1]) * 1.15
+        ax.plot([0, hi], [0, hi], color="black", linewidth=1, label="Yosys = model")
+        for flagged, color, name in ((False, _OK, "agrees in DSP and BRAM18"), (True, _BAD, "flagged")):
+            mine = [r for r in rows if bool(r["flag"]) == flagged]
+            if mine:
+                ax.scatter([r[model] for r in mine], [r[yosys] for r in mine], color=color, zorder=3, label=name)
+        ax.set(xlim=(0, hi), ylim=(0, hi), xlabel=f"model {label}", ylabel=f"Yosys {label}", title=label)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(MaxNLocator(nbins=4, integer=True))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: _n(int(v))))
+        pairs = [(y / x) for x, y in zip(xs, ys) if x]
+        ratios[label] = (min(pairs), max(pairs)) if pairs else None
+    _legend_above(fig.axes[0], ncol=3)
+    fig.suptitle("The resource model against Yosys's mapped cells")
+    spans = [f"{label} {lo:.2f}" + (f" to {hi:.2f}" if hi != lo else "")
+             for label, span in ratios.items() if span for lo, hi in [span]]
+    caption = (f"{_count(len(rows), 'point')} {'was' if len(rows) == 1 else 'were'} synthesized; Yosys / model: "
+               f"{', '.join(spans)} (DSP and BRAM18 should be 1; LUT and FF are a band, docs/synth.md).")
+    return Plot("synth", "The resource model against Yosys", caption, _save(fig, folder, "synth"))
+
+
 def _verify(rows, folder: Path) -> Plot:
     fig = Figure(figsize=(10, 4.6), layout="constrained")
     both, ratio = fig.subplots(1, 2)
@@ -325,6 +357,9 @@ def render(summary: Mapping, reports: Mapping[str, Mapping], fusion_dot: str | N
         measured = [r for r in ok if r["measured_cycles"] is not None]
         if measured:
             plots.append(_verify(measured, folder))
+        mapped = [r for r in ok if r.get("yosys_dsp") is not None]
+        if mapped:
+            plots.append(_synth(mapped, folder))
     if fusion_dot is not None and row is not None:
         plot, note = _fusion(fusion_dot, chosen, folder)
         plots += [plot] if plot else []

@@ -2,6 +2,7 @@
 
     points --evaluate (pool or Dask)--> DIR/points/<id>/{point,report,fold}.json   as each finishes
            --fronts, ranks--> the K best --verify (rtlsim native)--> DIR/points/<id>/verify.json
+                              the K best --synth (Yosys)-->          DIR/points/<id>/synth.json
            --> DIR/points.csv, points.json, the plots and index.html                   at the end
 
 Every file is written whole (a temporary file and a rename). A point's point.json is written last, so
@@ -34,6 +35,7 @@ from ..progress import Progress
 from .evaluate import evaluate
 from .points import FRONTS, FUSIONS, Point
 from .runners import run_dask, run_local
+from .synthesize import SYNTH_COLUMNS, synth_flag, synth_point
 from .verify import verify_point
 
 __all__ = ["Sweep", "COLUMNS", "explore", "precision_error", "mark_fronts", "Interrupted"]
@@ -43,7 +45,7 @@ COLUMNS = (
     "status", "message", "stages", "fifos", "fifo_bits", "cycles_per_frame", "bound_cycles", "latency",
     "frames_per_second", "multipliers", "dsp", "bram18", "lut", "ff", "mac_utilization", "bottleneck",
     "max_error", "mean_error", "pareto_dsp", "pareto_bram", "pareto_lut", "rank", "measured_cycles", "measured_ratio",
-    "bit_exact", "flag",
+    "bit_exact", *SYNTH_COLUMNS, "flag",
 )
 """The columns of points.csv, and the keys of every row of points.json."""
 
@@ -71,6 +73,7 @@ class Settings:
     jobs: int = 1
     scheduler: str | None = None  # a Dask scheduler's address: the tasks run there
     verify: int = 0  # the K best points of the front to simulate
+    synth: int = 0  # the K best points of the front to synthesize with Yosys
     frames: int = 3  # frames per verification
     seed: int = 0
     choose: str | None = None  # the point whose stages are plotted (default: the best)
@@ -212,28 +215,34 @@ def explore(sweep: Sweep, folder: str | Path, settings: Settings) -> dict:
     try:
         _run("points", tasks, payload, settings, lambda k, result: keep_point(todo[k], result))
         table = _table(sweep, rows)
-        chosen = sorted((r for r in table if r["rank"] is not None), key=lambda r: r["rank"])[: settings.verify]
-        verified = {}
-        todo_verify = []
-        for r in chosen:
-            point = next(p for p in sweep.points if p.id == r["id"])
-            found = _read(base(point) / "verify.json") if settings.resume else None
-            if found is not None and found.get("id") == point.id:
-                verified[point.id] = found
-            else:
-                todo_verify.append(point)
+        ranked = [next(p for p in sweep.points if p.id == r["id"])
+                  for r in sorted((r for r in table if r["rank"] is not None), key=lambda r: r["rank"])]
 
-        def keep_verified(k: int, result: dict) -> None:
-            write_atomic(base(todo_verify[k]) / "verify.json", json.dumps(result, indent=1) + "\n")
-            verified[todo_verify[k].id] = result
+        def check(label: str, task, name: str, count: int) -> dict[str, dict]:
+            """``task`` run on the ``count`` best points of the front, each result kept as points/<id>/<name>
+            (a resumed sweep keeps those it has)."""
+            found, todo = {}, []
+            for point in ranked[:count]:
+                old = _read(base(point) / name) if settings.resume else None
+                if old is not None and old.get("id") == point.id:
+                    found[point.id] = old
+                else:
+                    todo.append(point)
 
-        check = functools.partial(verify_point, frames=settings.frames, seed=settings.seed)
-        tasks = [(check, (digests[p.precision], p)) for p in todo_verify]
-        _run("verified points", tasks, payload, settings, keep_verified)
+            def keep(k: int, result: dict) -> None:
+                write_atomic(base(todo[k]) / name, json.dumps(result, indent=1) + "\n")
+                found[todo[k].id] = result
+
+            _run(label, [(task, (digests[p.precision], p)) for p in todo], payload, settings, keep)
+            return found
+
+        verified = check("verified points", functools.partial(verify_point, frames=settings.frames,
+                                                              seed=settings.seed), "verify.json", settings.verify)
+        synthesized = check("synthesized points", synth_point, "synth.json", settings.synth)
     except Interrupted:
         _write_tables(folder, sweep, _table(sweep, rows), None)
         raise
-    table = _table(sweep, rows, verified)
+    table = _table(sweep, rows, verified, synthesized)
     for r in table:
         if r["status"] == "ok":
             reports[r["id"]] = _read(folder / "points" / r["id"] / "report.json")
@@ -263,7 +272,8 @@ def _publish(folder: Path, sweep: Sweep, summary: dict, reports: dict) -> None:
     write_atomic(folder / "index.html", index_html(summary, reports, figures, folder))
 
 
-def _table(sweep: Sweep, rows: Mapping[str, dict], verified: Mapping[str, dict] | None = None) -> list[dict]:
+def _table(sweep: Sweep, rows: Mapping[str, dict], verified: Mapping[str, dict] | None = None,
+           synthesized: Mapping[str, dict] | None = None) -> list[dict]:
     """The sweep's rows in its order (finished points only), every column filled, fronts and ranks marked."""
     table = []
     for point in sweep.points:
@@ -275,7 +285,12 @@ def _table(sweep: Sweep, rows: Mapping[str, dict], verified: Mapping[str, dict] 
         found = (verified or {}).get(point.id)
         if found is not None:
             row.update({k: found[k] for k in ("measured_cycles", "measured_ratio", "bit_exact", "flag")})
-        row["flag"] = row["flag"] or ""
+        mapped = (synthesized or {}).get(point.id)
+        flags = [row["flag"] or ""]
+        if mapped is not None:
+            row.update({k: mapped[k] for k in SYNTH_COLUMNS})
+            flags.append(synth_flag(mapped))
+        row["flag"] = "; ".join(f for f in flags if f)
         table.append(row)
     mark_fronts(table)
     return table

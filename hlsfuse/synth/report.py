@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from .run import StageSynth, SynthResult
 
-__all__ = ["table", "to_json", "construct", "LUT_NOTE"]
+__all__ = ["table", "to_json", "construct", "LUT_NOTE", "SECTION", "with_section"]
+
+SECTION = "## Synthesis (Yosys)"
+"""The heading of the section ``hlsfuse synth`` adds to (or replaces in) OUT/report.md."""
 
 LUT_NOTE = ("LUT: LUT1..LUT6 cells, one LUT6 site each, plus the LUTs of LUTRAM and SRL cells (RAM32M/RAM64M 4, "
             "RAM32M16/RAM64M8 8, RAM*X1D 2, SRL 1); MUXF7/8/9 and CARRY cells are not LUTs")
@@ -80,3 +83,10 @@ def to_json(result: SynthResult) -> dict:
         "total": {"model": result.total_model, "yosys": result.total_yosys},
         "mismatches": [s.name for s in result.mismatches],
     }
+
+
+def with_section(markdown: str, result: SynthResult) -> str:
+    """report.md with the synthesis section (the model's figures per stage beside Yosys's, the logic depth)
+    in place of any earlier one, at its end."""
+    kept = markdown.split(f"\n{SECTION}\n", 1)[0].rstrip("\n")
+    return f"{kept}\n\n{SECTION}\n\n```\n{table(result).rstrip()}\n```\n"

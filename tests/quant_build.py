@@ -352,3 +352,41 @@ def grid_frames(proto: onnx.ModelProto, count: int, seed=0) -> list[dict]:
     rng = np.random.default_rng(seed)
     half = 1 << (bits - 1)
     return [{info.name: (rng.integers(-half, half, size=shape) * scale).astype(np.float32)} for _ in range(count)]
+
+
+def qonnx_resnet8(seed=0, bits=8) -> onnx.ModelProto:
+    """examples/resnet8.py's ResNet-8 (stem, three residual stages of 16, 32 and 64 channels, the second and third
+    downsampling with a 1x1 projection, global average pool, a 10-way dense) as QONNX with ``bits``-bit weights and
+    activations and power-of-two scales, as a Brevitas model with its batch norms folded exports it (NCHW): the
+    image Quant, per-tensor weight Quants, float biases quantized to 16 bits, a Quant after every ReLU and after
+    each residual sum."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    act, wscale = 2.0 ** -4, 2.0 ** -(bits - 2)
+    x = n.quant("x", "xq", 2.0 ** -(bits - 1), bits)  # the image in [-1, 1)
+
+    def conv(h, name, c_in, c_out, k=3, stride=1):
+        std = np.sqrt(2.0 / (k * k * c_in))
+        w = n.quant(n.const(f"{name}_w", weights(rng, (c_out, c_in, k, k), std)), f"{name}_wq", wscale, bits,
+                    narrow=1)
+        bias = n.quant(n.const(f"{name}_b", weights(rng, (c_out,), 0.1)), f"{name}_bq", 2.0 ** -10, 16)
+        pad = 1 if k == 3 else 0
+        return n.op("Conv", [h, w, bias], name, kernel_shape=[k, k], strides=[stride, stride],
+                    pads=[pad] * 4, dilations=[1, 1], group=1)
+
+    def relu_quant(h, name):
+        return n.quant(n.op("Relu", [h], f"{name}_relu"), name, act, bits, signed=0)
+
+    h = relu_quant(conv(x, "stem", 3, 16), "stem_q")
+    for i, (c_in, c_out, stride) in enumerate(((16, 16, 1), (16, 32, 2), (32, 64, 2)), start=1):
+        main = relu_quant(conv(h, f"s{i}a", c_in, c_out, stride=stride), f"s{i}a_q")
+        main = n.quant(conv(main, f"s{i}b", c_out, c_out), f"s{i}b_q", act, bits)
+        skip = h if stride == 1 and c_in == c_out else n.quant(conv(h, f"s{i}p", c_in, c_out, k=1, stride=stride),
+                                                                f"s{i}p_q", act, bits)
+        h = relu_quant(n.op("Add", [main, skip], f"s{i}_add"), f"s{i}_q")
+    h = n.op("Flatten", [n.op("GlobalAveragePool", [h], "gap")], "flat", axis=1)
+    gap = n.quant(h, "flat_q", act, bits, signed=0)
+    w = n.quant(n.const("fc_w", weights(rng, (64, 10), np.sqrt(2.0 / 64))), "fc_wq", wscale, bits, narrow=1)
+    y = n.op("Add", [n.op("MatMul", [gap, w], "fc"), n.quant(n.const("fc_b", weights(rng, (10,), 0.1)), "fc_bq",
+                                                                 2.0 ** -10, 16)], "logits")
+    return n.model({"x": [1, 3, 32, 32]}, n.quant(y, "y", 2.0 ** -4, 16), [1, 10])

@@ -21,7 +21,7 @@ from ..ir import Graph
 from ..ops import get_op
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
-from .schedule import FOLDS, Factors, Schedule, head_of
+from .schedule import FOLDS, MULTIPLIERS, Factors, Schedule, head_of
 from .stage_convert import convert_schedule
 from .stage_map import fork_schedule
 from .stage_own import check_lanes as own_check_lanes
@@ -63,6 +63,7 @@ class Folding:
     # per iteration
     pe: tuple[tuple[str, int], ...] = ()  # (stage or node name, outputs per emit) of window and rows stages
     snapshots: tuple[tuple[str, int], ...] = ()  # (stage or node name, completed windows held) of window stages
+    multipliers: tuple[tuple[str, str], ...] = ()  # (stage or node name, schedule.MULTIPLIERS) of MAC stages
     ports: tuple[tuple[str, int], ...] = ()  # (graph input or output tensor, elements per transfer)
     port_lanes: int = 1  # elements per transfer of every port not in ``ports``
 
@@ -101,7 +102,8 @@ def _by_stage(graph: Graph, entries, drafts, what: str, allowed) -> dict[str, in
         name, lay = stage_of[key]
         if not allowed(lay):
             kinds = {"simd": "conv2d, dense or matmul stages", "lanes": "map, window, rows, reduce and own stages",
-                     "pe": "window and rows stages", "snapshots": "window stages"}[what]
+                     "pe": "window and rows stages", "snapshots": "window stages",
+                     "multiplier": "conv2d, dense or matmul stages"}[what]
             raise HlsfuseError(f"fold: stage '{name}' (of '{key}') is a {lay.kind} stage; {what} is for {kinds}")
         if out.get(name, value) != value:
             raise HlsfuseError(f"fold: stage '{name}' is given {what} {out[name]} and {value}")
@@ -116,18 +118,24 @@ def _stage_factors(graph: Graph, fold: Folding, drafts) -> dict[str, Factors]:
     lanes = _by_stage(graph, fold.lanes, drafts, "lanes", lambda lay: lay.kind in LANE_KINDS)
     pe = _by_stage(graph, fold.pe, drafts, "pe", lambda lay: lay.kind in PE_KINDS)
     snapshots = _by_stage(graph, fold.snapshots, drafts, "snapshots", lambda lay: lay.kind == "window")
+    kinds = _by_stage(graph, fold.multipliers, drafts, "multiplier",
+                      lambda lay: lay.kind in PE_KINDS and head_of(graph, lay.head).mac)
     out = {}
     for name, lay, group in drafts:
-        out[name] = _factors(graph, lay, simd.get(name), lanes.get(name, 1), pe.get(name, 1), snapshots.get(name, 1))
+        out[name] = _factors(graph, lay, simd.get(name), lanes.get(name, 1), pe.get(name, 1), snapshots.get(name, 1),
+                             kinds.get(name, "dsp"))
         _check_lanes(graph, name, lay, group.nodes, out[name].lanes_out, out[name].lanes_in)
     return out
 
 
-def _factors(graph: Graph, lay, simd: int | None, lanes: int, pe: int, snapshots: int) -> Factors:
+def _factors(graph: Graph, lay, simd: int | None, lanes: int, pe: int, snapshots: int,
+             multiplier: str = "dsp") -> Factors:
     """The ``Factors`` of a stage that a Folding gives ``simd``, ``lanes`` (a map stage's, or of the head input),
-    ``pe`` and ``snapshots``: the output's lanes follow from them."""
+    ``pe``, ``snapshots`` and ``multiplier`` (a MAC stage's): the output's lanes follow from them."""
+    if multiplier not in MULTIPLIERS:
+        raise HlsfuseError(f"fold: multiplier must be one of {', '.join(MULTIPLIERS)}, not {multiplier!r}")
     if lay.kind in PE_KINDS:
-        return Factors(simd, pe, lanes, pe, snapshots)
+        return Factors(simd, pe, lanes, pe, snapshots, multiplier if head_of(graph, lay.head).mac else "dsp")
     if lay.kind == "reduce":
         return Factors(lanes_in=lanes, lanes_out=reduce_lanes_out(graph, lay.head, lanes))
     if lay.kind == "own":
@@ -343,17 +351,17 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
 
 
 def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int | None = None,
-           lanes: int = 1, pe: int = 1, snapshots: int = 1) -> Stage:
-    """``stage`` of ``plan`` folded as a Folding entry would fold it (``simd`` of its MAC head, ``lanes`` of a map
-    stage or of a window, rows or reduce stage's input, ``pe`` of a window or rows stage, ``snapshots`` of a window
-    stage), its channels and every other fact unchanged (the plan's timing is not replayed): what the solver costs.
-    Illegal factors raise HlsfuseError."""
+           lanes: int = 1, pe: int = 1, snapshots: int = 1, multiplier: str = "dsp") -> Stage:
+    """``stage`` of ``plan`` folded as a Folding entry would fold it (``simd`` and ``multiplier`` of its MAC head,
+    ``lanes`` of a map stage or of a window, rows or reduce stage's input, ``pe`` of a window or rows stage,
+    ``snapshots`` of a window stage), its channels and every other fact unchanged (the plan's timing is not
+    replayed): what the solver costs. Illegal factors raise HlsfuseError."""
     group = next(g for g in fusion.groups if g.id == stage.group)
     lay = layout(graph, group)
     if (stage.kind not in PE_KINDS and pe != 1 or stage.kind not in LANE_KINDS and lanes != 1
             or stage.kind != "window" and snapshots != 1):
         raise HlsfuseError(f"fold: stage '{stage.name}' is a {stage.kind} stage")
-    factors = _factors(graph, lay, simd, lanes, pe, snapshots)
+    factors = _factors(graph, lay, simd, lanes, pe, snapshots, multiplier)
     _check_lanes(graph, stage.name, lay, stage.nodes, factors.lanes_out, factors.lanes_in)
     ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
     schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, factors)

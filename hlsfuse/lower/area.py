@@ -34,7 +34,9 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  (fully unrolled: PE x SIMD = the weights): each product is a constant-coefficient multiplier, the
                  input shifted by each nonzero digit of the weight's canonical signed digits and summed, (digits
                  - 1) adders as wide as the product (a 2-bit weight: none, a wire or a negation the tree absorbs);
-                 its weights are wired in, not stored
+                 its weights are wired in, not stored; a MAC stage folded with multiplier "lut"
+                 (schedule.MULTIPLIERS) builds every product from LUTs as narrow ones are (``lut_product`` each,
+                 no DSP), its adder tree growing from the product's width
                  + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
                  the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 
@@ -63,11 +65,14 @@ __all__ = [
     "SRL_DEPTH",
     "fifo_storage",
     "LUT_PRODUCT_BITS",
+    "LUT_MULTIPLIER_BITS",
+    "lut_choice",
     "FLOAT_MAC_DSP",
     "BRAM18_SHAPES",
     "Area",
     "dsp_per_product",
     "lut_multiplier",
+    "lut_product",
     "csd_digits",
     "adder_tree",
     "threshold_luts",
@@ -86,6 +91,12 @@ LUTRAM_BITS = 1024
 
 LUT_PRODUCT_BITS = 4
 """A product whose narrower operand has at most this many bits (as a signed number) is built from LUTs."""
+
+LUT_MULTIPLIER_BITS = 8
+"""A MAC stage whose operands both have at most this many bits may build its products from LUTs instead of DSPs
+(multiplier "lut", a choice of the folding solver): an 8 x 8 product is ``lut_product`` = 80 LUTs, a third of
+what a Pynq-Z2 has per DSP (53,200 LUTs over 220 DSPs), so where the DSPs run out the LUTs buy more products;
+a 16 x 8 product (168 LUTs) and wider are left to DSPs."""
 
 FLOAT_MAC_DSP = 14
 """A float32 MAC lane (the product and the sum in double, as the C++ computes them): 11 DSPs for the
@@ -116,10 +127,20 @@ def dsp_per_product(x: DType, w: DType, dsp: Dsp) -> int:
 
 
 def lut_multiplier(x: DType, w: DType) -> int:
-    """LUTs of a product built from LUTs (FINN's estimate for its LUT multipliers: (2 ceil(n/6) - 1) n, n
-    the sum of the operand widths); 0 for a product in DSPs."""
-    if x.is_float or w.is_float or min(_signed_bits(x), _signed_bits(w)) > LUT_PRODUCT_BITS:
-        return 0
+    """LUTs of a product that is built from LUTs by its widths (``_narrow``); 0 for a product in DSPs."""
+    return lut_product(x, w) if _narrow(x, w) else 0
+
+
+def lut_choice(x: DType, w: DType) -> bool:
+    """Whether a MAC of ``x`` by ``w`` products may take multiplier "lut": fixed point, both operands at most
+    LUT_MULTIPLIER_BITS wide, and not built from LUTs anyway (``_narrow``)."""
+    return (not (x.is_float or w.is_float) and max(x.bits, w.bits) <= LUT_MULTIPLIER_BITS
+            and not _narrow(x, w))
+
+
+def lut_product(x: DType, w: DType) -> int:
+    """LUTs of an ``x`` by ``w`` product built from LUTs (FINN's estimate for its LUT multipliers:
+    (2 ceil(n/6) - 1) n, n the sum of the operand widths)."""
     n = x.bits + w.bits
     return (2 * math.ceil(n / 6) - 1) * n
 
@@ -249,13 +270,14 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         main = schedule.main
         acc = 64 if main.accumulator is None else main.accumulator.width
         products, pe = schedule.multipliers, schedule.factors.pe  # PE lanes of SIMD products
-        if not _narrow(x, w):
-            multiply, tree = products * lut_multiplier(x, w), pe * (main.simd - 1) * acc
+        in_luts = _narrow(x, w) or schedule.factors.multiplier == "lut" and not (x.is_float or w.is_float)
+        if not in_luts:
+            multiply, tree = 0, pe * (main.simd - 1) * acc
         else:  # LUT products: the tree grows from the product's width; constant weights need no multiplier
             tree = pe * adder_tree(main.simd, x.bits + w.bits, acc)
             fixed = _constant_products(graph, stage, head.inputs[1])
             if fixed is None:
-                multiply = products * lut_multiplier(x, w)
+                multiply = products * lut_product(x, w)
             else:
                 digits = sum(max(0, csd_digits(r) - 1) for r in fixed.reshape(-1).tolist())
                 multiply = digits * (x.bits + w.bits)
@@ -263,7 +285,7 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
                 out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)  # wired in, not a ROM
         out += Area(
             multipliers=products,
-            dsp=products * dsp_per_product(x, w, dsp),
+            dsp=0 if in_luts else products * dsp_per_product(x, w, dsp),
             lut=multiply + tree,
             ff=pe * acc if main.folds > 1 else 0,  # the partial sums
         )

@@ -16,7 +16,10 @@ stage (DSPs and BRAM18s add up over stages), unless both budgets bind, where a k
 DSP budget (``_knapsack``, minimum BRAM18 per DSP count) decides exactly. A LUT budget (a board's LUTs)
 is a constraint checked on those picks, and where they exceed it, on the picks with the fewest LUTs
 (then DSPs, then BRAM18s): not exact when it binds together with another budget, but never over it.
-Feasibility is monotone in T, so a binary search over the stages' distinct iteration counts finds the
+A MAC stage of operands at most 8 bits wide (``area.lut_choice``) also has each choice with its products in
+LUTs (multiplier "lut"); those are taken only where no folding with every product on DSPs meets the rate within
+the budget, and then by a knapsack over the DSP budget for the fewest LUTs (checked against the LUT and BRAM18
+budgets). Feasibility is monotone in T, so a binary search over the stages' distinct iteration counts finds the
 smallest feasible rate.
 A choice costs its stage and the width converter its input lanes bring (``choice_area``).
 The FIFOs (their depths follow the timing of the folded plan) are counted from the plan being
@@ -37,7 +40,8 @@ from ..fileio import check_readable
 from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
-from .area import Area, Dsp, buffer_area, design_area, inflow_area, stage_area
+from .area import Area, Dsp, buffer_area, design_area, inflow_area, lut_choice, stage_area
+from .schedule import MULTIPLIERS
 from .stage_window import line_buffer, window_emits, window_engine, window_geometry
 
 __all__ = ["Budget", "Choice", "Space", "choices", "choice_area", "space", "solve", "fit", "BUDGETS", "binding",
@@ -83,6 +87,7 @@ class Choice:
     dsp: int
     bram18: int
     lut: int
+    multiplier: str = "dsp"  # MAC stages: how the products are built (schedule.MULTIPLIERS)
 
 
 def _divisors(n: int) -> list[int]:
@@ -113,18 +118,19 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
     allow, PE over weights computed by another stage) are skipped."""
     main = stage.schedule.main
 
-    def cost(simd, lanes=1, pe=1) -> Choice | None:
-        q = 1
-        if stage.kind == "window" and not main.out_channels % pe and not main.geometry.c % lanes:
-            # as many snapshots as make it faster (``_trim`` keeps those a rate needs)
-            emits = window_emits(main.out_channels, pe, main.products, simd or main.products)
-            q = window_engine(window_geometry(graph, stage.head, lanes), emits).fastest_slots
+    def cost(simd, lanes=1, pe=1, multiplier="dsp", q=None) -> Choice | None:
+        if q is None:
+            q = 1
+            if stage.kind == "window" and not main.out_channels % pe and not main.geometry.c % lanes:
+                # as many snapshots as make it faster (``_trim`` keeps those a rate needs)
+                emits = window_emits(main.out_channels, pe, main.products, simd or main.products)
+                q = window_engine(window_geometry(graph, stage.head, lanes), emits).fastest_slots
         try:
-            folded = refold(graph, fusion, plan, stage, simd, lanes, pe, q)
+            folded = refold(graph, fusion, plan, stage, simd, lanes, pe, q, multiplier)
         except HlsfuseError:
             return None
         area = choice_area(graph, plan, folded, dsp)
-        return Choice(simd, lanes, pe, q, folded.cycles, area.dsp, area.bram18, area.lut)
+        return Choice(simd, lanes, pe, q, folded.cycles, area.dsp, area.bram18, area.lut, multiplier)
 
     found: list[Choice | None] = []
     if stage.kind in ("window", "rows"):
@@ -157,11 +163,20 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
         found = [cost(None, ll) for ll in _divisors(source.shape[-1] if source.shape else 1)]
     else:
         raise HlsfuseError(f"fold: a {stage.kind} stage has one schedule")
+    out = _front(c for c in found if c is not None)
+    if is_mac(stage) and lut_choice(*(graph.types[i].dtype for i in graph.node(stage.head).inputs[:2])):
+        # each of them with its products in LUTs too: the same cycles, no DSP, more LUTs
+        out = _front([*out, *(cost(c.simd, c.lanes, c.pe, "lut", c.snapshots) for c in out)])
+    return out[::-1]
+
+
+def _front(found) -> list[Choice]:
+    """The choices no other beats in cycles, DSPs, BRAM18s and LUTs at once, fastest first."""
     out: list[Choice] = []
     for c in sorted((c for c in found if c is not None), key=lambda c: (c.cycles, c.dsp, c.bram18, c.lut)):
         if not any(k.dsp <= c.dsp and k.bram18 <= c.bram18 and k.lut <= c.lut for k in out):  # k is as fast
             out.append(c)
-    return out[::-1]
+    return out
 
 
 def choice_area(graph: Graph, plan: DataflowPlan, stage, dsp: Dsp) -> Area:
@@ -189,8 +204,9 @@ def _structure(graph: Graph, stage) -> tuple:
     return stage.kind, stage.uses, nodes
 
 
-def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | None:
-    """The choice per stage with the fewest BRAM18s in total and at most ``dsp_budget`` DSPs (None: none)."""
+def _knapsack(options: list[list[Choice]], dsp_budget: int, value: str = "bram18") -> list[Choice] | None:
+    """The choice per stage with the fewest ``value`` (BRAM18s, or LUTs) in total and at most ``dsp_budget``
+    DSPs (None: none)."""
     inf = np.iinfo(np.int64).max // 4
     best = np.full(dsp_budget + 1, inf, dtype=np.int64)
     best[0] = 0
@@ -202,7 +218,7 @@ def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | No
             if c.dsp > dsp_budget:
                 continue
             cand = np.full_like(best, inf)
-            cand[c.dsp:] = best[: dsp_budget + 1 - c.dsp] + c.bram18
+            cand[c.dsp:] = best[: dsp_budget + 1 - c.dsp] + getattr(c, value)
             better = cand < new
             new[better], arg[better] = cand[better], k
         picks.append(arg)
@@ -219,11 +235,25 @@ def _knapsack(options: list[list[Choice]], dsp_budget: int) -> list[Choice] | No
 
 
 def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budget) -> list[Choice] | None:
-    """The cheapest choice per stage meeting ``rate`` within the budget (fewest DSPs, then BRAM18s, then
-    LUTs), or None. A LUT budget: those picks if they keep within it, else the fewest LUTs per stage."""
+    """The cheapest choice per stage meeting ``rate`` within the budget, or None: with every product on DSPs
+    (``_on_dsps``) where that fits; else, where the DSP budget is what stops it, some MAC stages' products in
+    LUTs (multiplier "lut"): the picks with the fewest LUTs within the DSP budget (a knapsack), if they keep
+    within the BRAM18 and LUT budgets."""
     allowed = [[c for c in opts if c.cycles <= rate] for opts in options]
     if any(not a for a in allowed):
         return None
+    pick = _on_dsps([[c for c in a if c.multiplier == "dsp"] for a in allowed], fixed, budget)
+    if pick is not None or budget.dsp is None or all(c.multiplier == "dsp" for a in allowed for c in a):
+        return pick
+    pick = _knapsack(allowed, budget.dsp - fixed.dsp, "lut")
+    fits = [(fixed.lut + sum(c.lut for c in pick), budget.lut),
+            (fixed.bram18 + sum(c.bram18 for c in pick), budget.bram18)] if pick is not None else []
+    return pick if pick is not None and all(limit is None or need <= limit for need, limit in fits) else None
+
+
+def _on_dsps(allowed: list[list[Choice]], fixed: Area, budget: Budget) -> list[Choice] | None:
+    """The cheapest choice per stage of ``allowed`` within the budget (fewest DSPs, then BRAM18s, then LUTs),
+    or None. A LUT budget: those picks if they keep within it, else the fewest LUTs per stage."""
     pick = _cheapest_dsp_bram(allowed, fixed, budget)
     if budget.lut is None or (pick is not None and fixed.lut + sum(c.lut for c in pick) <= budget.lut):
         return pick
@@ -270,14 +300,15 @@ def _port_choices(plan: DataflowPlan, free: bool) -> dict[str, list[int]]:
 
 def _fmt(c: Choice) -> str:
     return ", ".join(f"{k} {v}" for k, v in (("simd", c.simd), ("lanes", c.lanes), ("pe", c.pe),
-                                               ("snapshots", c.snapshots)) if v not in (None, 1))
+                                               ("snapshots", c.snapshots), ("multiplier", c.multiplier))
+                     if v not in (None, 1, "dsp"))
 
 
 def _trim(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, c: Choice, rate: int) -> Choice:
     """``c`` with the fewest snapshots that still meet ``rate`` (they cost registers, and no DSP or BRAM18)."""
     if c.snapshots == 1:
         return c
-    schedule = refold(graph, fusion, plan, stage, c.simd, c.lanes, c.pe).schedule
+    schedule = refold(graph, fusion, plan, stage, c.simd, c.lanes, c.pe, multiplier=c.multiplier).schedule
     return replace(c, snapshots=schedule.main.engine.fewest_slots(rate - schedule.setup_iterations))
 
 
@@ -373,6 +404,7 @@ def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Fol
                    lanes=tuple((k, c.lanes) for k, c in zip(keys, pick) if c.lanes != 1),
                    pe=tuple((k, c.pe) for k, c in zip(keys, pick) if c.pe != 1),
                    snapshots=tuple((k, c.snapshots) for k, c in zip(keys, pick) if c.snapshots != 1),
+                   multipliers=tuple((k, c.multiplier) for k, c in zip(keys, pick) if c.multiplier != "dsp"),
                    ports=tuple((t, next(ll for ll in lanes if sizes[t] // ll <= rate)) for t, lanes in ports.items()))
 
 
@@ -469,10 +501,11 @@ def _positive(path: str, where: str, value) -> int:
     return value
 
 
-FACTORS = ("simd", "pe", "lanes", "snapshots")
+FACTORS = ("simd", "pe", "lanes", "snapshots", "multiplier")
 """The factors a fold.json entry may give: simd (conv2d, dense, matmul), pe (conv2d, pools, dense, matmul), lanes
 (map stages: elements per token; window stages: input channels per push; rows stages: row elements per push;
-reduce stages: input elements per iteration), snapshots (window stages: completed windows held for emission)."""
+reduce stages: input elements per iteration), snapshots (window stages: completed windows held for emission),
+multiplier (conv2d, dense, matmul: "dsp" or "lut", schedule.MULTIPLIERS)."""
 
 
 def read_fold(path: str) -> Folding:
@@ -488,18 +521,25 @@ def read_fold(path: str) -> Folding:
     if not isinstance(data, dict) or not isinstance(data.get("fold"), dict):
         raise HlsfuseError(f"{path}: a folding is an object with a 'fold' object (node name -> {{\"simd\": N}}, "
                            f"{{\"pe\": N}} or {{\"lanes\": N}})")
-    found: dict[str, list[tuple[str, int]]] = {f: [] for f in FACTORS}
+    found: dict[str, list[tuple[str, int | str]]] = {f: [] for f in FACTORS}
     for key, entry in data["fold"].items():
         factors = [f for f in FACTORS if isinstance(entry, dict) and f in entry]
         if not factors:
             raise HlsfuseError(f"{path}: fold entry '{key}' must be an object with 'simd' (conv2d, dense, matmul), "
                                "'pe' (conv2d, pools, dense, matmul), 'lanes' (map stages, and a window, rows or "
-                               "reduce stage's input) or 'snapshots' (window stages)")
+                               "reduce stage's input), 'snapshots' (window stages) or 'multiplier' (conv2d, dense, "
+                               "matmul)")
         for f in factors:
-            found[f].append((key, _positive(path, f"fold entry '{key}': {f}", entry[f])))
+            if f == "multiplier":
+                if entry[f] not in MULTIPLIERS:
+                    raise HlsfuseError(f"{path}: fold entry '{key}': multiplier must be one of "
+                                       f"{', '.join(map(repr, MULTIPLIERS))}, not {entry[f]!r}")
+                found[f].append((key, entry[f]))
+            else:
+                found[f].append((key, _positive(path, f"fold entry '{key}': {f}", entry[f])))
     ports = data.get("ports", {})
     if not isinstance(ports, dict):
         raise HlsfuseError(f"{path}: 'ports' must be an object (graph input or output -> lanes)")
     return Folding(simd=tuple(found["simd"]), lanes=tuple(found["lanes"]), pe=tuple(found["pe"]),
-                   snapshots=tuple(found["snapshots"]),
+                   snapshots=tuple(found["snapshots"]), multipliers=tuple(found["multiplier"]),
                    ports=tuple((k, _positive(path, f"port '{k}'", v)) for k, v in ports.items()))

@@ -75,14 +75,14 @@ def stage_table(plan: DataflowPlan, areas: Mapping[str, Area] | None = None) -> 
 def _factor(s) -> str:
     """A stage's parallelism, as fold.json names it: "simd 3/9" (products per iteration of an output's 9),
     "lanes 4" (elements per token; a window or rows stage's input elements per push), "pe 4" (outputs per emit
-    of a window or rows stage), "snapshots 3" (completed windows a window stage holds), "4->2" (a converter) or
-    "-"."""
+    of a window or rows stage), "snapshots 3" (completed windows a window stage holds), "multiplier lut" (a MAC
+    stage's products in LUTs), "4->2" (a converter) or "-"."""
     f = s.schedule.factors
     if s.kind == "convert":
         return f"{f.lanes_in}->{f.lanes_out}"
     spelled = f.spelled(s.kind)
     parts = [f"simd {f.simd}/{s.schedule.main.products}"] if "simd" in spelled else []
-    parts += [f"{name} {n}" for name, n in spelled.items() if name != "simd" and n > 1]
+    parts += [f"{name} {n}" for name, n in spelled.items() if name != "simd" and n != 1]
     return " ".join(parts) or "-"
 
 

@@ -45,12 +45,18 @@ from ..types import Fmt
 from .elements import ElementPhase
 from .storage import Buffer, Held, State
 
-__all__ = ["FOLDS", "Factors", "Main", "Schedule", "StageInputs", "head_of", "exact_accumulator"]
+__all__ = ["FOLDS", "MULTIPLIERS", "Factors", "Main", "Schedule", "StageInputs", "head_of", "exact_accumulator"]
 
-FOLDS = {"map": ("lanes",), "window": ("simd", "lanes", "pe", "snapshots"), "rows": ("simd", "lanes", "pe"),
+FOLDS = {"map": ("lanes",), "window": ("simd", "lanes", "pe", "snapshots", "multiplier"),
+         "rows": ("simd", "lanes", "pe", "multiplier"),
          "reduce": ("lanes",), "own": ("lanes",), "fork": ("lanes",), "convert": ()}
 """Stage kind -> its factors as a folding gives them and fold.json spells them (``Factors.spelled``); a fork's
 lanes are its producer's, shown but never given."""
+
+MULTIPLIERS = ("dsp", "lut")
+"""How a MAC stage builds its products: ``dsp``, DSP slices (``area.dsp_per_product`` each; a product whose
+narrower operand has at most LUT_PRODUCT_BITS bits is LUTs anyway), or ``lut``, every product from LUTs
+(``area.lut_multiplier``), for when the DSPs run out before the LUTs do. Both compute the same exact products."""
 
 
 @dataclass(frozen=True)
@@ -58,19 +64,22 @@ class Factors:
     """How a stage is folded, the one record of it: ``simd`` (a MAC's products per iteration; None for other
     stages), ``pe`` (a window or rows stage's outputs per emit), ``lanes_in`` (elements per token of its head
     input, or of every streamed token of a map or fork stage), ``lanes_out`` (of its output) and ``snapshots``
-    (a window stage's completed windows held for emission). fold.json, report.json, the stage table and the
-    solver read and write these (``fold.py``)."""
+    (a window stage's completed windows held for emission) and ``multiplier`` (how a MAC stage's products are
+    built: ``MULTIPLIERS``). fold.json, report.json, the stage table and the solver read and write these
+    (``fold.py``)."""
 
     simd: int | None = None
     pe: int = 1
     lanes_in: int = 1
     lanes_out: int = 1
     snapshots: int = 1
+    multiplier: str = "dsp"
 
     def spelled(self, kind: str) -> dict[str, int]:
         """The factors of a ``kind`` stage as fold.json spells them (``FOLDS``): ``simd`` (absent for a pool),
-        ``lanes`` (``lanes_in``), ``pe``, ``snapshots``."""
-        values = {"simd": self.simd, "lanes": self.lanes_in, "pe": self.pe, "snapshots": self.snapshots}
+        ``lanes`` (``lanes_in``), ``pe``, ``snapshots``, ``multiplier`` (a MAC stage's, when not the default)."""
+        values = {"simd": self.simd, "lanes": self.lanes_in, "pe": self.pe, "snapshots": self.snapshots,
+                  "multiplier": self.multiplier if self.simd is not None and self.multiplier != "dsp" else None}
         return {k: values[k] for k in FOLDS[kind] if values[k] is not None}
 
     def reads(self, use: str) -> int:
@@ -84,7 +93,7 @@ class Factors:
     def to_json(self) -> dict[str, int | None]:
         """Every factor, as report.json gives them per stage."""
         return {"simd": self.simd, "lanes": self.lanes_in, "pe": self.pe, "lanes_out": self.lanes_out,
-                "snapshots": self.snapshots}
+                "snapshots": self.snapshots, "multiplier": self.multiplier if self.simd is not None else None}
 
 
 class Main(Protocol):

@@ -48,10 +48,11 @@ class RowsMain(Emitting):
     simd: int  # products per iteration, a divisor of k
     pe: int = 1  # output columns computed per emit (a divisor of n): the output token's lanes
     lanes_in: int = 1  # row elements per push (a divisor of k): the input token's lanes
+    multiplier: str = "dsp"  # how the products are built (schedule.MULTIPLIERS)
 
     @property
     def factors(self) -> Factors:
-        return Factors(self.simd, self.pe, self.lanes_in, self.pe)
+        return Factors(self.simd, self.pe, self.lanes_in, self.pe, multiplier=self.multiplier)
 
     @property
     def products(self) -> int:
@@ -119,9 +120,10 @@ def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:
 
 
 def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes, simd: int | None = None,
-              pe: int = 1, lanes: int = 1) -> RowsMain:
+              pe: int = 1, lanes: int = 1, multiplier: str = "dsp") -> RowsMain:
     """``simd``: products per iteration (None: all k, one output per iteration); ``pe``: output columns per
-    emit (``epilogue`` is over tokens of that many); ``lanes``: row elements per push."""
+    emit (``epilogue`` is over tokens of that many); ``lanes``: row elements per push; ``multiplier``: how the
+    products are built."""
     node = graph.node(head)
     spec = head_of(graph, head)
     x, w = node.inputs[0], node.inputs[spec.weights]
@@ -136,7 +138,7 @@ def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes
         raise HlsfuseError(f"{node.where()}: lanes {lanes} and pe {pe} must divide its {k} row elements and "
                            f"{n} columns")
     return RowsMain(node.op, spec.products_innermost, batches, rows, k, n, read, w, offsets,
-                    exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, lanes)
+                    exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, lanes, multiplier)
 
 
 
@@ -146,7 +148,7 @@ def rows_schedule(s: StageInputs) -> Schedule:
     x_bits = s.graph.types[s.graph.node(s.head).inputs[0]].dtype.bits
 
     def build(read: str, epilogue: ElementPhase):
-        main = rows_main(s.graph, s.head, read, epilogue, s.outs, f.simd, f.pe, f.lanes_in)
+        main = rows_main(s.graph, s.head, read, epilogue, s.outs, f.simd, f.pe, f.lanes_in, f.multiplier)
         own = [Buffer("row", main.k, x_bits, registers=True), Buffer("snapshot", main.k, x_bits, registers=True)]
         if main.streamed:  # the row is emitted from while it is read; each output keeps its partial sum
             # an emit reads and writes PE consecutive ones, each again a fold (N / PE emits) later

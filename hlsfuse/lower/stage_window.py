@@ -178,6 +178,7 @@ class WindowMain(Emitting):
     simd: int  # a MAC's products per iteration (a divisor of ``products``); pools: ``products``
     pe: int = 1  # output channels computed per emit (a divisor of Cout): the output token's lanes
     snapshots: int = 1  # completed windows held for emission (``Engine.slots``)
+    multiplier: str = "dsp"  # a MAC's products: how they are built (schedule.MULTIPLIERS)
 
     strided = True
 
@@ -188,7 +189,9 @@ class WindowMain(Emitting):
 
     @property
     def factors(self) -> Factors:
-        return Factors(self.simd if self.combine == "mac" else None, self.pe, self.lanes_in, self.pe, self.snapshots)
+        mac = self.combine == "mac"
+        return Factors(self.simd if mac else None, self.pe, self.lanes_in, self.pe, self.snapshots,
+                       self.multiplier if mac else "dsp")
 
     @property
     def emits(self) -> int:
@@ -233,10 +236,12 @@ def window_geometry(graph: Graph, head: str, lanes: int = 1) -> WindowGeometry:
 
 
 def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes,
-                simd: int | None = None, pe: int = 1, lanes: int = 1, snapshots: int = 1) -> WindowMain:
+                simd: int | None = None, pe: int = 1, lanes: int = 1, snapshots: int = 1,
+                multiplier: str = "dsp") -> WindowMain:
     """``simd``: products per iteration of a MAC (None: all of an output's, one output per iteration);
     ``pe``: output channels per emit (``epilogue`` is over tokens of that many); ``lanes``: input channels
-    per push; ``snapshots``: completed windows held for emission."""
+    per push; ``snapshots``: completed windows held for emission; ``multiplier``: how a MAC's products are
+    built."""
     node = graph.node(head)
     spec = head_of(graph, head)
     geometry = window_geometry(graph, head, lanes)
@@ -254,7 +259,8 @@ def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writ
     if isinstance(snapshots, bool) or not isinstance(snapshots, int) or snapshots < 1:
         raise HlsfuseError(f"{node.where()}: snapshots must be a positive integer, not {snapshots!r}")
     return WindowMain(node.op, spec.combine, spec.terms, geometry, cout, spec.groups, read, weights, divisor, counts,
-                      exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, snapshots)
+                      exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, snapshots,
+                      multiplier if spec.mac else "dsp")
 
 
 
@@ -270,7 +276,8 @@ def window_schedule(s: StageInputs) -> Schedule:
     x_bits = s.graph.types[s.graph.node(s.head).inputs[0]].dtype.bits
 
     def build(read: str, epilogue: ElementPhase):
-        main = window_main(s.graph, s.head, read, epilogue, s.outs, f.simd, f.pe, f.lanes_in, f.snapshots)
+        main = window_main(s.graph, s.head, read, epilogue, s.outs, f.simd, f.pe, f.lanes_in, f.snapshots,
+                           f.multiplier)
         g = main.geometry
         own = [line_buffer(g, x_bits), Buffer("window", g.window, x_bits, registers=True),
                Buffer("snapshot", main.snapshots * g.taps * g.c, x_bits, registers=True, banks=main.snapshots)]

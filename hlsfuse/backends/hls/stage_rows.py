@@ -107,6 +107,7 @@ class RowsBody:
     accumulator: str
     weights: str  # the local ROM or held array of w / b
     weight_type: str | None  # their element type (hlsf::element reads a ROM's raw integers back as it)
+    fabric: bool  # the products built from LUTs (multiplier "lut")
     offsets: tuple[int, ...]  # matmul: first row of b's batch per output batch; () when always 0
     epilogue: Phase
     writes: tuple[Write, ...]
@@ -154,6 +155,7 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
         accumulator=accumulator(main.accumulator),
         weights=w.name,
         weight_type=w.type,
+        fabric=main.multiplier == "lut",
         offsets=main.base_rows,
         epilogue=e,
         writes=writes(main.writes, e.result if main.pe == 1 else loop.token),

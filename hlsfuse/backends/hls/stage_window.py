@@ -127,6 +127,7 @@ class WindowBody:
     accumulator: str | None
     weights: str | None  # conv2d: the local ROM or held array
     weight_type: str | None  # their element type (hlsf::element reads a ROM's raw integers back as it)
+    fabric: bool  # conv2d: the products built from LUTs (multiplier "lut")
     epilogue: Phase
     writes: tuple[Write, ...]
 
@@ -216,6 +217,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         accumulator=accumulator(main.accumulator) if main.combine != "max" else None,
         weights=w.name,
         weight_type=w.type,
+        fabric=main.multiplier == "lut",
         epilogue=e,
         writes=writes(main.writes, e.result if main.pe == 1 else loop.token),
     )

@@ -23,7 +23,7 @@ from .decls import StageModule, Update
 from .expr import rom
 from .module import ModuleBuilder
 from .phase import emit_epilogue, fold_sum, push_emit, setup
-from .vlog import XW, assign_params, bits_for, sext64, ulit, zext
+from .vlog import XW, assign_params, bits_for, lut_product, sext64, ulit, zext
 
 __all__ = ["build"]
 
@@ -80,7 +80,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             f, fw = loop.fold
             j0, dj = main.product(0, s), main.product(1, s) - main.product(0, s)  # j = j0 + fold * dj
             js.append(b.wire(f"j{s}", kb, f"{ulit(j0, kb)} + {zext(f, fw, kb)} * {ulit(dj % (1 << kb), kb)}"))
-    xs = [sext64(f"{snap}[{ulit(j, kb) if isinstance(j, int) else j}]", x_type) for j in js]
+    raws = [f"{snap}[{ulit(j, kb) if isinstance(j, int) else j}]" for j in js]
     results = []
     for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):
         tag = f"l{lane}_" if main.pe > 1 else ""
@@ -92,13 +92,14 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             if batch_base is not None:
                 base = b.wire(f"{tag}wbase", iw, f"{batch_base} + {base}")
         terms = []
-        for s, (j, xj) in enumerate(zip(js, xs)):  # weight base + j * step
+        for s, (j, xj) in enumerate(zip(js, raws)):  # weight base + j * step
             if isinstance(j, int):
                 ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
             else:
                 ix = f"{base} + {zext(j, kb, iw)} * {ulit(step % (1 << iw), iw)}"
             wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
-            terms.append(f"{xj} * {sext64(wj, w_type)}")
+            terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
+                         else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
         b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column "
                   f"{'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}")
         exact = fold_sum(b, terms, fire, emitting, loop, f"{tag}dot")
@@ -172,7 +173,9 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
         terms = []
         for s, jx in enumerate(js):
             wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
-            terms.append(f"{sext64(f'{xrow}[{jx}]', x_type)} * {sext64(wj, w_type)}")
+            xj = f"{xrow}[{jx}]"
+            terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
+                         else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
         acc = f"{accs}[{zext(col, cw, ab)}]"
         start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({acc})", signed=True)
         b.comment(f"dense '{stage.head}': fold f of column {'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}'s "

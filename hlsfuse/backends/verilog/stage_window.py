@@ -31,7 +31,7 @@ from .decls import Assign, StageModule
 from .expr import rom
 from .module import ModuleBuilder
 from .phase import emit_epilogue, fold_sum, push_emit, setup
-from .vlog import XW, assign_params, bits_for, index_width, sext64, ulit, zext
+from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
 
 __all__ = ["build", "quotient"]
 
@@ -196,8 +196,11 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
                          f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
         wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
         xa = b.wire(f"{tag}xa_{t}", XW, sext64(x, x_type), signed=True)
-        wb = b.wire(f"{tag}wb_{t}", XW, sext64(wraw, w_type), signed=True)
-        terms.append(b.wire(f"{tag}pr_{t}", XW, f"{xa} * {wb}", signed=True))
+        if main.multiplier == "lut":
+            pr = lut_product(b, f"{tag}lp_{t}", x, x_type, wraw, w_type)
+        else:
+            pr = f"{xa} * {b.wire(f'{tag}wb_{t}', XW, sext64(wraw, w_type), signed=True)}"
+        terms.append(b.wire(f"{tag}pr_{t}", XW, pr, signed=True))
     acc = fold_sum(b, terms, fire, emitting, loop, f"{tag}acc")
     b.comment("conv2d: the exact dot product, assigned once to the head's type")
     result = b.net(f"{tag}v_head", head_type.width)

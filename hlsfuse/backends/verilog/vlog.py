@@ -64,6 +64,21 @@ def sext64(expr: str, dtype: FixedType) -> str:
     return extend(expr, dtype.width, dtype.signed, XW)
 
 
+def lut_product(b, name: str, x: str, x_type: FixedType, w: str, w_type: FixedType) -> str:
+    """The exact product of the raw bits ``x`` of an ``x_type`` value and ``w`` of a ``w_type`` value as a 64-bit
+    two's-complement integer (``sext64``'s form), built from LUTs (a MAC stage's multiplier "lut"): in
+    P = x bits + w bits + 1 bits (the product of any two such values fits), the sum of x shifted by each bit of w
+    that is set, the sign bit's weight negative when w is signed; adders and ANDs, which no tool maps to a DSP.
+    ``b``: the module builder its P-bit wire ``name`` is declared in."""
+    p = x_type.width + w_type.width + 1
+    xp = extend(x, x_type.width, x_type.signed, p)
+    n = w_type.width
+    terms = [f"({{{p}{{{w}[{i}]}}}} & ({xp} << {i}))" for i in range(n)]
+    last = terms.pop()
+    total = f"{' + '.join(terms) or f'{p}' + chr(39) + 'd0'} {'-' if w_type.signed else '+'} {last}"
+    return extend(b.wire(name, p, total), p, x_type.signed or w_type.signed, XW)
+
+
 def assign_params(in_frac: int, dtype: FixedType, in_w: int = XW, in_signed: bool = True) -> Params:
     """The parameters of an ``hlsf_assign`` from a signed exact value to ``dtype``."""
     return (

@@ -30,6 +30,9 @@
 //   dense_mac<ACC, SIMD, T_W>(acc, x, w, n, f)        fold f of output n of dense: x[j] * w[n*K + j] (w may be [N][K])
 //   matmul_mac<ACC, N, SIMD, T_W>(acc, x, b, base, n, f)  fold f of output n of a row of matmul: x[j] * b[(base + j)*N + n],
 //       base the first row (of N) of b's matrix (b may be [rows][N])
+// Each MAC helper takes a FABRIC template argument after T_W (default false): true builds every product from LUTs
+// (BIND_OP impl=fabric), for a stage whose multiplier the folding set to "lut" (schedule.MULTIPLIERS: the products
+// are the same exact values, only where they are computed changes).
 //   window_sum<ACC, TAPS>(taps, c)       sum of channel c over the taps (padding was pushed as zeros)
 //   window_max<TAPS>(taps, c, real)      maximum of channel c over the taps t with real[t] (not padding: padding
 //                                        never wins, and every pooling window has a real tap)
@@ -58,9 +61,30 @@ struct weights<T[ROWS][COLS], COLS> {
   static const T& at(const T (&w)[ROWS][COLS], int r, int c) { return w[r][c]; }
 };
 
+// The exact product a * b: where Vitis HLS chooses (a DSP for a wide one), or (FABRIC) built from LUTs.
+template <bool FABRIC>
+struct multiply {
+  template <class A, class B>
+  static product_t<A, B> of(const A& a, const B& b) {
+#pragma HLS INLINE
+    return mul(a, b);
+  }
+};
+template <>
+struct multiply<true> {
+  template <class A, class B>
+  static product_t<A, B> of(const A& a, const B& b) {
+#pragma HLS INLINE
+    const product_t<A, B> p = a * b;
+#pragma HLS BIND_OP variable=p op=mul impl=fabric
+    return p;
+  }
+};
+
 }  // namespace detail
 
-template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_W, class T_X, int NT, class W>
+template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_W, bool FABRIC = false, class T_X, int NT,
+          class W>
 ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
 #pragma HLS INLINE
   typedef detail::weights<W, COUT> weights;  // product j, output channel co
@@ -76,12 +100,13 @@ ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = s * F + f;
-    accumulate(acc, mul(taps[(j / CG) * C + base + j % CG], element<T_W>(weights::at(w, j, co))));
+    accumulate(acc, detail::multiply<FABRIC>::of(taps[(j / CG) * C + base + j % CG],
+                                                element<T_W>(weights::at(w, j, co))));
   }
   return acc;
 }
 
-template <class ACC, int SIMD, class T_W, class T_X, int K, class W>
+template <class ACC, int SIMD, class T_W, bool FABRIC = false, class T_X, int K, class W>
 ACC dense_mac(ACC acc, const T_X (&x)[K], const W& w, int n, int f) {
 #pragma HLS INLINE
   typedef detail::weights<W, K> weights;  // output n, product j
@@ -90,12 +115,12 @@ ACC dense_mac(ACC acc, const T_X (&x)[K], const W& w, int n, int f) {
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = f * SIMD + s;
-    accumulate(acc, mul(x[j], element<T_W>(weights::at(w, n, j))));
+    accumulate(acc, detail::multiply<FABRIC>::of(x[j], element<T_W>(weights::at(w, n, j))));
   }
   return acc;
 }
 
-template <class ACC, int N, int SIMD, class T_W, class T_X, int K, class W>
+template <class ACC, int N, int SIMD, class T_W, bool FABRIC = false, class T_X, int K, class W>
 ACC matmul_mac(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
 #pragma HLS INLINE
   typedef detail::weights<W, N> weights;  // row base + j, output n
@@ -105,7 +130,7 @@ ACC matmul_mac(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
   for (int s = 0; s < SIMD; ++s) {
 #pragma HLS UNROLL
     const int j = s * F + f;
-    accumulate(acc, mul(x[j], element<T_W>(weights::at(b, base + j, n))));
+    accumulate(acc, detail::multiply<FABRIC>::of(x[j], element<T_W>(weights::at(b, base + j, n))));
   }
   return acc;
 }

@@ -123,10 +123,9 @@ FAMILIES = {
 }
 
 TRANSFORMER_FAMILIES = tuple(stem.replace("_", "-") for stem in EXPORTS)
-CLASSIFIERS = {"bert2", "vit-mean"}
-"""Transformer families whose output is a class score per frame and whose argmax must agree on every frame.
-vit-cls is reported, not held to it: untrained, its logits on noise images are within the error of a tie on
-some frames (one of 32 at the default precision)."""
+CLASSIFIERS = {"bert2", "vit-cls", "vit-mean"}
+"""Transformer families whose output is a class score per frame and whose argmax must agree on every frame: each
+is trained (export_torch.py) and decides with a trained model's margins, not a random one's near-ties."""
 
 OPTIONS = {"unet": ["--precision", "auto:16"],
            **{name: ["--input-range", "x=-1:1" if name.startswith("vit") else "x=-3:3"]

@@ -188,7 +188,10 @@ def _shift_add(b: ModuleBuilder, wired: ShiftAdd, raw: str, in_type: FixedType, 
     the sum assigned to the output type with the product's fractional bits. Spelled as shifts and adds, the
     synthesis maps adders, never a DSP."""
     w = wired.width
-    x = b.wire(f"x_{tag}", w, extend(raw, in_type.width, in_type.signed, w), signed=True)
+    if not wired.terms:  # times 0
+        b.unused(raw)
+    else:
+        x = b.wire(f"x_{tag}", w, extend(raw, in_type.width, in_type.signed, w), signed=True)
     terms = []
     for shift, sign in wired.terms:
         term = x if shift == 0 else f"({x} <<< {shift})"

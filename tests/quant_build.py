@@ -390,3 +390,29 @@ def qonnx_resnet8(seed=0, bits=8) -> onnx.ModelProto:
     y = n.op("Add", [n.op("MatMul", [gap, w], "fc"), n.quant(n.const("fc_b", weights(rng, (10,), 0.1)), "fc_bq",
                                                                  2.0 ** -10, 16)], "logits")
     return n.model({"x": [1, 3, 32, 32]}, n.quant(y, "y", 2.0 ** -4, 16), [1, 10])
+
+def tfc_w1a1(seed=0, widths=(784, 64, 64, 64, 10)) -> onnx.ModelProto:
+    """FINN's TFC-W1A1 as Brevitas's bnn_pynq ``FC`` exports it to QONNX: the input's BipolarQuant (QuantIdentity of
+    bit width 1; FINN feeds 2x - 1 of the image), per hidden layer a QuantLinear without bias of bipolar weights
+    (scale 1), BatchNorm1d and a bipolar activation, then the last QuantLinear and TensorNorm (a scalar Mul by a
+    float and Add of a float), a float output."""
+    rng = np.random.default_rng(seed)
+    n = Net()
+    x = n.bipolar("x", "xq", 1.0)
+    for i, (k, m) in enumerate(zip(widths[:-1], widths[1:])):
+        w = n.bipolar(n.const(f"w{i}", weights(rng, (k, m), 1.0)), f"w{i}q", 1.0)
+        h = n.op("MatMul", [x, w], f"h{i}")
+        if i < len(widths) - 2:
+            x = n.bipolar(batchnorm(n, rng, h, f"bn{i}", m), f"a{i}", 1.0)
+    scale = n.const("tn_scale", np.float32(rng.uniform(0.02, 0.2)))
+    x = n.op("Add", [n.op("Mul", [h, scale], "tn_mul"), n.const("tn_bias", np.float32(rng.normal(0, 0.5)))], "y")
+    return n.model({"x": [1, widths[0]]}, x, [1, widths[-1]])
+
+
+def image_frames(proto: onnx.ModelProto, count: int, seed=0) -> list[dict]:
+    """``count`` frames as FINN feeds a binarized MNIST model: 2 x - 1 of 8-bit images x = k / 255 (never 0, so
+    every input quantizer sees its sign)."""
+    info = proto.graph.input[0]
+    shape = [d.dim_value for d in info.type.tensor_type.shape.dim]
+    rng = np.random.default_rng(seed)
+    return [{info.name: (2 * rng.integers(0, 256, size=shape) / 255 - 1).astype(np.float32)} for _ in range(count)]

@@ -14,6 +14,10 @@
                                  masked softmax is in test_hls_stages_own's build (a float sum's order: 1e-5)
     layer_norm and rms_norm      tests/norm_graphs.py, on rows that stress them (norm_frames): several input, norm
                                  and output types, five stages of 2 to 16 lanes; float32 in csim
+    constant products            multiplications by a constant of one value as shifts and adds (test_shift_add),
+                                 inputs at both ends of their range in every frame
+    a small TFC-W1A1             quant_build.tfc_w1a1 of 64-16-16-16-10 as the solver fits it to a Pynq-Z2, the
+                                 reference having matched qonnx on image-like inputs (test_tfc has the full size)
     two torch encoder layers     tests/transformers/: a pre-LN GELU layer (plain softmax) and the TorchScript
                                  export of a post-LN ReLU layer with its causal mask (LayerNorm decomposed), each
                                  as the ONNX import types it and folded as the solver fits it to a Pynq-Z2
@@ -39,6 +43,8 @@ from test_onnx_auto import auto_deep_cnn  # noqa: E402
 from test_onnx_float_scales import MODELS, assert_matches, imported  # noqa: E402
 from test_onnx_masks import add_mask, causal  # noqa: E402
 from test_ops_threshold import FOLDS  # noqa: E402
+from test_shift_add import constant_product_frames, constant_products  # noqa: E402
+from test_tfc import small_tfc  # noqa: E402
 from union import union, union_fold  # noqa: E402
 
 from hlsfuse import fuse, reference  # noqa: E402
@@ -65,6 +71,11 @@ def parts(with_floats: bool):
         inputs = grid_frames(proto, FRAMES, 9)
         assert_matches(proto, graph, inputs, ties)
         found.append((graph, Folding(), [to_graph_layout(graph, f) for f in inputs]))
+    products = constant_products()
+    found.append((products, Folding(), constant_product_frames(products, FRAMES)))
+    tfc, tfc_frames = small_tfc(FRAMES)
+    options = CompileOptions(device=target_of("pynq-z2"))
+    found.append((tfc, solve(solver_space(tfc, options), options.budget), tfc_frames))
     found += [(fixed_more(), Folding(), None), (fixed_tf(), Folding(), None)]
     found.append((from_onnx(unet("ConvTranspose"), precision="auto:16"), Folding(), None))
     found.append((masked_softmaxes(), Folding(lanes=tuple(MASKED_LANES.items())), None))

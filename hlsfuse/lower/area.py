@@ -4,7 +4,9 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
 (docs/folding.md gives them with worked examples):
 
     multipliers  a MAC stage's PE x SIMD (products per iteration); every other stage 0
-    dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node + an own stage's
+    dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node (per lane; none
+                 for one by a constant of one value built as shifts and adds, ``shift_add``: (digits - 1)
+                 adders as wide as the product when that is at most SHIFT_ADD_LUTS LUTs) + an own stage's
                  products (``OpDef.products``: layer_norm's and rms_norm's, per lane or once per stage)
     reduce       a reduce stage of L input lanes and L_o output lanes (``ReduceMain.lanes_out``): its prologue's
                  elementwise logic L times, its head's accumulating adder (comparator) and its epilogue L_o
@@ -56,6 +58,7 @@ from ..ir import Graph
 from ..ops import get_op
 from ..types import DType
 from .plan import DataflowPlan, Stage
+from .shift_add import shift_add
 from .stage_convert import ConvertMain
 from .storage import Buffer
 from .tables import stage_tables
@@ -246,7 +249,10 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         if name == stage.head and stage.kind == "reduce" and schedule.main.combines:  # the tree over the lanes
             out += Area(lut=(schedule.main.lanes_in - 1) * schedule.buffer("accumulators").width)
         micro = get_op(node.op).micro_of(graph.sigs[name])
-        if micro == "mul":  # mul and scale: a multiplier per lane
+        wired = shift_add(graph, name) if micro == "mul" else None
+        if wired is not None:  # by a constant, per lane: (digits - 1) adders as wide as the product
+            out += Area(lut=lanes * wired.luts)
+        elif micro == "mul":  # mul and scale: a multiplier per lane
             a, b = (graph.types[i].dtype for i in node.inputs)
             out += Area(dsp=lanes * dsp_per_product(a, b, dsp), lut=lanes * lut_multiplier(a, b))
         if micro == "threshold":  # per lane, n comparators as wide as x and a popcount of their n bits

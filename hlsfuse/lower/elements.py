@@ -12,7 +12,9 @@ input element). A *phase* is such a run of nodes over the ``count`` elements of 
 
 An operand of a step is a *value* (a streamed input read this element, an earlier step, the
 head's result) or an element of an *array* (a held input, a pre-loop result) or of a *rom* (a
-graph constant). Arrays and ROMs smaller than the step (broadcast operands) are read at
+graph constant), or a *wired* constant (one value everywhere, the factor of a multiplication
+built as shifts and adds: ``shift_add``; it has no ROM). Arrays and ROMs smaller than the step
+(broadcast operands) are read at
 
     index = sum over digits (inner, size, stride) of ((i / inner) % size) * stride
 
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 from ..errors import HlsfuseError
 from ..ir import Graph
 from ..ops import get_op
+from .shift_add import shift_add
 
 __all__ = ["Digit", "Operand", "Step", "Program", "PreLoop", "Read", "ElementPhase", "broadcast_digits", "phase",
            "tokens", "token_digits"]
@@ -57,7 +60,8 @@ Digit = tuple[int, int, int]
 @dataclass(frozen=True)
 class Operand:
     tensor: str
-    source: str  # "value" | "array" (held input or pre-loop result) | "rom" (graph constant)
+    source: str  # "value" | "array" (held input or pre-loop result) | "rom" (graph constant) | "wired" (a
+    # constant factor built into a shift-add multiplier, ``shift_add``: no ROM, never read)
     digits: tuple[Digit, ...] = ()  # the index of an array or ROM element (of a row, when ``row`` > 1)
     lane: int = 0  # in a loop over wide tokens: the index's offset per lane (``tokens``)
     row: int = 0  # > 0: a ROM read a whole row of its last axis (this many values) at once (``OpDef.rows``), by row
@@ -219,7 +223,11 @@ def program(graph: Graph, nodes: Sequence[str], count: int, values: Collection[s
             raise HlsfuseError(f"{node.where()}: op '{node.op}' cannot be computed element by element in a map loop")
         operands = []
         op = get_op(node.op)
-        for role, src in zip(op.inputs + (None,) * len(node.inputs), node.inputs):
+        wired = shift_add(graph, name)
+        for k, (role, src) in enumerate(zip(op.inputs + (None,) * len(node.inputs), node.inputs)):
+            if wired is not None and k == wired.operand:
+                operands.append(Operand(src, "wired"))
+                continue
             if role in op.rows:  # a row per element: its other axes broadcast, indexing rows
                 if src not in graph.constant_map:
                     raise HlsfuseError(f"{node.where()}: input '{role}' is read a row at a time and must be a "

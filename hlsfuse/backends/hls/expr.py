@@ -22,6 +22,7 @@ from typing import Any
 
 from ...errors import HlsfuseError
 from ...lower.elements import Program
+from ...lower.shift_add import shift_add
 from ...ops import get_op
 from ...ops.elementwise import ALPHA_TYPE
 from ...ops.threshold import count_type
@@ -124,7 +125,18 @@ def _threshold(ctx: Context, node: str) -> dict[str, Any]:
             "count": ctx.names.local("count"), "j": ctx.names.local("j")}
 
 
+def _mul(ctx: Context, node: str) -> dict[str, Any]:
+    """By a constant of one value built as shifts and adds (``lower.shift_add``): the other operand's index, the
+    product's bits and fractional bits, its terms (shift, sign) highest first and two locals; else nothing."""
+    wired = shift_add(ctx.graph, node)
+    if wired is None:
+        return {"wired": False}
+    return {"wired": True, "x": 1 - wired.operand, "width": wired.width, "frac": wired.frac, "terms": wired.terms,
+            "m": ctx.names.local("m"), "p": ctx.names.local("p")}
+
+
 _PARAMS = {
+    "mul": _mul,
     "maximum": _extremum,
     "minimum": _extremum,
     "threshold": _threshold,
@@ -205,6 +217,9 @@ def body(ctx: Context, program: Program, values: Mapping[str, str], index: str, 
                 if o.tensor not in scalars:
                     raise HlsfuseError(f"{ctx.graph.node(step.node).where()}: input '{o.tensor}' has no value here")
                 args.append(Operand(scalars[o.tensor]))
+                continue
+            if o.source == "wired":  # built into the statement (ops.j2 ``mul``), never read
+                args.append(Operand(ctx.rom(o.tensor)))
                 continue
             array = ctx.array(o.tensor) if o.source == "array" else ctx.rom(o.tensor)
             raw = o.source != "array" and ctx.rom_storage[o.tensor] is not None

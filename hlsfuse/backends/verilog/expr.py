@@ -24,11 +24,12 @@ import numpy as np
 
 from ...errors import HlsfuseError
 from ...lower.elements import Operand, Program
+from ...lower.shift_add import ShiftAdd, shift_add
 from ...ops import get_op
 from ...ops.elementwise import ALPHA_TYPE
 from ...types import FixedType
 from .module import ModuleBuilder
-from .vlog import XW, assign_params, index_width, sext64, slit, ulit, zext
+from .vlog import XW, assign_params, extend, index_width, sext64, slit, ulit, zext
 
 __all__ = ["Scope", "counters", "index_sum", "program", "rom", "lookup", "threshold"]
 
@@ -71,6 +72,8 @@ def rom(b: ModuleBuilder, constant: str, row: int = 0) -> str:
 
 def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Mapping[str, str], scope: Scope,
              tag: str, lane: int) -> str:
+    if o.source == "wired":  # a constant factor built into the statement (``_shift_add``), never read
+        return ""
     if o.source == "value":
         if o.tensor not in values:
             raise HlsfuseError(f"stage '{b.stage.name}': '{o.tensor}' has no value here")
@@ -108,6 +111,10 @@ def _statement(b: ModuleBuilder, node, raws: list[str], tag: str) -> str:
         return lookup(b, raws[0], ins[0], op.tables_of(sig)[0], out, tag)
     if micro == "threshold":
         return threshold(b, raws, ins, sig.shapes[1][-1], out, tag)
+    wired = shift_add(g, node.name) if micro == "mul" else None
+    if wired is not None:
+        k = 1 - wired.operand
+        return _shift_add(b, wired, raws[k], ins[k], out, tag)
     if micro not in _EXACT:
         raise HlsfuseError(f"{node.where()}: the Verilog backend cannot compute op '{node.op}' element by element")
     xs = [b.wire(f"x_{tag}_{k}", XW, sext64(r, t), signed=True) for k, (r, t) in enumerate(zip(raws, ins))]
@@ -173,6 +180,27 @@ _EXACT = {
 }
 """micro-op (``OpDef.micro``) -> (exact value as a signed 64-bit expression, its fractional bits): the
 reference's int64 arithmetic (ops/exact.py)."""
+
+
+def _shift_add(b: ModuleBuilder, wired: ShiftAdd, raw: str, in_type: FixedType, out_type: FixedType, tag: str) -> str:
+    """x times a constant as shifts and adds (``lower.shift_add``): the raw X sign- (zero-) extended to the
+    product's W bits, each term X <<< k added or subtracted in W bits (wrapping; the exact product fits them), and
+    the sum assigned to the output type with the product's fractional bits. Spelled as shifts and adds, the
+    synthesis maps adders, never a DSP."""
+    w = wired.width
+    if not wired.terms:  # times 0
+        b.unused(raw)
+    else:
+        x = b.wire(f"x_{tag}", w, extend(raw, in_type.width, in_type.signed, w), signed=True)
+    terms = []
+    for shift, sign in wired.terms:
+        term = x if shift == 0 else f"({x} <<< {shift})"
+        terms.append(("- " if sign < 0 else "+ " if terms else "") + term)
+    product = b.wire(f"p_{tag}", w, " ".join(terms) if terms else f"{w}'sd0", signed=True)
+    result = b.net(f"v_{tag}", out_type.width)
+    b.instance("hlsf_assign", assign_params(wired.frac, out_type, in_w=w), f"u_{tag}",
+               (("in_data", product), ("in_sticky", "1'b0"), ("out_data", result)))
+    return result
 
 
 def threshold(b: ModuleBuilder, raws: list[str], ins: list[FixedType], n: int, out_type: FixedType, tag: str) -> str:

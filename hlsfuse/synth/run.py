@@ -33,6 +33,8 @@ from .yosys import FAMILIES, Yosys, count_cells, family_of_part, find_yosys, syn
 __all__ = ["Job", "StageSynth", "SynthResult", "synth", "design_jobs"]
 
 _MEM = re.compile(r'"([A-Za-z0-9_.-]+\.mem)"')
+_HW = re.compile(r"\b(hlsf_[a-z0-9_]+)\b")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class Job:
     blackboxes: tuple[str, ...]
     mems: tuple[str, ...]
     model: dict
+    word_files: tuple[tuple[str, str, int, int, int], ...] = ()  # (file, packed file, width, words, per line)
 
 
 @dataclass(frozen=True)
@@ -90,26 +93,57 @@ def _stage_model(stage: dict) -> dict:
     return {k: stage.get(k, 0) for k in ("dsp", "bram18", "lutram_bits", "lut", "ff")}
 
 
+def _hw_used(vdir: Path, source: str, hw: frozenset[str]) -> tuple[str, ...]:
+    """The hw/rtl modules (``hlsf_*.v`` of the folder) ``source`` instantiates, and those they instantiate: a job
+    reads (and its cache key hashes) only these, so an edit of one module re-synthesizes only its users."""
+    used: set[str] = set()
+    todo = [source]
+    while todo:
+        text = _COMMENT.sub("", (vdir / todo.pop()).read_text(encoding="utf-8"))
+        for name in _HW.findall(text):
+            if f"{name}.v" in hw and f"{name}.v" not in used:
+                used.add(f"{name}.v")
+                todo.append(f"{name}.v")
+    return tuple(sorted(used))
+
+
 def design_jobs(vdir: Path, manifest: dict, report: dict) -> list[Job]:
     """The jobs of a design: one per stage module, then the top (its FIFOs; the stages as black boxes)."""
     top = manifest["top"]
-    hw = tuple(sorted(p.name for p in vdir.glob("hlsf_*.v")))
+    hw = frozenset(p.name for p in vdir.glob("hlsf_*.v"))
     models = {s["name"]: s for s in report.get("stages", ())}
-    jobs, stage_files, all_mems = [], [], set()
+    words = {w["file"]: (w["file"], w["packed"], w["width"], w["words"], w["per_line"])
+             for w in manifest.get("word_files", ())}
+    jobs, stage_files, all_mems, all_made = [], [], set(), set()
     for stage in manifest["stages"]:
         source = f"{top}_{stage['name']}.v"
         if not (vdir / source).is_file():
             raise HlsfuseError(f"{vdir / source}: missing (stage '{stage['name']}' of manifest.json)")
         stage_files.append(source)
-        mems = tuple(sorted(set(_MEM.findall((vdir / source).read_text(encoding="utf-8")))))
+        named = set(_MEM.findall((vdir / source).read_text(encoding="utf-8")))
+        made = tuple(sorted(words[f] for f in named if f in words))
+        mems = tuple(sorted(f for f in named if f not in words))
         all_mems.update(mems)
-        jobs.append(Job(stage["name"], stage["kind"], f"{top}_{stage['name']}", (*hw, source), (), mems,
-                        _stage_model(models.get(stage["name"], {}))))
+        all_made.update(made)
+        sources = (*_hw_used(vdir, source, hw), source)
+        jobs.append(Job(stage["name"], stage["kind"], f"{top}_{stage['name']}", sources, (), mems,
+                        _stage_model(models.get(stage["name"], {})), made))
     fifos = _stage_model(report.get("fifos", {}))
     # Yosys runs a black box's $readmemh too: the top reads every memory file
-    jobs.append(Job("(top: FIFOs)", "top", top, (*hw, f"{top}.v"), tuple(stage_files), tuple(sorted(all_mems)),
-                    fifos))
+    jobs.append(Job("(top: FIFOs)", "top", top, (*_hw_used(vdir, f"{top}.v", hw), f"{top}.v"), tuple(stage_files),
+                    tuple(sorted(all_mems)), fifos, tuple(sorted(all_made))))
     return jobs
+
+
+def _one_word_a_line(packed: Path, width: int, count: int, per_line: int) -> str:
+    """A packed ROM file (``per_line`` words of ``width`` bits a line, the first in the low bits) one word a line,
+    its first ``count`` words."""
+    digits, mask = -(-width // 4), (1 << width) - 1
+    out = []
+    for line in packed.read_text(encoding="ascii").split():
+        value = int(line, 16)
+        out += [f"{value >> (k * width) & mask:0{digits}x}" for k in range(per_line)]
+    return "\n".join(out[:count]) + "\n"
 
 
 def _key(yosys: Yosys, script: str, vdir: Path, job: Job) -> str:
@@ -119,6 +153,8 @@ def _key(yosys: Yosys, script: str, vdir: Path, job: Job) -> str:
     for name in (*job.sources, *job.blackboxes, *job.mems):
         h.update(name.encode() + b"\0")
         h.update(hashlib.sha256((vdir / name).read_bytes()).digest())
+    for made in job.word_files:  # made from a packed file hashed above
+        h.update(repr(made).encode() + b"\0")
     return h.hexdigest()[:32]
 
 
@@ -129,6 +165,8 @@ def _synthesize(yosys: Yosys, vdir: Path, job: Job, family: str) -> tuple[dict, 
     def build(scratch: Path) -> None:
         for name in (*job.sources, *job.blackboxes, *job.mems):
             shutil.copyfile(vdir / name, scratch / name)
+        for name, packed, width, count, per_line in job.word_files:
+            (scratch / name).write_text(_one_word_a_line(vdir / packed, width, count, per_line), encoding="ascii")
         (scratch / "synth.ys").write_text(script, encoding="utf-8")
         start = time.monotonic()
         status, output = yosys.run("synth.ys", scratch)
@@ -144,7 +182,8 @@ def _synthesize(yosys: Yosys, vdir: Path, job: Job, family: str) -> tuple[dict, 
         depth = logic_depth(netlist, job.module, family)
         result = {"cells": dict(sorted(cells.items())), "counts": count_cells(cells), "depth": depth.to_json(),
                   "seconds": round(seconds, 1)}
-        for name in (*job.sources, *job.blackboxes, *job.mems, "netlist.json", "stat.json"):
+        made = tuple(w[0] for w in job.word_files)
+        for name in (*job.sources, *job.blackboxes, *job.mems, *made, "netlist.json", "stat.json"):
             (scratch / name).unlink(missing_ok=True)
         (scratch / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
 
@@ -191,8 +230,8 @@ def synth(out_dir, family: str | None = None, jobs: int = 2, allow_edits: bool =
                 if on_done:
                     on_done(job.name, len(results), len(work))
     except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # first, so that no queued job starts after the kill
         yosys.stop()
-        pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
     stages = tuple(StageSynth(j.name, j.kind, j.model, results[j.name][0]["counts"], results[j.name][0]["depth"],

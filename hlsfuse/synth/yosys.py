@@ -122,12 +122,14 @@ def family_of_part(part: str) -> str:
 def synth_script(sources: list[str], top: str, family: str, blackboxes: list[str] = ()) -> str:
     """The Yosys script synthesizing module ``top`` of ``sources`` for ``family``: flattened, without I/O buffers
     (a module inside a larger design), cell counts to stat.json, the netlist to netlist.json. ``blackboxes``:
-    modules read only for their ports (the stages, when synthesizing the top)."""
+    modules read only for their ports (the stages, when synthesizing the top). HLSFUSE_WORD_FILES: a packed ROM
+    reads its words from the file of one word a line the job writes (manifest.json's ``word_files``), as Yosys
+    cannot run the loop that unpacks it at time 0."""
     lines = []
     if blackboxes:
-        lines.append(f"read_verilog -DSYNTHESIS -lib {' '.join(blackboxes)}")
+        lines.append(f"read_verilog -DSYNTHESIS -DHLSFUSE_WORD_FILES -lib {' '.join(blackboxes)}")
     lines += [
-        f"read_verilog -DSYNTHESIS {' '.join(sources)}",
+        f"read_verilog -DSYNTHESIS -DHLSFUSE_WORD_FILES {' '.join(sources)}",
         f"synth_xilinx -family {family} -noiopad -noclkbuf -flatten -top {top}",
         "tee -q -o stat.json stat -json",
         "write_json netlist.json",

@@ -27,7 +27,8 @@
 //   quot  [QUOT_W-1:0]  signed floor quotient, QUOT_W = NUM_W + 1 + max(SHIFT, 0)
 //   inexact
 // Timing
-//   Purely combinational (one multiplier by the selected constant, one by the divisor).
+//   Purely combinational (one multiplier by the selected constant, one by the divisor: shifts and adds for
+//   divisors of at most 3 bits).
 
 `default_nettype none
 
@@ -117,7 +118,27 @@ module hlsf_divide_const #(
     wire [MB-1:0] q_m = product[S +: MB];  // floor(m / n) < 2^MB
     wire [EW-1:0] m_e = {{DIV_W{1'b0}}, m};
     wire [EW-1:0] n_e = {{MB{1'b0}}, n};
-    wire [EW-1:0] back = {{DIV_W{1'b0}}, q_m} * n_e;  // q*n, exact
+    // q*n, exact: a multiplier, or for divisors of at most 3 bits shifts and adds, as the resource model
+    // prices a product with an operand of at most 4 signed bits (hlsfuse/lower/area.py, LUT_PRODUCT_BITS)
+    wire [EW-1:0] q_e = {{DIV_W{1'b0}}, q_m};
+    wire [EW-1:0] back;
+    generate
+        if (DIV_W <= 3) begin : g_shift_add
+            reg [EW-1:0] sum;
+            integer j;
+            always @* begin
+                sum = {EW{1'b0}};
+                for (j = 0; j < DIV_W; j = j + 1) begin
+                    if (n[j]) begin
+                        sum = sum + (q_e << j);
+                    end
+                end
+            end
+            assign back = sum;
+        end else begin : g_multiply
+            assign back = q_e * n_e;
+        end
+    endgenerate
     wire [EW-1:0] r_m = m_e - back;  // m mod n
 
     assign quot = d_neg ? ~{1'b0, q_m} : {1'b0, q_m};

@@ -3,6 +3,7 @@
 // Parameters
 //   WIDTH   element width in bits (>= 1)
 //   DEPTH   capacity in elements (>= 2): the channel depth the lowering computed
+//   BLOCK   1: the storage is a block RAM (ram_style "block"), 0: LUT RAM ("distributed")
 // Ports
 //   ap_clk, ap_rst_n                     clock, synchronous active-low reset (empties the FIFO)
 //   in_tdata/in_tvalid/in_tready         write side
@@ -14,13 +15,16 @@
 //   combinational path from out_tready to in_tready nor from in_tvalid to out_tvalid, so FIFOs cut
 //   every ready/valid chain between stages. Throughput 1 element/cycle: with both sides always
 //   ready the occupancy never reaches DEPTH >= 2, so the writer is never stalled.
-//   Storage is a register array read combinationally (LUT RAM in an FPGA).
+//   Storage is a register array read at the read pointer, a register: LUT RAM, or with BLOCK = 1 a block RAM
+//   (`ram_style`; a synthesis tool moves the pointer register into the block RAM's synchronous read), where the
+//   resource model and the C++ make the FIFO memory (hlsfuse/lower/area.py, fifo_storage).
 
 `default_nettype none
 
 module hlsf_fifo #(
     parameter integer WIDTH = 8,
-    parameter integer DEPTH = 2
+    parameter integer DEPTH = 2,
+    parameter integer BLOCK = 0
 ) (
     input  wire                         ap_clk,
     input  wire                         ap_rst_n,
@@ -37,7 +41,6 @@ module hlsf_fifo #(
     localparam [CW-1:0] FULL = DEPTH[CW-1:0];
     localparam [AW-1:0] LAST = DEPTH[AW-1:0] - 1'b1;
 
-    reg [WIDTH-1:0] mem [0:DEPTH-1];
     reg [AW-1:0] rd_ptr;
     reg [AW-1:0] wr_ptr;
     reg [CW-1:0] used;
@@ -47,7 +50,6 @@ module hlsf_fifo #(
 
     assign in_tready = used != FULL;
     assign out_tvalid = used != {CW{1'b0}};
-    assign out_tdata = mem[rd_ptr];
     assign count = used;
 
     always @(posedge ap_clk) begin
@@ -70,11 +72,25 @@ module hlsf_fifo #(
         end
     end
 
-    always @(posedge ap_clk) begin
-        if (push) begin
-            mem[wr_ptr] <= in_tdata;
+    generate
+        if (BLOCK != 0) begin : g_block
+            (* ram_style = "block" *) reg [WIDTH-1:0] mem [0:DEPTH-1];
+            assign out_tdata = mem[rd_ptr];
+            always @(posedge ap_clk) begin
+                if (push) begin
+                    mem[wr_ptr] <= in_tdata;
+                end
+            end
+        end else begin : g_lutram
+            (* ram_style = "distributed" *) reg [WIDTH-1:0] mem [0:DEPTH-1];
+            assign out_tdata = mem[rd_ptr];
+            always @(posedge ap_clk) begin
+                if (push) begin
+                    mem[wr_ptr] <= in_tdata;
+                end
+            end
         end
-    end
+    endgenerate
 endmodule
 
 `default_nettype wire

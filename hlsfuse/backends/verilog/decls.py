@@ -92,6 +92,7 @@ class ArrayDecl:
     width: int
     size: int
     kind: str = "array"
+    style: str = ""  # "block" or "distributed" (``ram_style``): what the resource model counts it as
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,16 @@ class RomDecl:
     words: str = ""
     index: str = ""
     kind: str = "rom"
+    style: str = ""  # ``rom_style``: "block" (a block RAM, as the resource model and the C++ bind it),
+    # "distributed", or "logic" (also ``mem2reg``: Yosys then keeps no memory whose output register could take the
+    # register a block RAM's address needs)
+
+    @property
+    def word_file(self) -> str:
+        """A packed ROM's contents one word a line, for a synthesis tool that cannot run the unpacking loop (Yosys
+        evaluates no memory read at time 0): not written by compile; ``hlsfuse synth`` makes it from ``file``
+        (manifest.json's ``word_files``) and defines HLSFUSE_WORD_FILES."""
+        return f"{self.file.removesuffix('.mem')}.words.mem"
 
 
 PACKED_BITS = 32768

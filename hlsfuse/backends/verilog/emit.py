@@ -20,12 +20,13 @@ from dataclasses import dataclass
 
 from ...errors import HlsfuseError
 from ...ir import Graph
+from ...lower.area import fifo_storage
 from ...lower.plan import DataflowPlan, Stage
 from ...outdir import Files
 from ...resources import hw_dir
 from ..templates import render
 from . import stage_map, stage_own, stage_reduce, stage_rows, stage_window
-from .decls import StageModule, StreamPort, fixed_type
+from .decls import RomDecl, StageModule, StreamPort, fixed_type
 from .module import ModuleBuilder
 from .vlog import bits_for, index_width
 
@@ -93,6 +94,7 @@ class ChannelView:
     width: int
     depth: int
     count_width: int
+    block: bool = False  # a block RAM (``area.fifo_storage``: "memory")
 
 
 def stage_module(graph: Graph, plan: DataflowPlan, stage: Stage) -> StageModule:
@@ -116,12 +118,14 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> Files:
         raise HlsfuseError(f"dataflow plan is for graph '{plan.graph}', not '{graph.name}'")
     top = plan.top
     files = Files()
-    modules, rtl = [], {"hlsf_fifo"}
+    modules, rtl, word_files = [], {"hlsf_fifo"}, []
     for s in plan.stages:  # each stage module rendered as it is built: a large stage's declarations go at once
         m = stage_module(graph, plan, s)
         files[f"{m.name}.v"] = render("verilog/stage.v.j2", m=m, top=top, graph=graph.name)
         files.add({mem.file: mem.chunks for mem in m.mems})
         rtl.update(m.rtl)
+        word_files += [{"file": d.word_file, "packed": d.file, "width": d.width, "words": d.size,
+                        "per_line": d.per_word} for d in m.decls if isinstance(d, RomDecl) and d.per_word > 1]
         modules.append(StageInstance(m.name, m.stage, m.inputs, m.outputs))
     ports = []
     for p in plan.inputs + plan.outputs:
@@ -134,6 +138,7 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> Files:
         ChannelView(
             c.name, c.tensor, c.producer, c.consumer, c.lanes * fixed_type(graph, c.tensor).width, c.depth,
             max(1, c.depth.bit_length()),
+            fifo_storage(c.depth, c.width) == "memory",  # as the resource model counts it
         )
         for c in plan.channels
     )
@@ -155,7 +160,7 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> Files:
         files[f"{name}.v"] = source.read_text(encoding="utf-8")
     files[f"{sim_top(top)}.v"] = render("verilog/sim.v.j2", **view, sim_top=sim_top(top))
     sources = [f"{name}.v" for name in rtl] + [f"{m.name}.v" for m in modules] + [f"{top}.v"]
-    files["manifest.json"] = _manifest(graph, plan, tuple(ports), channels, sources)
+    files["manifest.json"] = _manifest(graph, plan, tuple(ports), channels, sources, word_files)
     return files
 
 
@@ -165,7 +170,7 @@ def sim_top(top: str) -> str:
     return f"{top.rstrip('_')}_sim"
 
 
-def _manifest(graph, plan, ports, channels, sources) -> str:
+def _manifest(graph, plan, ports, channels, sources, word_files) -> str:
     data = {
         "top": plan.top,
         "sim_top": sim_top(plan.top),
@@ -191,5 +196,6 @@ def _manifest(graph, plan, ports, channels, sources) -> str:
         "channels": [{"name": c.name, "tensor": c.tensor, "depth": c.depth} for c in channels],
         "cycles": plan.cycles,
         "latency": plan.latency,
+        "word_files": word_files,  # packed ROMs one word a line, made by hlsfuse synth (RomDecl.word_file)
     }
     return json.dumps(data, indent=2) + "\n"

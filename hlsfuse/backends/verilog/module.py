@@ -149,10 +149,11 @@ class ModuleBuilder:
             self.resets.append(Update("1'b1", name, reset))
         return name
 
-    def array(self, wanted: str, size: int, width: int) -> str:
-        """A writable memory (held inputs, pre-loop results, buffers): written at a clock edge, read combinationally."""
+    def array(self, wanted: str, size: int, width: int, style: str = "") -> str:
+        """A writable memory (held inputs, pre-loop results, buffers): written at a clock edge, read combinationally
+        (``style``: its ``ram_style``, for one read at a registered address)."""
         name = self.fresh(wanted)
-        self.decls.append(ArrayDecl(name, width, size))
+        self.decls.append(ArrayDecl(name, width, size, style=style))
         self.arrays[name] = (size, width)
         return name
 
@@ -162,7 +163,7 @@ class ModuleBuilder:
         self.arrays[name] = (size, width)
         return name
 
-    def rom(self, wanted: str, values, width: int, lanes: int = 1) -> str:
+    def rom(self, wanted: str, values, width: int, lanes: int = 1, style: str = "") -> str:
         """A ROM of ``values`` (raw integers of ``width`` bits; ``lanes`` > 1: that many per word, the first in the
         low bits) loaded from ``<module>_<name>.mem``; equal contents share one memory."""
         flat = np.asarray(values, dtype=np.int64).reshape(-1)
@@ -176,7 +177,7 @@ class ModuleBuilder:
         name = self.fresh(wanted)
         file = f"{self.module}_{name}.mem"
         words, index = (self.fresh(f"{name}_words"), self.fresh(f"{name}_i")) if per_word > 1 else ("", "")
-        self.decls.append(RomDecl(name, word, size, file, per_word, words, index))
+        self.decls.append(RomDecl(name, word, size, file, per_word, words, index, style=style))
         self.mems[name] = Mem(name, file, flat, width, lanes * per_word, pad)
         self.arrays[name] = (size, word)
         return name

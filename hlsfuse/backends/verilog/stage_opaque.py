@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...lower import own_opaque
+from ...lower.area import memory_area
 from ...ops.norm import RSQRT_FRAC, RSQRT_INDEX_BITS, norm_of, rsqrt_table
 from ...ops.opaque import exp_window, softmax_tables
 from ...types import FixedType, Fmt
@@ -38,11 +39,13 @@ from .vlog import XW, assign_params, bits_for, index_width, sext64, slit, ulit, 
 __all__ = ["OPS"]
 
 
-def _lookup(b: ModuleBuilder, value: str, fmt: Fmt, table, tag: str) -> str:
-    """``table[(X - X_min) >> shift]`` of the exact value ``value`` (64-bit signed) of format ``fmt``."""
+def _lookup(b: ModuleBuilder, value: str, fmt: Fmt, table, tag: str, ahead: str | None = None, style: str = "") -> str:
+    """``table[(X - X_min) >> shift]`` of the exact value ``value`` (64-bit signed) of format ``fmt``; with
+    ``ahead`` (the condition of a firing iteration), ``value`` is the next iteration's and the index a register
+    loaded when this one fires: a block RAM's synchronous read, returning the entry of the iteration running."""
     entries = np.asarray(table.entries)
     out = table.out_type
-    mem = b.rom(f"lut_{table.function}", entries, out.width)
+    mem = b.rom(f"lut_{table.function}", entries, out.width, style=style)
     bits = fmt.width - table.shift
     raw = b.wire(f"raw_{tag}", fmt.width, zext(value, XW, fmt.width))
     b.unused(value)  # the exact value's bits above the format
@@ -50,7 +53,11 @@ def _lookup(b: ModuleBuilder, value: str, fmt: Fmt, table, tag: str) -> str:
         b.unused(f"{raw}[{table.shift - 1}:0]")
     top = f"~{raw}[{fmt.width - 1}]" if fmt.signed else f"{raw}[{fmt.width - 1}]"  # - X_min flips a sign bit
     index = top if bits == 1 else f"{{{top}, {raw}[{fmt.width - 2}:{table.shift}]}}"
-    ix = b.wire(f"ix_{tag}", index_width(len(entries)), index)
+    if ahead is None:
+        ix = b.wire(f"ix_{tag}", index_width(len(entries)), index)
+    else:
+        ix = b.reg(f"ix_{tag}", index_width(len(entries)))
+        b.updates.append(Update(ahead, ix, index))
     return b.wire(tag, out.width, f"{mem}[{ix}]")
 
 
@@ -84,16 +91,26 @@ def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
     v, top = exact(b, raw_max, dtype, "in"), exact(b, m, dtype, "top")
     b.updates.append(Update(f"{seq.fire} && {first_loop.here} && ({first} || {v} > {top})", m, raw_max))
     b.stores.append(Update(f"{seq.fire} && {first_loop.here}", f"{x}[{at}]", raw))
-    row = f"{x}[{at}]" if lanes == 1 else b.wire("w_row", lanes * dtype.width, f"{x}[{at}]")
+    # the exp table is a block RAM (the resource model's binding, and the C++'s): its index is a register loaded
+    # with the next exp iteration's when one fires (the first's in the read loop's last, with the max and the
+    # row element that iteration writes), so the entry of the iteration running is read synchronously
+    nxt = b.wire("idx_ahead", seq.width, f"{exp_loop.here} ? {seq.idx} + {ulit(1, seq.width)} : {ulit(0, seq.width)}")
+    top_next = exact(b, b.wire("top_ahead", dtype.width, f"{first_loop.here} && ({first} || {v} > {top}) ? "
+                                                          f"{raw_max} : {m}"), dtype, "top_ahead")
+    word_next = f"{x}[{zext(nxt, seq.width, b.index(x))}]"
+    if t == 1:  # the read loop's only iteration writes the element the exp loop's first reads
+        word_next = f"{first_loop.here} ? {raw} : {word_next}"
+    row = b.wire("w_row", lanes * dtype.width, word_next)
     eis = []
     for lane, held in enumerate(split(b, row, dtype.width, lanes, "lane_row")):
         tag = lane_tag("", lane, lanes)
         xi = exact(b, held, dtype, f"row{tag}")
-        d = b.wire(f"d{tag}", XW, f"{xi} - {top}", signed=True)
+        d = b.wire(f"d{tag}", XW, f"{xi} - {top_next}", signed=True)
         if window is not None:  # exp_int_bits: d saturates at the window's minimum
             floor = slit(-(1 << (window.width - 1)))
             d = b.wire(f"dw{tag}", XW, f"{d} < {floor} ? {floor} : {d}", signed=True)
-        ei = _lookup(b, d, window or Fmt.of(dtype).sub(Fmt.of(dtype)), exp, f"exp{tag}")
+        ei = _lookup(b, d, window or Fmt.of(dtype).sub(Fmt.of(dtype)), exp, f"exp{tag}", ahead=seq.fire,
+                     style="block" if memory_area(1, len(exp.entries), et.width).bram18 else "distributed")
         if left_out is not None:
             ei = b.wire(f"kept_exp{tag}", et.width, f"{left_out[lane]} ? {ulit(0, et.width)} : {ei}")
         eis.append(ei)
@@ -101,7 +118,8 @@ def _softmax(b: ModuleBuilder, main: own_opaque.SoftmaxMain) -> str:
     terms = " + ".join(sext64(ei, et) for ei in eis)
     b.updates.append(Update(f"{seq.fire} && {exp_loop.here}", s, f"({first} ? {slit(0)} : {s}) + {terms}"))
     total = b.wire("sum", XW, s, signed=True)
-    r = _lookup(b, total, s_fmt, recip, "recip")
+    r = _lookup(b, total, s_fmt, recip, "recip",  # read at the sum's register
+                style="block" if memory_area(1, len(recip.entries), rt.width).bram18 else "distributed")
     out = b.dtype(b.stage.head)
     word = f"{e}[{at}]" if lanes == 1 else b.wire("w_e", lanes * et.width, f"{e}[{at}]")
     ro = None

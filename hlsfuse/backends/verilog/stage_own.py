@@ -31,6 +31,7 @@ import numpy as np
 
 from ...errors import HlsfuseError
 from ...lower import own_movers
+from ...lower.area import buffer_area
 from ...lower.plan import Stage
 from ...ops import get_op
 from ...types import FixedType
@@ -48,11 +49,19 @@ def _gather(b: ModuleBuilder, fire: str, read_loop, write_loop, value: str, dtyp
     """Store ``value`` at token idx of the block in ``read_loop``; in ``write_loop``, read the block at the
     schedule's address of token idx. Returns the token read, moved to the output type."""
     seq = b.sequencer
-    block = b.array("block", size, lanes * dtype.width)
+    # a block RAM where the resource model (and the C++'s binding) says so, else LUTRAM; read at a registered
+    # address either way: the address of the iteration about to run, loaded when the one before fires (the store
+    # loop loads the first), so a block RAM reads synchronously
+    style = "block" if buffer_area(b.stage.schedule.buffer("block")).bram18 else "distributed"
+    block = b.array("block", size, lanes * dtype.width, style)
     aw = b.index(block)
     b.stores.append(Update(f"{fire} && {read_loop.here}", f"{block}[{zext(seq.idx, seq.width, aw)}]", value))
-    table = b.rom("addresses", addresses, aw)
-    at = b.wire("addr", aw, f"{table}[{zext(seq.idx, seq.width, b.index(table))}]")
+    flat = np.asarray(addresses).reshape(-1)
+    # the next write iteration's address (the last: the first), logic feeding the address register
+    table = b.rom("addresses_ahead", np.roll(flat, -1), aw, style="logic")
+    at = b.reg("addr", aw)
+    b.updates.append(Update(fire, at, f"{write_loop.here} ? {table}[{zext(seq.idx, seq.width, b.index(table))}]"
+                                      f" : {ulit(int(flat[0]), aw)}"))
     picked = b.wire("picked", lanes * dtype.width, f"{block}[{at}]")
     b.move(out_ch, write_loop.here)
     return moved_token(b, picked, dtype, b.dtype(b.stage.head), lanes, "x")

@@ -18,12 +18,13 @@ dot product (and of the epilogue) per lane, written as one token.
 
 from __future__ import annotations
 
+from ...lower.area import buffer_area
 from ...lower.plan import Stage
 from .decls import StageModule, Update
 from .expr import rom
 from .module import ModuleBuilder
 from .phase import emit_epilogue, fold_sum, push_emit, setup
-from .vlog import XW, assign_params, bits_for, lut_product, sext64, ulit, zext
+from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
 
 __all__ = ["build"]
 
@@ -64,8 +65,14 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         b.stores.append(Update(f"{fire} && {push} && {completes}", f"{snap}[{ulit(j, kb)}]", source))
 
     # the weights, and the base index of each lane's column n P + lane of the snapshot's row
-    weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
-    iw = b.index(weights)
+    banked = loop.fold is not None and not main.offsets and _block_banks(b, main)
+    if banked:  # block RAM banks, read at a register counting the emitting iterations (fold fastest)
+        wa = b.counter("wa", main.emits_per_row * main.folds, f"{fire} && {emitting}")[0]
+        order = [(nn, f) for nn in range(main.emits_per_row) for f in range(main.folds)]
+        weights, iw = None, index_width(b.graph.types[main.weights].size)
+    else:
+        weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
+        iw = b.index(weights)
     batch_base = None
     if main.offsets:
         batch, _ = b.odometer("out", [main.batches, main.rows], f"{fire} && {writes} && {n_last}")[0]
@@ -97,9 +104,15 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
                 ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
             else:
                 ix = f"{base} + {zext(j, kb, iw)} * {ulit(step % (1 << iw), iw)}"
-            wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
+            if banked:
+                at = [(nn * main.pe + lane, main.product(f, s)) for nn, f in order]
+                wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
+            else:
+                wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
             terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
+        if banked:  # the column's weights are the banks' at the address register
+            b.unused(base)
         b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column "
                   f"{'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}")
         exact = fold_sum(b, terms, fire, emitting, loop, f"{tag}dot")
@@ -111,6 +124,22 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     out = emit_epilogue(b, main, stage.head, results if main.pe > 1 else results[0], arrays, here, fire, writes)
     return b.build(f"{main.op} '{stage.head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out),
                    state)
+
+
+def _block_banks(b: ModuleBuilder, main) -> bool:
+    """The weights are a constant whose banks are block RAMs in the resource model (and the C++): each bank is
+    then its own ROM read at a register (a block RAM's synchronous read), not one ROM read at computed indices."""
+    if main.weights not in b.graph.constant_map:
+        return False
+    weights = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == main.weights]
+    return bool(weights) and buffer_area(weights[0]).bram18 > 0
+
+
+def _bank(b: ModuleBuilder, main, at: list[tuple[int, int]], name: str) -> str:
+    """A bank of the weights: at each address, the weight of (column, product j) ``at[address]``."""
+    data = b.graph.constant_map[main.weights].data.reshape(-1)
+    index = [c * main.k + j if main.products_innermost else c + j * main.n for c, j in at]
+    return b.rom(name, data[index], b.dtype(main.weights).width, style="block")
 
 
 def _columns(b: ModuleBuilder, main, n: str, nw: int) -> list[tuple[str, int]]:
@@ -159,8 +188,13 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
         Update(f"{fire} && {frame_end}", need, ulit(main.simd, need_w)),
     ]
 
-    weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
-    iw = b.index(weights)
+    banked = _block_banks(b, main)
+    if banked:  # block RAM banks, read at a register counting the emits (column fastest)
+        wa = b.counter("wa", main.folds * main.emits_per_row, f"{fire} && {emit}")[0]
+        weights, iw = None, index_width(b.graph.types[main.weights].size)
+    else:
+        weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
+        iw = b.index(weights)
     fb = zext(fold, f_w, kb)
     js = [b.wire(f"j{s}", kb, f"{fb} * {ulit(main.simd % (1 << kb), kb)} + {ulit(s, kb)}")  # j = fold x SIMD + s
           for s in range(main.simd)]
@@ -172,10 +206,17 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
         base = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}")
         terms = []
         for s, jx in enumerate(js):
-            wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
+            if banked:
+                at = [(nn * main.pe + lane, f * main.simd + s) for f in range(main.folds)
+                      for nn in range(main.emits_per_row)]
+                wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
+            else:
+                wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
             xj = f"{xrow}[{jx}]"
             terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
+        if banked:  # the column's weights are the banks' at the address register
+            b.unused(base)
         acc = f"{accs}[{zext(col, cw, ab)}]"
         start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({acc})", signed=True)
         b.comment(f"dense '{stage.head}': fold f of column {'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}'s "

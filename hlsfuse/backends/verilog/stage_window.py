@@ -25,6 +25,7 @@ counters, so the stage needs no division or modulo.
 
 from __future__ import annotations
 
+from ...lower.area import buffer_area
 from ...lower.plan import Stage
 from ...types import Fmt
 from .decls import Assign, StageModule
@@ -163,7 +164,10 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
     wt = main.weights
     w_type = b.dtype(wt)
     cg, cout = main.channels_per_group, main.out_channels
-    if wt in b.graph.constant_map:
+    banked = fold is not None and wt in b.graph.constant_map and _block_banks(b, main, fire, emitting)
+    if banked:
+        weights = None
+    elif wt in b.graph.constant_map:
         weights = rom(b, wt)
     else:
         weights = arrays[wt]
@@ -176,7 +180,9 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
         bases = [(e * main.pe + lane) // per_group * cg for e in range(cout // main.pe)]
         table = b.rom(f"{tag}gbase", bases, bw)
         offset = (b.wire(f"{tag}gbase", bw, f"{table}[{emit}]"), bw)
-    wi = b.index(weights)
+    wi = b.index(weights) if weights else 0
+    if banked:  # the output channel is the address register's
+        b.unused(co)
     terms = []
     for t in range(main.simd):
         if fold is None:
@@ -192,9 +198,13 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
             if offset is not None:
                 at += f" + {zext(offset[0], offset[1], tb)}"
             x = tap(0, (b.wire(f"{tag}at_{t}", tb, at), tb), f"{tag}{t}")
-            wix = b.wire(f"{tag}wix_{t}", wi, f"{ulit(js[0] * cout, wi)} + {zext(fold[0], fold[1], wi)} * "
-                         f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
-        wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
+            if banked:  # bank (t, lane): its block RAM read at the stage's weight address register
+                wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{_weight_bank(b, main, t, lane)}[{banked}]")
+            else:
+                wix = b.wire(f"{tag}wix_{t}", wi, f"{ulit(js[0] * cout, wi)} + {zext(fold[0], fold[1], wi)} * "
+                             f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
+        if not banked:
+            wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
         xa = b.wire(f"{tag}xa_{t}", XW, sext64(x, x_type), signed=True)
         if main.multiplier == "lut":
             pr = lut_product(b, f"{tag}lp_{t}", x, x_type, wraw, w_type)
@@ -207,6 +217,29 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
     b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
                (("in_data", acc), ("in_sticky", "1'b0"), ("out_data", result)))
     return result
+
+
+def _block_banks(b: ModuleBuilder, main, fire: str, emitting: str) -> str | None:
+    """A folded convolution whose weight banks are block RAMs in the resource model (and the C++): the register
+    addressing every bank, the iteration's (emit, fold) in emission order, counted like the fold and emit
+    counters, so each bank is read at a registered address, synchronously. None: the banks are LUTRAM, read
+    from one ROM at the iteration's address."""
+    weights = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == main.weights]
+    if not weights or not buffer_area(weights[0]).bram18:
+        return None
+    if not any(c.name == "wa" for c in b.counters):
+        b.counter("wa", main.out_channels // main.pe * main.folds, f"{fire} && {emitting}")
+    return "wa"
+
+
+def _weight_bank(b: ModuleBuilder, main, t: int, lane: int) -> str:
+    """The ROM of SIMD lane t and PE lane ``lane``: at address e * FOLDS + f, the weight of product
+    main.product(f, t) and output channel e * PE + lane."""
+    data = b.graph.constant_map[main.weights].data.reshape(-1)
+    emits, cout = main.out_channels // main.pe, main.out_channels
+    values = [data[main.product(f, t) * cout + e * main.pe + lane] for e in range(emits) for f in range(main.folds)]
+    tag = f"l{lane}_" if main.pe > 1 else ""
+    return b.rom(f"{tag}wbank_{t}", values, b.dtype(main.weights).width, style="block")
 
 
 def _max_pool(b, g, pixel, channel, tap, x_type, head_type, tag="") -> str:

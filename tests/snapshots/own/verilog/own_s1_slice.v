@@ -30,10 +30,10 @@ module own_s1_slice (
     wire fire;
     wire [0:0] keep;
     assign keep = 1'b1;
-    reg [11:0] block [0:23];
-    reg [4:0] addresses [0:15];
-    initial $readmemh("own_s1_slice_addresses.mem", addresses);
-    wire [4:0] addr = addresses[idx[3:0]];
+    (* ram_style = "distributed" *) reg [11:0] block [0:23];
+    (* rom_style = "logic", mem2reg *) reg [4:0] addresses_ahead [0:15];
+    initial $readmemh("own_s1_slice_addresses_ahead.mem", addresses_ahead);
+    reg [4:0] addr;
     wire [11:0] picked = block[addr];
     wire [11:0] y_x;
     hlsf_assign #(.IN_W(12), .IN_FRAC(8), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_x (.in_data(picked), .in_sticky(1'b0), .out_data(y_x));
@@ -65,6 +65,7 @@ module own_s1_slice (
             end
             if (fire && ((loop0 && last0 && !keep) || (loop1 && last1))) begin
             end
+            if (fire) addr <= loop1 ? addresses_ahead[idx[3:0]] : 5'd20;
         end
     end
 

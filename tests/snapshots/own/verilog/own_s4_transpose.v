@@ -28,10 +28,10 @@ module own_s4_transpose (
     wire loop1 = phase == 1'd1;
     wire last1 = idx == 4'd11;
     wire fire;
-    reg [11:0] block [0:11];
-    reg [3:0] addresses [0:11];
-    initial $readmemh("own_s4_transpose_addresses.mem", addresses);
-    wire [3:0] addr = addresses[idx];
+    (* ram_style = "distributed" *) reg [11:0] block [0:11];
+    (* rom_style = "logic", mem2reg *) reg [3:0] addresses_ahead [0:11];
+    initial $readmemh("own_s4_transpose_addresses_ahead.mem", addresses_ahead);
+    reg [3:0] addr;
     wire [11:0] picked = block[addr];
     wire [11:0] y_x;
     hlsf_assign #(.IN_W(12), .IN_FRAC(8), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_x (.in_data(picked), .in_sticky(1'b0), .out_data(y_x));
@@ -61,6 +61,7 @@ module own_s4_transpose (
                     idx <= idx + 4'd1;
                 end
             end
+            if (fire) addr <= loop1 ? addresses_ahead[idx] : 4'd0;
         end
     end
 

@@ -38,18 +38,21 @@ module own_s5_softmax (
     reg [63:0] total;
     wire signed [63:0] x_in = {{52{ch_x_7_tdata[11]}}, ch_x_7_tdata};
     wire signed [63:0] x_top = {{52{top[11]}}, top};
-    wire [11:0] w_row = row[idx];
+    wire [1:0] idx_ahead = loop1 ? idx + 2'd1 : 2'd0;
+    wire [11:0] top_ahead = loop0 && (idx == 2'd0 || x_in > x_top) ? ch_x_7_tdata : top;
+    wire signed [63:0] x_top_ahead = {{52{top_ahead[11]}}, top_ahead};
+    wire [11:0] w_row = row[idx_ahead];
     wire signed [63:0] x_row = {{52{w_row[11]}}, w_row};
-    wire signed [63:0] d = x_row - x_top;
-    reg [17:0] lut_exp [0:31];
+    wire signed [63:0] d = x_row - x_top_ahead;
+    (* rom_style = "distributed" *) reg [17:0] lut_exp [0:31];
     initial $readmemh("own_s5_softmax_lut_exp.mem", lut_exp);
     wire [12:0] raw_exp = d[12:0];
     wire [0:0] unused_d = &{1'b0, d, 1'b0};
     wire [0:0] unused_raw_exp_7_0 = &{1'b0, raw_exp[7:0], 1'b0};
-    wire [4:0] ix_exp = {~raw_exp[12], raw_exp[11:8]};
+    reg [4:0] ix_exp;
     wire [17:0] exp = lut_exp[ix_exp];
     wire signed [63:0] sum = total;
-    reg [17:0] lut_recip [0:31];
+    (* rom_style = "distributed" *) reg [17:0] lut_recip [0:31];
     initial $readmemh("own_s5_softmax_lut_recip.mem", lut_recip);
     wire [19:0] raw_recip = sum[19:0];
     wire [0:0] unused_sum = &{1'b0, sum, 1'b0};
@@ -89,6 +92,7 @@ module own_s5_softmax (
                 end
             end
             if (fire && loop0 && (idx == 2'd0 || x_in > x_top)) top <= ch_x_7_tdata;
+            if (fire) ix_exp <= {~raw_exp[12], raw_exp[11:8]};
             if (fire && loop1) total <= (idx == 2'd0 ? 64'sh0000000000000000 : total) + {{46{1'b0}}, exp};
         end
     end

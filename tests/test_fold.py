@@ -677,3 +677,20 @@ def test_the_report_names_the_budget_that_binds_and_what_the_multipliers_deliver
     mac_stages = [s for s in dsp["stages"] if s["macs_per_frame"]]
     assert mac_stages and all(0 < s["macs_per_dsp_cycle"] <= 1 and s["macs_per_klut_cycle"] > 0 for s in mac_stages)
     assert all(s["macs_per_dsp_cycle"] is None for s in dsp["stages"] if not s["macs_per_frame"])
+
+
+def test_a_choice_prices_the_converter_its_input_lanes_bring():
+    """``area.widening_luts`` is ``converter_luts`` of a converter up from one lane, in closed form; a rows stage's
+    choice of L input lanes costs it over the same stage at one lane."""
+    from hlsfuse.lower.area import converter_luts, inflow_area, widening_luts
+    from hlsfuse.lower.stage_convert import ConvertMain
+
+    for lanes in (2, 3, 4, 8, 12, 64):
+        assert widening_luts(lanes, 16) == converter_luts(ConvertMain(768, 1, lanes, "a", "b"), 16)
+    graph = mlp()
+    fusion = fuse(graph, mode="fpga")
+    plan = lower(graph, fusion)
+    stage = next(s for s in plan.stages if s.kind == "rows")
+    one, wide = (refold(graph, fusion, plan, stage, None, lanes) for lanes in (1, 4))
+    assert inflow_area(plan, one).lut == 0 and inflow_area(plan, wide).lut == widening_luts(4, 16)
+    assert choice_area(graph, plan, wide, DSP48E2).lut - stage_area(graph, wide, DSP48E2).lut == widening_luts(4, 16)

@@ -90,6 +90,7 @@ __all__ = [
     "fifo_area",
     "converter_luts",
     "inflow_area",
+    "widening_luts",
     "design_area",
 ]
 
@@ -393,9 +394,15 @@ def inflow_area(plan: DataflowPlan, stage: Stage) -> Area:
     for ch, use in zip(stage.inputs, stage.uses):
         lanes = stage.schedule.factors.reads(use)
         if lanes > 1:
-            t = plan.channel(ch).type
-            out += Area(lut=converter_luts(ConvertMain(t.size, 1, lanes, "", ""), t.dtype.bits))
+            out += Area(lut=widening_luts(lanes, plan.channel(ch).type.dtype.bits))
     return out
+
+
+def widening_luts(lanes: int, bits: int) -> int:
+    """``converter_luts`` of a converter from one element per token to ``lanes``, in closed form (the solver
+    prices thousands of choices, and ``ConvertMain.sources`` takes lanes^2 steps): it keeps L - 1 elements, each
+    with two sources (itself or the token read), and the last one has one, so 2 (L - 1) LUTs per bit."""
+    return 2 * (lanes - 1) * bits
 
 
 def design_area(graph: Graph, plan: DataflowPlan, dsp: Dsp) -> tuple[dict[str, Area], Area, Area]:

@@ -242,7 +242,8 @@ def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budge
     allowed = [[c for c in opts if c.cycles <= rate] for opts in options]
     if any(not a for a in allowed):
         return None
-    pick = _on_dsps([[c for c in a if c.multiplier == "dsp"] for a in allowed], fixed, budget)
+    # where LUT products beat every DSP choice that meets the rate, they stand in
+    pick = _on_dsps([[c for c in a if c.multiplier == "dsp"] or a for a in allowed], fixed, budget)
     if pick is not None or budget.dsp is None or all(c.multiplier == "dsp" for a in allowed for c in a):
         return pick
     pick = _knapsack(allowed, budget.dsp - fixed.dsp, "lut")

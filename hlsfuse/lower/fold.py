@@ -247,9 +247,13 @@ def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budge
     if pick is not None or budget.dsp is None or all(c.multiplier == "dsp" for a in allowed for c in a):
         return pick
     pick = _knapsack(allowed, budget.dsp - fixed.dsp, "lut")
-    fits = [(fixed.lut + sum(c.lut for c in pick), budget.lut),
-            (fixed.bram18 + sum(c.bram18 for c in pick), budget.bram18)] if pick is not None else []
-    return pick if pick is not None and all(limit is None or need <= limit for need, limit in fits) else None
+    return pick if pick is not None and _fits(pick, fixed, budget) else None
+
+
+def _fits(pick: list[Choice], fixed: Area, budget: Budget) -> bool:
+    """Whether ``pick`` (and ``fixed``) keep within every resource budget given."""
+    return all(limit is None or getattr(fixed, f) + sum(getattr(c, f) for c in pick) <= limit
+               for f, limit in (("dsp", budget.dsp), ("bram18", budget.bram18), ("lut", budget.lut)))
 
 
 def _on_dsps(allowed: list[list[Choice]], fixed: Area, budget: Budget) -> list[Choice] | None:
@@ -259,10 +263,7 @@ def _on_dsps(allowed: list[list[Choice]], fixed: Area, budget: Budget) -> list[C
     if budget.lut is None or (pick is not None and fixed.lut + sum(c.lut for c in pick) <= budget.lut):
         return pick
     pick = [min(a, key=lambda c: (c.lut, c.dsp, c.bram18)) for a in allowed]
-    fits = [(fixed.lut + sum(c.lut for c in pick), budget.lut),
-            (fixed.dsp + sum(c.dsp for c in pick), budget.dsp),
-            (fixed.bram18 + sum(c.bram18 for c in pick), budget.bram18)]
-    return pick if all(limit is None or need <= limit for need, limit in fits) else None
+    return pick if _fits(pick, fixed, budget) else None
 
 
 def _cheapest_dsp_bram(allowed: list[list[Choice]], fixed: Area, budget: Budget) -> list[Choice] | None:

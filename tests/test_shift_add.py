@@ -63,10 +63,12 @@ def test_the_rule_builds_few_digit_constants_from_adders_and_leaves_the_rest_a_m
     found = {n: shift_add(graph, n) for n in ("tn", "neg", "three", "shift", "nothing", "dsp")}
     tn = found["tn"]
     assert (tn.operand, tn.value, tn.digits, tn.width, tn.frac) == (1, 37, ((0, 1), (2, 1), (5, 1)), 15, 14)
-    assert tn.luts == 2 * 15 and tn.terms == ((5, 1), (2, 1), (0, 1))
-    assert found["neg"].digits == ((1, 1), (4, -1)) and found["neg"].luts == 14  # raw -14 = -16 + 2
+    assert tn.bound == 2 * 15 and tn.luts == 2 * (8 + 1) and tn.terms == ((5, 1), (2, 1), (0, 1))  # measured: x's bits
+    assert found["neg"].digits == ((1, 1), (4, -1)) and found["neg"].bound == 14  # raw -14 = -16 + 2
     assert found["three"].operand == 0 and found["three"].width == 7 + 3  # u's unsigned 6 bits count 7
-    assert found["shift"].luts == 0 and found["nothing"].digits == () and found["nothing"].luts == 0
+    assert (found["neg"].luts, found["three"].luts) == (8 + 1, 7 + 1)
+    assert found["shift"].luts == found["shift"].bound == 0 and found["nothing"].digits == ()
+    assert found["nothing"].luts == found["nothing"].bound == 0
     raw = int(graph.constant_map["golden"].data[0])  # 0.6180... on 15 fractional bits: 6 digits, 5 adders of 24 bits
     assert found["dsp"] is None and len(csd(raw)) == 6 and SHIFT_ADD_LUTS < 5 * 24
 
@@ -86,7 +88,7 @@ def test_a_wired_constant_costs_its_adders_and_no_rom_and_the_others_a_dsp():
         return stage_area(graph, stage, DSP48E1), stage.schedule.node_lanes(node)
 
     assert area("dsp")[0].dsp == 1  # the golden ratio's product, 8 x 16 bits
-    for node, adders in (("tn", 30), ("neg", 14), ("three", 10)):
+    for node, adders in (("tn", 18), ("neg", 9), ("three", 8)):
         found, lanes = area(node)
         assert found.dsp == 0
         assert found.lut == 40 + lanes * (graph.types[node].dtype.bits + adders)  # control, the result, the adders

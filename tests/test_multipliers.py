@@ -50,7 +50,7 @@ def test_a_lut_multiplier_takes_no_dsp_and_the_luts_of_its_products():
     assert [s["dsp"] for s in lut.report["stages"] if s["simd"]] == [0, 0]
     assert dsp.area.dsp - lut.area.dsp == 27 and lut.plan.cycles == dsp.plan.cycles  # the mean keeps its divide
     per_product = (lut.area.lut - dsp.area.lut) / 27  # the products, less the adders their narrower trees save
-    assert lut_product(graph.types["x"].dtype, graph.types["w"].dtype) == 80 and 60 < per_product < 100
+    assert lut_product(graph.types["x"].dtype, graph.types["w"].dtype) == 99 and 85 < per_product < 105  # Yosys: 94-102
     assert all(s["macs_per_dsp_cycle"] is None for s in lut.report["stages"] if s["simd"])
     assert lut.report["macs_per_klut_cycle"] > 0
 

@@ -200,3 +200,65 @@ def test_the_comparison_is_kept_with_the_design(kinds_json, tmp_path):
     for name in ("synth.json", "report.md"):
         assert sums[name] == hashlib.sha256((out / name).read_bytes()).hexdigest()
     verify(out, ("verilog",))
+
+
+class _Wires:
+    """The one method of a module builder ``vlog.lut_product`` calls: a declared wire, named as asked."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def wire(self, name: str, width: int, expr: str, signed: bool = False) -> str:
+        self.lines.append(f"wire {'signed ' if signed else ''}[{width - 1}:0] {name} = {expr};")
+        return name
+
+
+def _dot_product(n: int, x_type, w_type, products: bool) -> str:
+    """A module of ``n`` products of registered x and w operands (``vlog.lut_product``), sign-extended to 64 bits
+    and summed as the reference does, the sum registered; without ``products``, the same sum of the operands'
+    bits in their place (the adder tree and the registers alone)."""
+    from hlsfuse.backends.verilog.vlog import extend, lut_product
+
+    xb, wb = x_type.width, w_type.width
+    b = _Wires()
+    terms = []
+    for k in range(n):
+        x, w = f"xr[{k * xb + xb - 1}:{k * xb}]", f"wr[{k * wb + wb - 1}:{k * wb}]"
+        if products:
+            term = lut_product(b, f"lp{k}", b.wire(f"x{k}", xb, x), x_type, b.wire(f"w{k}", wb, w), w_type)
+        else:
+            term = extend(b.wire(f"t{k}", xb + wb, f"{{{x}, {w}}}"), xb + wb, True, 64)
+        terms.append(b.wire(f"pr{k}", 64, term, signed=True))
+    return "\n".join([
+        f"module top(input clk, input [{n * xb - 1}:0] xi, input [{n * wb - 1}:0] wi, output reg [63:0] s);",
+        f"reg [{n * xb - 1}:0] xr;", f"reg [{n * wb - 1}:0] wr;",
+        "always @(posedge clk) begin xr <= xi; wr <= wi; end", *b.lines,
+        f"always @(posedge clk) s <= {' + '.join(terms)};", "endmodule", ""])
+
+
+@pytest.mark.yosys
+def test_a_lut_product_costs_what_yosys_maps(tmp_path):
+    """The basis of ``area.lut_product``: four 8 x 8-bit LUT products summed, less the same sum of the operands
+    (the adder tree and the registers), is four times the model's LUTs within LUT_PRODUCT_BAND, and costs no
+    flip-flop; the Booth spelling is the one measured (Yosys 0.70: about 407 LUTs for the four)."""
+    from hlsfuse.lower.area import LUT_PRODUCT_BAND, lut_product
+    from hlsfuse.synth.yosys import find_yosys, synth_script
+    from hlsfuse.types import FixedType
+
+    yosys = find_yosys()
+    x_type = w_type = FixedType(8, 1, signed=True)
+    counts = {}
+    for products in (True, False):
+        text = _dot_product(4, x_type, w_type, products)
+        assert ("_pp0" in text) == products  # the Booth spelling's first partial product
+        (tmp_path / "top.v").write_text(text)
+        (tmp_path / "synth.ys").write_text(synth_script(["top.v"], "top", "xc7"))
+        status, output = yosys.run("synth.ys", tmp_path)
+        assert status == 0, output
+        stat = json.loads((tmp_path / "stat.json").read_text())
+        counts[products] = count_cells(Counter(stat["modules"]["\\top"]["num_cells_by_type"]))
+    assert counts[True]["dsp"] == 0
+    per_product = (counts[True]["lut"] - counts[False]["lut"]) / 4
+    low, high = LUT_PRODUCT_BAND
+    assert low <= per_product / lut_product(x_type, w_type) <= high, (per_product, lut_product(x_type, w_type))
+    assert counts[True]["ff"] <= counts[False]["ff"]  # the products add no register (Yosys merges the sum's signs)

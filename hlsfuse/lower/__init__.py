@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..boards import Dsp
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
 from ..ops import get_op
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
-from ..boards import Dsp
 from .schedule import DEFAULT_DSP, FOLDS, MULTIPLIERS, Factors, Schedule, head_of
 from .stage_convert import convert_schedule
 from .stage_map import fork_schedule

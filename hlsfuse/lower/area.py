@@ -356,7 +356,8 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
                 out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)  # wired in, not a ROM
         dsps = 0 if in_luts else products * dsp_per_product(x, w, dsp)
         if main.packing is not None:  # PE lanes two to a DSP per SIMD lane, each group extracted
-            dsps, tree = packed_dsp(x, w, main.packing, main.simd, pe, dsp), packed_tree(main.packing, main.simd, pe, acc)
+            dsps = packed_dsp(x, w, main.packing, main.simd, pe, dsp)
+            tree = packed_tree(main.packing, main.simd, pe, acc)
         out += Area(
             multipliers=products,
             dsp=dsps,

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..boards import Dsp
 from ..errors import HlsfuseError
 from ..fusion import Group
 from ..ir import Graph
 from ..ops import get_op
-from ..boards import Dsp
 from .schedule import DEFAULT_DSP, Factors, Schedule, StageInputs
 from .stage_map import map_schedule
 from .stage_own import own_schedule

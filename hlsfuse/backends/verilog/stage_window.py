@@ -25,6 +25,8 @@ counters, so the stage needs no division or modulo.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ...lower.area import buffer_area
 from ...lower.plan import Stage
 from ...types import Fmt
@@ -193,8 +195,9 @@ def _conv_packed(b, main, arrays, fire, emitting, loop, low, high, tap, x_type, 
     taps) of multiplier "packed": each SIMD lane's two products from one packed product (``packed_terms``)."""
     w_type = b.dtype(main.weights)
     (lo_channel, lo_lane, lo_tag), (hi_channel, hi_lane, hi_tag) = low, high
-    lo_ops = _conv_operands(b, main, arrays, fire, emitting, loop, lo_channel, lo_lane, tap, lo_tag)
-    hi_ops = _conv_operands(b, main, arrays, fire, emitting, loop, hi_channel, hi_lane, tap, hi_tag, with_x=False)
+    lo_ops = list(_conv_operands(b, main, arrays, fire, emitting, loop, lo_channel, lo_lane, tap, lo_tag))
+    hi_ops = list(_conv_operands(b, main, arrays, fire, emitting, loop, hi_channel, hi_lane, tap, hi_tag,
+                                 with_x=False))
     lo_terms, hi_terms = packed_terms(b, low[2], [x for x, _ in lo_ops], x_type, [w for _, w in lo_ops],
                                       [w for _, w in hi_ops], w_type, main.packing)
     return [_conv_head(b, lo_terms, fire, emitting, loop, x_type, w_type, head_type, low[2]),
@@ -202,9 +205,10 @@ def _conv_packed(b, main, arrays, fire, emitting, loop, low, high, tap, x_type, 
 
 
 def _conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, tag="",
-                   with_x=True) -> list[tuple[str | None, str]]:
-    """(x, w) of each SIMD lane of output channel ``channel`` in this fold: the raw bits of its tap (None without
-    ``with_x``: a packed pair's hi lane reads its lo lane's) and of its weight."""
+                   with_x=True) -> Iterator[tuple[str | None, str]]:
+    """(x, w) of each SIMD lane of output channel ``channel`` in this fold, in turn: the raw bits of its tap (None
+    without ``with_x``: a packed pair's hi lane reads its lo lane's) and of its weight. (A generator: the caller's
+    wires of a lane are declared after the lane's operands, before the next lane's.)"""
     g = main.geometry
     (co, cow), fold = channel, loop.fold
     wt = main.weights
@@ -229,7 +233,6 @@ def _conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, ta
     wi = b.index(weights) if weights else 0
     if banked:  # the output channel is the address register's
         b.unused(co)
-    out = []
     for t in range(main.simd):
         x = None
         if fold is None:
@@ -254,8 +257,7 @@ def _conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, ta
                              f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
         if not banked:
             wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
-        out.append((x, wraw))
-    return out
+        yield x, wraw
 
 
 def _block_banks(b: ModuleBuilder, main, fire: str, emitting: str) -> str | None:

@@ -110,7 +110,7 @@ def _lower_options(options: CompileOptions) -> LowerOptions:
     fold = options.fold or Folding()
     if options.port_lanes is not None:
         fold = dataclasses.replace(fold, port_lanes=options.port_lanes, ports=())
-    return LowerOptions(top=options.top, fold=fold)
+    return LowerOptions(top=options.top, fold=fold, dsp=options.device.dsp_slice)
 
 
 def solver_space(graph: Graph, options: CompileOptions) -> Space:

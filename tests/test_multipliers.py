@@ -64,7 +64,8 @@ def test_fold_json_carries_the_multiplier(tmp_path):
     written = json.loads((out / "fold.json").read_text())["fold"]
     assert written["conv"]["multiplier"] == "lut" and "multiplier" not in written["fc"]
     (tmp_path / "bad.json").write_text(json.dumps({"fold": {"conv": {"multiplier": "dsp48"}}}))
-    with pytest.raises(HlsfuseError, match="fold entry 'conv': multiplier must be one of 'dsp', 'lut', not 'dsp48'"):
+    with pytest.raises(HlsfuseError,
+                       match="fold entry 'conv': multiplier must be one of 'dsp', 'lut', 'packed', not 'dsp48'"):
         read_fold(str(tmp_path / "bad.json"))
     (tmp_path / "pool.json").write_text(json.dumps({"fold": {"gap": {"multiplier": "lut"}}}))
     assert main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "o2"), "--fold",
@@ -109,16 +110,17 @@ def _resnet8_8bit():
 
 def test_an_8bit_resnet8_fits_a_pynq_z2_at_twice_the_best_published_rate():
     """Issue 31's figure: at most 29,400 cycles per frame within the Pynq-Z2's 220 DSPs and 53,200 LUTs (the
-    resource model), the DSPs all busy and the rest of the products in LUTs."""
+    resource model), the DSPs all busy (two products each where they pack, docs/folding.md section 9) and the rest of
+    the products in LUTs: 16,455 cycles (18,716 with LUT products alone)."""
     _, graph = _resnet8_8bit()
     board = target_of("pynq-z2")
     planned = plan_design(graph, CompileOptions(device=board))
     area, report = planned.area, planned.report
-    assert planned.plan.cycles <= 29_400 and area.dsp <= 220 and area.lut <= 53_200 and area.bram18 <= 280
+    assert planned.plan.cycles <= 16_455 and area.dsp <= 220 and area.lut <= 53_200 and area.bram18 <= 280
     kinds = {s["multiplier"] for s in report["stages"] if s["simd"]}
-    assert kinds == {"dsp", "lut"} and report["macs_per_dsp_cycle"] > 2
+    assert kinds >= {"packed", "lut"} and report["macs_per_dsp_cycle"] > 3
     unbound = plan_design(graph, CompileOptions(device=target_of(None, "xc7z020clg400-1")))
-    assert {s["multiplier"] for s in unbound.report["stages"] if s["simd"]} == {"dsp"}  # no budget, no LUT products
+    assert "lut" not in {s["multiplier"] for s in unbound.report["stages"] if s["simd"]}  # no budget, no LUT products
 
 
 def test_the_16bit_resnet8_keeps_its_dsps():

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..boards import Dsp
 from ..errors import HlsfuseError
 from ..fusion import FusionPlan
 from ..ir import Graph
 from ..ops import get_op
 from .names import Namer, sanitize
 from .plan import STAGE_KINDS, Channel, DataflowPlan, Port, Rom, Stage
-from .schedule import FOLDS, MULTIPLIERS, Factors, Schedule, head_of
+from .schedule import DEFAULT_DSP, FOLDS, MULTIPLIERS, Factors, Schedule, head_of
 from .stage_convert import convert_schedule
 from .stage_map import fork_schedule
 from .stage_own import check_lanes as own_check_lanes
@@ -77,6 +78,7 @@ class LowerOptions:
     top: str | None = None  # name of the top function / module (default: the graph's name)
     min_fifo_depth: int = MIN_FIFO_DEPTH
     fold: Folding = Folding()
+    dsp: Dsp = DEFAULT_DSP  # the target's DSP slice, which packed products (multiplier "packed") are shaped for
 
 PE_KINDS = tuple(kind for kind, factors in FOLDS.items() if "pe" in factors)
 """The stage kinds with a PE (outputs per emit, the lanes of their output) and input lanes (elements per push)."""
@@ -303,7 +305,7 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
         outs = tuple(outputs_of.get(name, ()))
         held = tuple(dict.fromkeys(tensor_of[ch] for ch, use in ins if use == "held"))
         schedule = schedule_of(graph, name, lay, group.nodes, tuple((ch, tensor_of[ch], use) for ch, use in ins), outs,
-                               factors[name])
+                               factors[name], options.dsp)
         stages.append(
             Stage(
                 name=name,
@@ -351,11 +353,12 @@ def lower(graph: Graph, plan: FusionPlan, options: LowerOptions | None = None) -
 
 
 def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, simd: int | None = None,
-           lanes: int = 1, pe: int = 1, snapshots: int = 1, multiplier: str = "dsp") -> Stage:
+           lanes: int = 1, pe: int = 1, snapshots: int = 1, multiplier: str = "dsp", dsp: Dsp = DEFAULT_DSP) -> Stage:
     """``stage`` of ``plan`` folded as a Folding entry would fold it (``simd`` and ``multiplier`` of its MAC head,
     ``lanes`` of a map stage or of a window, rows or reduce stage's input, ``pe`` of a window or rows stage,
     ``snapshots`` of a window stage), its channels and every other fact unchanged (the plan's timing is not
-    replayed): what the solver costs. Illegal factors raise HlsfuseError."""
+    replayed): what the solver costs; ``dsp``: the DSP slice packed products are shaped for. Illegal factors raise
+    HlsfuseError."""
     group = next(g for g in fusion.groups if g.id == stage.group)
     lay = layout(graph, group)
     if (stage.kind not in PE_KINDS and pe != 1 or stage.kind not in LANE_KINDS and lanes != 1
@@ -364,7 +367,7 @@ def refold(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage: Stage, s
     factors = _factors(graph, lay, simd, lanes, pe, snapshots, multiplier)
     _check_lanes(graph, stage.name, lay, stage.nodes, factors.lanes_out, factors.lanes_in)
     ins = tuple((ch, plan.channel(ch).tensor, use) for ch, use in zip(stage.inputs, stage.uses))
-    schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, factors)
+    schedule = schedule_of(graph, stage.name, lay, stage.nodes, ins, stage.outputs, factors, dsp)
     return dataclasses.replace(stage, schedule=schedule)
 
 

@@ -46,6 +46,9 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  (schedule.MULTIPLIERS) builds every product from LUTs as narrow ones are (``lut_product`` each,
                  radix-4 Booth, measured: LUT_PRODUCT_FIT; no DSP, no flip-flop), its adder tree growing from the
                  product's width
+                 + a MAC stage folded with multiplier "packed" (``packing.py``): per pair of PE lanes and SIMD lane one
+                 DSP for both products (``packed_dsp``), per pair the group sums, the split values' adders and the
+                 sign correction's popcount (``packed_tree``); an odd PE's last lane as multiplier "dsp"
                  + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
                  the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 
@@ -64,6 +67,7 @@ from ..boards import Dsp
 from ..ir import Graph
 from ..ops import get_op
 from ..types import DType, FixedType
+from .packing import Packing, packing_of
 from .plan import DataflowPlan, Stage
 from .shift_add import shift_add, shift_add_luts
 from .stage_convert import ConvertMain
@@ -79,6 +83,9 @@ __all__ = [
     "LUT_PRODUCT_FIT",
     "LUT_PRODUCT_BAND",
     "lut_choice",
+    "packed_choice",
+    "packed_dsp",
+    "packed_tree",
     "FLOAT_MAC_DSP",
     "BRAM18_SHAPES",
     "Area",
@@ -180,6 +187,12 @@ def lut_choice(x: DType, w: DType) -> bool:
     LUT_MULTIPLIER_BITS wide, and not built from LUTs anyway (``_narrow``)."""
     return (not (x.is_float or w.is_float) and max(x.bits, w.bits) <= LUT_MULTIPLIER_BITS
             and not _narrow(x, w))
+
+
+def packed_choice(x: DType, w: DType, dsp: Dsp) -> bool:
+    """Whether a MAC of ``x`` by ``w`` products may take multiplier "packed": two of them fit a ``dsp`` slice
+    (``packing.packing_of``), and they are not built from LUTs anyway (``_narrow``)."""
+    return not _narrow(x, w) and packing_of(x, w, dsp) is not None
 
 
 def lut_product(x: DType, w: DType) -> int:
@@ -378,13 +391,36 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
                 multiply = sum(shift_add_luts(csd_digits(r), _signed_bits(x)) for r in fixed.reshape(-1).tolist())
                 rom = sum((buffer_area(b) for b in schedule.buffers if b.rom and b.tensor == head.inputs[1]), Area())
                 out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)  # wired in, not a ROM
+        dsps = 0 if in_luts else products * dsp_per_product(x, w, dsp)
+        if main.packing is not None:  # PE lanes two to a DSP per SIMD lane, each group extracted
+            dsps = packed_dsp(x, w, main.packing, main.simd, pe, dsp)
+            tree = packed_tree(main.packing, main.simd, pe, acc)
         out += Area(
             multipliers=products,
-            dsp=0 if in_luts else products * dsp_per_product(x, w, dsp),
+            dsp=dsps,
             lut=multiply + tree,
             ff=pe * acc if main.folds > 1 else 0,  # the partial sums
         )
     return out
+
+
+def packed_dsp(x: DType, w: DType, packing: Packing, simd: int, pe: int, dsp: Dsp) -> int:
+    """DSP slices of a MAC stage of multiplier "packed": per pair of PE lanes and SIMD lane one packed product
+    (a ``packing.word`` x ``packing.x_bits`` signed product: one slice of the family it is shaped for), an odd
+    PE's last lane ``dsp_per_product`` per SIMD lane."""
+    word = math.ceil(packing.word / dsp.a) * math.ceil(packing.x_bits / dsp.b)
+    return pe // 2 * simd * word + pe % 2 * simd * dsp_per_product(x, w, dsp)
+
+
+def packed_tree(packing: Packing, simd: int, pe: int, acc: int) -> int:
+    """LUTs of the adders of a MAC stage of multiplier "packed": per pair of PE lanes, the packed sums of each group
+    of G SIMD lanes (SIMD - groups adders as wide as a group's sum; on a DSP its post-adder and cascade), each
+    group's lo and hi added up per lane (2 groups - 1 adders as wide as the accumulator, the last adding the sign
+    correction to hi) and the correction itself (a popcount of the groups' lo sign bits, a LUT per bit); an odd
+    PE's last lane the tree of SIMD - 1 adders of the unpacked products."""
+    groups = math.ceil(simd / packing.group)
+    pair = (simd - groups) * packing.total + (2 * groups - 1) * acc + groups
+    return pe // 2 * pair + pe % 2 * (simd - 1) * acc
 
 
 SRL_DEPTH = 32

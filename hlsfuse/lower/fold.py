@@ -19,7 +19,10 @@ is a constraint checked on those picks, and where they exceed it, on the picks w
 A MAC stage of operands at most 8 bits wide (``area.lut_choice``) also has each choice with its products in
 LUTs (multiplier "lut"); those are taken only where no folding with every product on DSPs meets the rate within
 the budget, and then by a knapsack over the DSP budget for the fewest LUTs (checked against the LUT and BRAM18
-budgets). Feasibility is monotone in T, so a binary search over the stages' distinct iteration counts finds the
+budgets). A MAC stage whose products pack two to a DSP slice (``area.packed_choice``) has each choice of PE 2 or
+more with PE lanes 2i and 2i + 1 sharing a DSP too (multiplier "packed", ``packing.py``): a DSP choice like the
+others, fewer DSPs for a few more LUTs, and a member of the knapsack where LUT products stand in. Feasibility is
+monotone in T, so a binary search over the stages' distinct iteration counts finds the
 smallest feasible rate.
 A choice costs its stage and the width converter its input lanes bring (``choice_area``).
 The FIFOs (their depths follow the timing of the folded plan) are counted from the plan being
@@ -40,7 +43,7 @@ from ..fileio import check_readable
 from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
-from .area import Area, Dsp, buffer_area, design_area, inflow_area, lut_choice, stage_area
+from .area import Area, Dsp, buffer_area, design_area, inflow_area, lut_choice, packed_choice, stage_area
 from .schedule import MULTIPLIERS
 from .stage_window import line_buffer, window_emits, window_engine, window_geometry
 
@@ -126,7 +129,7 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
                 emits = window_emits(main.out_channels, pe, main.products, simd or main.products)
                 q = window_engine(window_geometry(graph, stage.head, lanes), emits).fastest_slots
         try:
-            folded = refold(graph, fusion, plan, stage, simd, lanes, pe, q, multiplier)
+            folded = refold(graph, fusion, plan, stage, simd, lanes, pe, q, multiplier, dsp)
         except HlsfuseError:
             return None
         area = choice_area(graph, plan, folded, dsp)
@@ -163,10 +166,15 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
         found = [cost(None, ll) for ll in _divisors(source.shape[-1] if source.shape else 1)]
     else:
         raise HlsfuseError(f"fold: a {stage.kind} stage has one schedule")
+    operands = [graph.types[i].dtype for i in graph.node(stage.head).inputs[:2]] if is_mac(stage) else []
+    if operands and packed_choice(*operands, dsp):
+        # each of PE 2 or more with its PE lanes' products two to a DSP too: the same cycles, fewer DSPs
+        found += [cost(c.simd, c.lanes, c.pe, "packed", c.snapshots) for c in found if c is not None and c.pe > 1]
     out = _front(c for c in found if c is not None)
-    if is_mac(stage) and lut_choice(*(graph.types[i].dtype for i in graph.node(stage.head).inputs[:2])):
+    if operands and lut_choice(*operands):
         # each of them with its products in LUTs too: the same cycles, no DSP, more LUTs
-        out = _front([*out, *(cost(c.simd, c.lanes, c.pe, "lut", c.snapshots) for c in out)])
+        folds = dict.fromkeys((c.simd, c.lanes, c.pe, c.snapshots) for c in out)
+        out = _front([*out, *(cost(*f[:3], "lut", f[3]) for f in folds)])
     return out[::-1]
 
 
@@ -242,9 +250,9 @@ def _cheapest(options: list[list[Choice]], rate: int, fixed: Area, budget: Budge
     allowed = [[c for c in opts if c.cycles <= rate] for opts in options]
     if any(not a for a in allowed):
         return None
-    # where LUT products beat every DSP choice that meets the rate, they stand in
-    pick = _on_dsps([[c for c in a if c.multiplier == "dsp"] or a for a in allowed], fixed, budget)
-    if pick is not None or budget.dsp is None or all(c.multiplier == "dsp" for a in allowed for c in a):
+    # where LUT products beat every DSP choice (packed or not) that meets the rate, they stand in
+    pick = _on_dsps([[c for c in a if c.multiplier != "lut"] or a for a in allowed], fixed, budget)
+    if pick is not None or budget.dsp is None or all(c.multiplier != "lut" for a in allowed for c in a):
         return pick
     pick = _knapsack(allowed, budget.dsp - fixed.dsp, "lut")
     return pick if pick is not None and _fits(pick, fixed, budget) else None
@@ -306,11 +314,11 @@ def _fmt(c: Choice) -> str:
                      if v not in (None, 1, "dsp"))
 
 
-def _trim(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, c: Choice, rate: int) -> Choice:
+def _trim(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, c: Choice, rate: int, dsp: Dsp) -> Choice:
     """``c`` with the fewest snapshots that still meet ``rate`` (they cost registers, and no DSP or BRAM18)."""
     if c.snapshots == 1:
         return c
-    schedule = refold(graph, fusion, plan, stage, c.simd, c.lanes, c.pe, multiplier=c.multiplier).schedule
+    schedule = refold(graph, fusion, plan, stage, c.simd, c.lanes, c.pe, multiplier=c.multiplier, dsp=dsp).schedule
     return replace(c, snapshots=schedule.main.engine.fewest_slots(rate - schedule.setup_iterations))
 
 
@@ -340,7 +348,8 @@ class Space:
 
 def space(graph: Graph, fusion: FusionPlan, options: LowerOptions, dsp: Dsp, free_ports: bool = True) -> Space:
     """The solver's choices for ``graph`` fused as ``fusion`` (ports keep ``options``' lanes unless
-    ``free_ports``)."""
+    ``free_ports``); its plans are lowered for ``dsp`` (packed products are shaped for it)."""
+    options = replace(options, dsp=dsp)
     plan = lower(graph, fusion, options)
     folded = tuple(s for s in plan.stages if s.kind in FOLDABLE)
     alike: dict[tuple, tuple[Choice, ...]] = {}
@@ -400,7 +409,7 @@ def solve(space: Space, budget: Budget, plan: DataflowPlan | None = None) -> Fol
     pick = _cheapest(options, rate, fixed, budget)
     if pick is None:
         raise HlsfuseError(f"{where}: no folding meets {budget.cycles} cycles per frame within the budget")
-    pick = [_trim(graph, space.fusion, plan, s, c, rate) for s, c in zip(folded, pick)]
+    pick = [_trim(graph, space.fusion, plan, s, c, rate, space.dsp) for s, c in zip(folded, pick)]
     keys = [s.head or s.sink for s in folded]  # a node of the stage: node names are never ambiguous
     return Folding(simd=tuple((k, c.simd) for k, c in zip(keys, pick) if c.simd is not None),
                    lanes=tuple((k, c.lanes) for k, c in zip(keys, pick) if c.lanes != 1),
@@ -507,7 +516,7 @@ FACTORS = ("simd", "pe", "lanes", "snapshots", "multiplier")
 """The factors a fold.json entry may give: simd (conv2d, dense, matmul), pe (conv2d, pools, dense, matmul), lanes
 (map stages: elements per token; window stages: input channels per push; rows stages: row elements per push;
 reduce stages: input elements per iteration), snapshots (window stages: completed windows held for emission),
-multiplier (conv2d, dense, matmul: "dsp" or "lut", schedule.MULTIPLIERS)."""
+multiplier (conv2d, dense, matmul: "dsp", "lut" or "packed", schedule.MULTIPLIERS)."""
 
 
 def read_fold(path: str) -> Folding:

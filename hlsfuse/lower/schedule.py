@@ -37,6 +37,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..boards import Dsp, Target
 from ..errors import HlsfuseError
 from ..ir import Graph
 from ..ops import get_op
@@ -53,10 +54,17 @@ FOLDS = {"map": ("lanes",), "window": ("simd", "lanes", "pe", "snapshots", "mult
 """Stage kind -> its factors as a folding gives them and fold.json spells them (``Factors.spelled``); a fork's
 lanes are its producer's, shown but never given."""
 
-MULTIPLIERS = ("dsp", "lut")
+MULTIPLIERS = ("dsp", "lut", "packed")
 """How a MAC stage builds its products: ``dsp``, DSP slices (``area.dsp_per_product`` each; a product whose
-narrower operand has at most LUT_PRODUCT_BITS bits is LUTs anyway), or ``lut``, every product from LUTs
-(``area.lut_multiplier``), for when the DSPs run out before the LUTs do. Both compute the same exact products."""
+narrower operand has at most LUT_PRODUCT_BITS bits is LUTs anyway), ``lut``, every product from LUTs
+(``area.lut_multiplier``), for when the DSPs run out before the LUTs do, or ``packed``, the products of PE lanes
+2i and 2i + 1 two to a DSP slice (``packing.py``; an odd PE's last lane on DSPs). All compute the same exact
+products."""
+
+
+DEFAULT_DSP = Target().dsp_slice
+"""The DSP slice a lowering shapes packed products for when it is not told (``LowerOptions.dsp``): the default
+target's."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,7 @@ class StageInputs:
     uses: dict[str, tuple[tuple[str, str], ...]]
     outs: tuple[str, ...]
     factors: Factors = field(default_factory=Factors)
+    dsp: Dsp = DEFAULT_DSP  # the DSP slice packed products are shaped for (multiplier "packed")
 
     @property
     def held_names(self) -> set[str]:

@@ -15,13 +15,15 @@ from functools import cached_property
 
 import numpy as np
 
+from ..boards import Dsp
 from ..errors import HlsfuseError
 from ..ir import Graph
 from ..types import Fmt
 from .elements import ElementPhase
 from .emitting import Emitting, emitting_schedule
 from .engine import Engine, Streamed, check_simd
-from .schedule import Factors, Schedule, StageInputs, exact_accumulator, head_of
+from .packing import Packing, packed_for
+from .schedule import DEFAULT_DSP, Factors, Schedule, StageInputs, exact_accumulator, head_of
 from .storage import Buffer, memory
 
 __all__ = ["RowsMain", "rows_main", "batch_offsets", "rows_schedule"]
@@ -49,6 +51,7 @@ class RowsMain(Emitting):
     pe: int = 1  # output columns computed per emit (a divisor of n): the output token's lanes
     lanes_in: int = 1  # row elements per push (a divisor of k): the input token's lanes
     multiplier: str = "dsp"  # how the products are built (schedule.MULTIPLIERS)
+    packing: Packing | None = None  # multiplier "packed": how PE lanes 2i and 2i + 1 share a DSP (packing.py)
 
     @property
     def factors(self) -> Factors:
@@ -120,10 +123,10 @@ def batch_offsets(node, a_shape, b_shape, out_shape) -> tuple[int, ...]:
 
 
 def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes, simd: int | None = None,
-              pe: int = 1, lanes: int = 1, multiplier: str = "dsp") -> RowsMain:
+              pe: int = 1, lanes: int = 1, multiplier: str = "dsp", dsp: Dsp = DEFAULT_DSP) -> RowsMain:
     """``simd``: products per iteration (None: all k, one output per iteration); ``pe``: output columns per
     emit (``epilogue`` is over tokens of that many); ``lanes``: row elements per push; ``multiplier``: how the
-    products are built."""
+    products are built (``dsp``: the DSP slice packed ones are shaped for)."""
     node = graph.node(head)
     spec = head_of(graph, head)
     x, w = node.inputs[0], node.inputs[spec.weights]
@@ -137,8 +140,10 @@ def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes
     if k % lanes or n % pe:
         raise HlsfuseError(f"{node.where()}: lanes {lanes} and pe {pe} must divide its {k} row elements and "
                            f"{n} columns")
+    packing = packed_for(node.where(), x_type.dtype, w_type.dtype, dsp, pe) if multiplier == "packed" else None
     return RowsMain(node.op, spec.products_innermost, batches, rows, k, n, read, w, offsets,
-                    exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, lanes, multiplier)
+                    exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, lanes, multiplier,
+                    packing)
 
 
 
@@ -148,7 +153,7 @@ def rows_schedule(s: StageInputs) -> Schedule:
     x_bits = s.graph.types[s.graph.node(s.head).inputs[0]].dtype.bits
 
     def build(read: str, epilogue: ElementPhase):
-        main = rows_main(s.graph, s.head, read, epilogue, s.outs, f.simd, f.pe, f.lanes_in, f.multiplier)
+        main = rows_main(s.graph, s.head, read, epilogue, s.outs, f.simd, f.pe, f.lanes_in, f.multiplier, s.dsp)
         own = [Buffer("row", main.k, x_bits, registers=True), Buffer("snapshot", main.k, x_bits, registers=True)]
         if main.streamed:  # the row is emitted from while it is read; each output keeps its partial sum
             # an emit reads and writes PE consecutive ones, each again a fold (N / PE emits) later

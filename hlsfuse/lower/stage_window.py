@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..boards import Dsp
 from ..errors import HlsfuseError
 from ..ir import Graph
 from ..ops.nn import pool_counts
@@ -23,7 +24,8 @@ from ..types import Fmt
 from .elements import ElementPhase
 from .emitting import Emitting, emitting_schedule
 from .engine import Engine, check_simd
-from .schedule import Factors, Schedule, StageInputs, exact_accumulator, head_of
+from .packing import Packing, packed_for
+from .schedule import DEFAULT_DSP, Factors, Schedule, StageInputs, exact_accumulator, head_of
 from .storage import Buffer
 
 __all__ = ["WindowGeometry", "WindowMain", "window_geometry", "window_main", "window_engine", "window_emits",
@@ -179,6 +181,7 @@ class WindowMain(Emitting):
     pe: int = 1  # output channels computed per emit (a divisor of Cout): the output token's lanes
     snapshots: int = 1  # completed windows held for emission (``Engine.slots``)
     multiplier: str = "dsp"  # a MAC's products: how they are built (schedule.MULTIPLIERS)
+    packing: Packing | None = None  # multiplier "packed": how PE lanes 2i and 2i + 1 share a DSP (packing.py)
 
     strided = True
 
@@ -237,11 +240,11 @@ def window_geometry(graph: Graph, head: str, lanes: int = 1) -> WindowGeometry:
 
 def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes,
                 simd: int | None = None, pe: int = 1, lanes: int = 1, snapshots: int = 1,
-                multiplier: str = "dsp") -> WindowMain:
+                multiplier: str = "dsp", dsp: Dsp = DEFAULT_DSP) -> WindowMain:
     """``simd``: products per iteration of a MAC (None: all of an output's, one output per iteration);
     ``pe``: output channels per emit (``epilogue`` is over tokens of that many); ``lanes``: input channels
     per push; ``snapshots``: completed windows held for emission; ``multiplier``: how a MAC's products are
-    built."""
+    built (``dsp``: the DSP slice packed ones are shaped for)."""
     node = graph.node(head)
     spec = head_of(graph, head)
     geometry = window_geometry(graph, head, lanes)
@@ -258,9 +261,13 @@ def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writ
     check_simd(node.where(), simd, spec.terms)
     if isinstance(snapshots, bool) or not isinstance(snapshots, int) or snapshots < 1:
         raise HlsfuseError(f"{node.where()}: snapshots must be a positive integer, not {snapshots!r}")
+    packing = None
+    if spec.mac and multiplier == "packed":
+        x, w = (graph.types[node.inputs[k]].dtype for k in (0, spec.weights))
+        packing = packed_for(node.where(), x, w, dsp, pe, cout // spec.groups if spec.groups > 1 else None)
     return WindowMain(node.op, spec.combine, spec.terms, geometry, cout, spec.groups, read, weights, divisor, counts,
                       exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, snapshots,
-                      multiplier if spec.mac else "dsp")
+                      multiplier if spec.mac else "dsp", packing)
 
 
 
@@ -277,7 +284,7 @@ def window_schedule(s: StageInputs) -> Schedule:
 
     def build(read: str, epilogue: ElementPhase):
         main = window_main(s.graph, s.head, read, epilogue, s.outs, f.simd, f.pe, f.lanes_in, f.snapshots,
-                           f.multiplier)
+                           f.multiplier, s.dsp)
         g = main.geometry
         own = [line_buffer(g, x_bits), Buffer("window", g.window, x_bits, registers=True),
                Buffer("snapshot", main.snapshots * g.taps * g.c, x_bits, registers=True, banks=main.snapshots)]

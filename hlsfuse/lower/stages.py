@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..boards import Dsp
 from ..errors import HlsfuseError
 from ..fusion import Group
 from ..ir import Graph
 from ..ops import get_op
-from .schedule import Factors, Schedule, StageInputs
+from .schedule import DEFAULT_DSP, Factors, Schedule, StageInputs
 from .stage_map import map_schedule
 from .stage_own import own_schedule
 from .stage_reduce import reduce_schedule
@@ -141,10 +142,10 @@ KINDS = {
 
 
 def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], ins, outs: tuple[str, ...],
-                factors: Factors | None = None) -> Schedule:
+                factors: Factors | None = None, dsp: Dsp = DEFAULT_DSP) -> Schedule:
     """The schedule of stage ``name`` computing ``nodes`` as ``lay`` says; ``ins``: (channel, tensor, use)
     per input channel in order, ``outs``: its output channels; ``factors``: how it is folded (the lowering
-    checked that its tensors allow them)."""
+    checked that its tensors allow them); ``dsp``: the DSP slice packed products are shaped for."""
     uses: dict[str, list[tuple[str, str]]] = {u: [] for u in ("head", "pre", "post", "held")}
     for channel, tensor, use in ins:
         uses[use].append((channel, tensor))
@@ -152,4 +153,4 @@ def schedule_of(graph: Graph, name: str, lay: Layout, nodes: tuple[str, ...], in
         raise HlsfuseError(f"stage '{name}': unknown stage kind '{lay.kind}'")
     return KINDS[lay.kind](StageInputs(graph, name, nodes, lay.head, lay.prologue, lay.epilogue,
                                        {u: tuple(pairs) for u, pairs in uses.items()}, tuple(outs),
-                                       factors or Factors()))
+                                       factors or Factors(), dsp))

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...lower.elements import ElementPhase
+from ...lower.packing import Packing
 from ...lower.schedule import Schedule
 from ...lower.storage import Buffer
 from ...types import Fmt
@@ -28,7 +29,7 @@ from .expr import Body, Digit, Term, Wheel, body
 __all__ = [
     "Array", "Held", "Read", "Store", "Pre", "Setup", "Write", "Token", "Phase", "Rom",
     "partition", "partitions", "array", "setup", "phase", "writes", "wheels", "accumulator", "local_roms",
-    "Weights", "weights",
+    "Weights", "weights", "packing_type",
 ]
 
 
@@ -260,6 +261,14 @@ def wheels(
         low = None if inner == 1 else ctx.names.local(f"{prefix}r{w}")
         out.append(Wheel(low, inner, group))
     return terms, tuple(out)
+
+
+def packing_type(packing: Packing | None) -> str | None:
+    """The hlsf::packing<S, G, WORD, XB, TOTAL> of a MAC stage of multiplier "packed" (mac.h), else None."""
+    if packing is None:
+        return None
+    return (f"hlsf::packing<{packing.shift}, {packing.group}, {packing.word}, {packing.x_bits}, "
+            f"{packing.total}>")
 
 
 def accumulator(fmt: Fmt | None) -> str:

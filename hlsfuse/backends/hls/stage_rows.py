@@ -39,6 +39,7 @@ from .phase import (
     accumulator,
     array,
     local_roms,
+    packing_type,
     phase,
     setup,
     weights,
@@ -76,6 +77,7 @@ class Loop:
     last: str  # this emit is its outputs' last fold (pe > 1)
     token: str  # the output token (pe > 1)
     x_in: str  # the input token (lanes > 1)
+    packed: str  # multiplier "packed": the emit's sums, computed two outputs to a DSP
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class RowsBody:
     weights: str  # the local ROM or held array of w / b
     weight_type: str | None  # their element type (hlsf::element reads a ROM's raw integers back as it)
     fabric: bool  # the products built from LUTs (multiplier "lut")
+    packing: str | None  # multiplier "packed": its hlsf::packing<...> (``packing_type``)
     offsets: tuple[int, ...]  # matmul: first row of b's batch per output batch; () when always 0
     epilogue: Phase
     writes: tuple[Write, ...]
@@ -119,7 +122,7 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
     local = ctx.names.local
     loop = Loop(*(local(n) for n in (
         "t", "acc_t", "xrow", "snap", "k", "n", "bt", "m", "pushing", "rows_in", "emitting", "completes", "push",
-        "px", "acc", "b_base", "f", "part", "need", "l", "col", "last", "tok_out", "x_in")))
+        "px", "acc", "b_base", "f", "part", "need", "l", "col", "last", "tok_out", "x_in", "acc_pk")))
     w = weights(ctx, schedule, main.weights)
     head_var = ctx.value(stage.head)
     e = phase(ctx, main.epilogue, {stage.head: head_var}, local("o"), loop.lane if main.pe > 1 else None)
@@ -156,6 +159,7 @@ def body(ctx: Context, stage: Stage) -> RowsBody:
         weights=w.name,
         weight_type=w.type,
         fabric=main.multiplier == "lut",
+        packing=packing_type(main.packing),
         offsets=main.base_rows,
         epilogue=e,
         writes=writes(main.writes, e.result if main.pe == 1 else loop.token),

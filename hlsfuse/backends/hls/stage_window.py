@@ -34,7 +34,21 @@ from dataclasses import dataclass
 
 from ...lower.plan import Stage
 from .context import Context
-from .phase import Phase, Rom, Setup, Token, Weights, Write, accumulator, local_roms, phase, setup, weights, writes
+from .phase import (
+    Phase,
+    Rom,
+    Setup,
+    Token,
+    Weights,
+    Write,
+    accumulator,
+    local_roms,
+    packing_type,
+    phase,
+    setup,
+    weights,
+    writes,
+)
 from .replicas import stage_copies
 from .view import StageView, evaluates_functions, make_view
 
@@ -73,6 +87,7 @@ class Loop:
     held: str  # snapshots > 1: completed windows held (the first emitting, the last captured)
     first: str  # snapshots > 1: the slot emitting
     free: str  # snapshots > 1: the slot the next capture fills
+    packed: str  # multiplier "packed": the emit's sums, computed two outputs to a DSP
 
 
 @dataclass(frozen=True)
@@ -128,6 +143,7 @@ class WindowBody:
     weights: str | None  # conv2d: the local ROM or held array
     weight_type: str | None  # their element type (hlsf::element reads a ROM's raw integers back as it)
     fabric: bool  # conv2d: the products built from LUTs (multiplier "lut")
+    packing: str | None  # conv2d of multiplier "packed": its hlsf::packing<...> (``packing_type``)
     epilogue: Phase
     writes: tuple[Write, ...]
 
@@ -147,7 +163,7 @@ def _loop(ctx: Context) -> Loop:
     return Loop(*(local(n) for n in (
         "t", "acc_t", "lb", "snap", "row", "col", "ch", "img", "pushing", "emitting", "co", "oy", "ox",
         "completes", "push", "px", "acc", "real", "tab", "f", "part", "l", "co_l", "last", "tok_out", "held",
-        "slot_emit", "slot_free")))
+        "slot_emit", "slot_free", "acc_pk")))
 
 
 def _table(loop: Loop, what: str, bits: tuple[bool, ...]) -> Table | None:
@@ -218,6 +234,7 @@ def body(ctx: Context, stage: Stage) -> WindowBody:
         weights=w.name,
         weight_type=w.type,
         fabric=main.multiplier == "lut",
+        packing=packing_type(main.packing),
         epilogue=e,
         writes=writes(main.writes, e.result if main.pe == 1 else loop.token),
     )

@@ -23,6 +23,7 @@ from ...lower.plan import Stage
 from .decls import StageModule, Update
 from .expr import rom
 from .module import ModuleBuilder
+from .packed import packed_terms
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
 
@@ -89,6 +90,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             js.append(b.wire(f"j{s}", kb, f"{ulit(j0, kb)} + {zext(f, fw, kb)} * {ulit(dj % (1 << kb), kb)}"))
     raws = [f"{snap}[{ulit(j, kb) if isinstance(j, int) else j}]" for j in js]
     results = []
+    packed_lo = None  # multiplier "packed": the lo lane of the pair, (its weights, tag), summed with the hi lane
     for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):
         tag = f"l{lane}_" if main.pe > 1 else ""
         if main.products_innermost:  # dense's w[N, K], a matmul's b^T: column n's products from n K on
@@ -109,21 +111,42 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
             else:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
-            terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
+            terms.append(wj if main.packing is not None else
+                         lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
         if banked:  # the column's weights are the banks' at the address register
             b.unused(base)
-        b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column "
-                  f"{'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}")
-        exact = fold_sum(b, terms, fire, emitting, loop, f"{tag}dot")
-        result = b.net(f"{tag}v_head", head_type.width)
-        b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
-                   (("in_data", exact), ("in_sticky", "1'b0"), ("out_data", result)))
-        results.append(result)
+        pairs = _packed_pair(b, main, lane, terms, tag, packed_lo, raws, x_type, w_type)
+        if pairs is None:  # the lo lane of a pair: summed with the hi lane
+            packed_lo = (terms, tag)
+            continue
+        for terms, tag, lane in pairs:
+            b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column "
+                      f"{'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}")
+            exact = fold_sum(b, terms, fire, emitting, loop, f"{tag}dot")
+            result = b.net(f"{tag}v_head", head_type.width)
+            b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
+                       (("in_data", exact), ("in_sticky", "1'b0"), ("out_data", result)))
+            results.append(result)
 
     out = emit_epilogue(b, main, stage.head, results if main.pe > 1 else results[0], arrays, here, fire, writes)
     return b.build(f"{main.op} '{stage.head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out),
                    state)
+
+
+def _packed_pair(b: ModuleBuilder, main, lane: int, terms: list[str], tag: str, low, xs: list[str], x_type,
+                 w_type) -> list[tuple[list[str], str, int]] | None:
+    """The (terms, tag, lane) whose sums this lane completes: its own products' (``terms``), or with multiplier
+    "packed" (``terms`` then the lane's weights) the pair of lanes 2i and 2i + 1 from their packed products at the
+    hi lane (``low``: the lo lane's weights and tag), None at the lo lane; an odd PE's last lane unpacked."""
+    if main.packing is None:
+        return [(terms, tag, lane)]
+    if lane % 2 == 0 and lane + 1 == main.pe:  # the odd lane
+        return [([f"{sext64(x, x_type)} * {sext64(w, w_type)}" for x, w in zip(xs, terms)], tag, lane)]
+    if lane % 2 == 0:
+        return None
+    lo, hi = packed_terms(b, low[1], xs, x_type, low[0], terms, w_type, main.packing)
+    return [(lo, low[1], lane - 1), (hi, tag, lane)]
 
 
 def _block_banks(b: ModuleBuilder, main) -> bool:
@@ -201,7 +224,10 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
     accs = b.array("accs", main.n, XW)
     ab = b.index(accs)
     results = []
-    for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):  # lane s: weight col x K + j
+    packed_lo = None  # multiplier "packed": the lo lane of the pair, (its weights, tag), summed with the hi lane
+    xs = [f"{xrow}[{jx}]" for jx in js]
+    columns = _columns(b, main, n, nw)
+    for lane, (col, cw) in enumerate(columns):  # lane s: weight col x K + j
         tag = f"l{lane}_" if main.pe > 1 else ""
         base = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}")
         terms = []
@@ -212,20 +238,26 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
             else:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
-            xj = f"{xrow}[{jx}]"
-            terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
+            xj = xs[s]
+            terms.append(wj if main.packing is not None else
+                         lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
         if banked:  # the column's weights are the banks' at the address register
             b.unused(base)
-        acc = f"{accs}[{zext(col, cw, ab)}]"
-        start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({acc})", signed=True)
-        b.comment(f"dense '{stage.head}': fold f of column {'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}'s "
-                  "dot product, added to its accumulator")
-        total = b.sum(f"{tag}dot", [start, *terms])
-        b.stores.append(Update(f"{fire} && {emit}", acc, total))
-        result = b.net(f"{tag}v_head", head_type.width)
-        b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
-                   (("in_data", total), ("in_sticky", "1'b0"), ("out_data", result)))
-        results.append(result)
+        pairs = _packed_pair(b, main, lane, terms, tag, packed_lo, xs, x_type, w_type)
+        if pairs is None:  # the lo lane of a pair: summed with the hi lane
+            packed_lo = (terms, tag)
+            continue
+        for terms, tag, lane in pairs:
+            acc = f"{accs}[{zext(columns[lane][0], columns[lane][1], ab)}]"
+            start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({acc})", signed=True)
+            b.comment(f"dense '{stage.head}': fold f of column {'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}'s "
+                      "dot product, added to its accumulator")
+            total = b.sum(f"{tag}dot", [start, *terms])
+            b.stores.append(Update(f"{fire} && {emit}", acc, total))
+            result = b.net(f"{tag}v_head", head_type.width)
+            b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
+                       (("in_data", total), ("in_sticky", "1'b0"), ("out_data", result)))
+            results.append(result)
     writes = b.wire("writes", 1, f"{emit} && {fold} == {ulit(main.folds - 1, f_w)}")
     return emit_epilogue(b, main, stage.head, results if main.pe > 1 else results[0], arrays, here, fire, writes)

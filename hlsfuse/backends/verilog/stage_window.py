@@ -25,12 +25,15 @@ counters, so the stage needs no division or modulo.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ...lower.area import buffer_area
 from ...lower.plan import Stage
 from ...types import Fmt
 from .decls import Assign, StageModule
 from .expr import rom
 from .module import ModuleBuilder
+from .packed import packed_terms
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
 
@@ -145,7 +148,13 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             expr = ulit(lane, w) if emits == 1 else f"{zext(co, cow, w)} * {ulit(main.pe, w)} + {ulit(lane, w)}"
             channel = (b.wire(f"co{lane}", w, expr), w)
         tag = f"l{lane}_" if main.pe > 1 else ""
-        if main.combine == "mac":
+        if main.packing is not None and (lane % 2 or lane + 1 < main.pe):  # lanes 2i and 2i + 1 packed
+            if lane % 2 == 0:
+                low = (channel, lane, tag)
+            else:
+                results += _conv_packed(b, main, arrays, fire, emitting, loop, low, (channel, lane, tag), tap, x_type,
+                                        head_type)
+        elif main.combine == "mac":
             results.append(_conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag))
         elif main.combine == "max":
             results.append(_max_pool(b, g, pixel, channel, tap, x_type, head_type, tag))
@@ -159,6 +168,47 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
     """Output channel ``channel``'s products of this fold (lane ``lane`` of the emit's PE): SIMD lane s computes
     product j = main.product(fold, s), tap j // CG and input channel j % CG of the channel's group, added to
     the partial sum of the earlier folds."""
+    w_type = b.dtype(main.weights)
+    terms = []
+    for t, (x, wraw) in enumerate(_conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, tag)):
+        xa = b.wire(f"{tag}xa_{t}", XW, sext64(x, x_type), signed=True)
+        if main.multiplier == "lut":
+            pr = lut_product(b, f"{tag}lp_{t}", x, x_type, wraw, w_type)
+        else:
+            pr = f"{xa} * {b.wire(f'{tag}wb_{t}', XW, sext64(wraw, w_type), signed=True)}"
+        terms.append(b.wire(f"{tag}pr_{t}", XW, pr, signed=True))
+    return _conv_head(b, terms, fire, emitting, loop, x_type, w_type, head_type, tag)
+
+
+def _conv_head(b, terms, fire, emitting, loop, x_type, w_type, head_type, tag) -> str:
+    """The exact sum of an output channel's ``terms`` and its earlier folds', assigned once to the head's type."""
+    acc = fold_sum(b, terms, fire, emitting, loop, f"{tag}acc")
+    b.comment("conv2d: the exact dot product, assigned once to the head's type")
+    result = b.net(f"{tag}v_head", head_type.width)
+    b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
+               (("in_data", acc), ("in_sticky", "1'b0"), ("out_data", result)))
+    return result
+
+
+def _conv_packed(b, main, arrays, fire, emitting, loop, low, high, tap, x_type, head_type) -> list[str]:
+    """Output channels ``low`` and ``high`` ((channel, lane, tag) of PE lanes 2i and 2i + 1, one group: the same
+    taps) of multiplier "packed": each SIMD lane's two products from one packed product (``packed_terms``)."""
+    w_type = b.dtype(main.weights)
+    (lo_channel, lo_lane, lo_tag), (hi_channel, hi_lane, hi_tag) = low, high
+    lo_ops = list(_conv_operands(b, main, arrays, fire, emitting, loop, lo_channel, lo_lane, tap, lo_tag))
+    hi_ops = list(_conv_operands(b, main, arrays, fire, emitting, loop, hi_channel, hi_lane, tap, hi_tag,
+                                 with_x=False))
+    lo_terms, hi_terms = packed_terms(b, low[2], [x for x, _ in lo_ops], x_type, [w for _, w in lo_ops],
+                                      [w for _, w in hi_ops], w_type, main.packing)
+    return [_conv_head(b, lo_terms, fire, emitting, loop, x_type, w_type, head_type, low[2]),
+            _conv_head(b, hi_terms, fire, emitting, loop, x_type, w_type, head_type, high[2])]
+
+
+def _conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, tag="",
+                   with_x=True) -> Iterator[tuple[str | None, str]]:
+    """(x, w) of each SIMD lane of output channel ``channel`` in this fold, in turn: the raw bits of its tap (None
+    without ``with_x``: a packed pair's hi lane reads its lo lane's) and of its weight. (A generator: the caller's
+    wires of a lane are declared after the lane's operands, before the next lane's.)"""
     g = main.geometry
     (co, cow), fold = channel, loop.fold
     wt = main.weights
@@ -172,7 +222,7 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
     else:
         weights = arrays[wt]
     offset = None
-    if main.groups > 1:
+    if main.groups > 1 and with_x:
         # the channel's group g = channel / (Cout/groups); its first input channel g * Cin/groups, per emit
         bw = bits_for(g.c)
         per_group = cout // main.groups
@@ -183,21 +233,23 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
     wi = b.index(weights) if weights else 0
     if banked:  # the output channel is the address register's
         b.unused(co)
-    terms = []
     for t in range(main.simd):
+        x = None
         if fold is None:
             k, ci = divmod(t, cg)
-            x = tap(k * g.c + ci, offset, f"{tag}{t}")
+            if with_x:
+                x = tap(k * g.c + ci, offset, f"{tag}{t}")
             wix = f"{ulit(t * cout, wi)} + {zext(co, cow, wi)}"
         else:
             # lane t reads snapshot element (j // CG) * C + j % CG and weight j * COUT + co, j = t * FOLDS + fold
             js = [main.product(f, t) for f in range(main.folds)]
-            tb = index_width(g.taps * g.c)
-            table = b.rom(f"lane{t}", [(j // cg) * g.c + j % cg for j in js], tb)
-            at = f"{table}[{fold[0]}]"
-            if offset is not None:
-                at += f" + {zext(offset[0], offset[1], tb)}"
-            x = tap(0, (b.wire(f"{tag}at_{t}", tb, at), tb), f"{tag}{t}")
+            if with_x:
+                tb = index_width(g.taps * g.c)
+                table = b.rom(f"lane{t}", [(j // cg) * g.c + j % cg for j in js], tb)
+                at = f"{table}[{fold[0]}]"
+                if offset is not None:
+                    at += f" + {zext(offset[0], offset[1], tb)}"
+                x = tap(0, (b.wire(f"{tag}at_{t}", tb, at), tb), f"{tag}{t}")
             if banked:  # bank (t, lane): its block RAM read at the stage's weight address register
                 wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{_weight_bank(b, main, t, lane)}[{banked}]")
             else:
@@ -205,18 +257,7 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
                              f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
         if not banked:
             wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
-        xa = b.wire(f"{tag}xa_{t}", XW, sext64(x, x_type), signed=True)
-        if main.multiplier == "lut":
-            pr = lut_product(b, f"{tag}lp_{t}", x, x_type, wraw, w_type)
-        else:
-            pr = f"{xa} * {b.wire(f'{tag}wb_{t}', XW, sext64(wraw, w_type), signed=True)}"
-        terms.append(b.wire(f"{tag}pr_{t}", XW, pr, signed=True))
-    acc = fold_sum(b, terms, fire, emitting, loop, f"{tag}acc")
-    b.comment("conv2d: the exact dot product, assigned once to the head's type")
-    result = b.net(f"{tag}v_head", head_type.width)
-    b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
-               (("in_data", acc), ("in_sticky", "1'b0"), ("out_data", result)))
-    return result
+        yield x, wraw
 
 
 def _block_banks(b: ModuleBuilder, main, fire: str, emitting: str) -> str | None:

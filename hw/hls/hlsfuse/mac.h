@@ -33,6 +33,17 @@
 // Each MAC helper takes a FABRIC template argument after T_W (default false): true builds every product from LUTs
 // (BIND_OP impl=fabric), for a stage whose multiplier the folding set to "lut" (schedule.MULTIPLIERS: the products
 // are the same exact values, only where they are computed changes).
+// The packed helpers compute the PE outputs of an emit at once, for a stage whose multiplier the folding set to
+// "packed" (lower/packing.py): outputs 2i and 2i + 1 read the same x, so each SIMD lane takes one DSP for both,
+// x * (w_hi * 2^S + w_lo); G consecutive lanes' packed products are summed (the DSP's post-adder and cascade), and
+// each group's sum Q splits exactly into lo = Q's low S bits, sign-extended, and hi = (Q - lo) >> S (the guard
+// band: |a group's sum of x * w_lo| < 2^(S-1), proved from the operand types). An odd PE's last output is an
+// unpacked conv_mac/dense_mac/matmul_mac. acc[l] holds output l's sum so far (0 for fold 0) and is added to:
+//   conv_mac_packed<ACC, TAPS, COUT, GROUPS, SIMD, T_W, PK>(acc, taps, w, co, f)   outputs co .. co + PE - 1
+//   dense_mac_packed<ACC, SIMD, T_W, PK>(acc, x, w, n, f)                           outputs n .. n + PE - 1
+//   matmul_mac_packed<ACC, N, SIMD, T_W, PK>(acc, x, b, base, n, f)                 outputs n .. n + PE - 1
+// PK = packing<S, G, WORD, XB, TOTAL>: the packed word's WORD and x's XB signed bits (the DSP's A and B port
+// widths bound them), TOTAL a group's sum's.
 //   window_sum<ACC, TAPS>(taps, c)       sum of channel c over the taps (padding was pushed as zeros)
 //   window_max<TAPS>(taps, c, real)      maximum of channel c over the taps t with real[t] (not padding: padding
 //                                        never wins, and every pooling window has a real tap)
@@ -133,6 +144,120 @@ ACC matmul_mac(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
     accumulate(acc, detail::multiply<FABRIC>::of(x[j], element<T_W>(weights::at(b, base + j, n))));
   }
   return acc;
+}
+
+// How two outputs share a DSP (lower/packing.py's Packing): w_hi's place S in the packed word, G lanes summed
+// packed before a split, the signed bits of the packed word (WORD), of x (XB) and of a group's packed sum (TOTAL).
+template <int S, int G, int WORD, int XB, int TOTAL>
+struct packing {
+  static const int shift = S;
+  static const int group = G;
+  static const int word = WORD;
+  static const int x_bits = XB;
+  static const int total = TOTAL;
+};
+
+namespace detail {
+
+// x * (hi * 2^S + lo) in one DSP: the packed word through its pre-adder, x on its B port.
+template <class PK, class T_X, class T_W>
+ap_int<PK::word + PK::x_bits> packed_product(const T_X& x, const T_W& lo, const T_W& hi) {
+#pragma HLS INLINE
+  const ap_int<PK::x_bits> xr(raw_of(x));
+  const ap_int<PK::word> w(((ap_int<PK::word>(raw_of(hi)) << PK::shift) + ap_int<PK::word>(raw_of(lo))));
+  const ap_int<PK::word + PK::x_bits> p = w * xr;
+#pragma HLS BIND_OP variable=p op=mul impl=dsp
+  return p;
+}
+
+// A group's packed sum q = H * 2^S + L split exactly (|L| < 2^(S-1)): L is q's low S bits, sign-extended, and H
+// is (q - L) >> S; each added to its output's sum as the exact sum of at most G products (T_P each).
+template <class PK, class T_P, class ACC>
+void packed_split(ACC& lo, ACC& hi, const ap_int<PK::total>& q) {
+#pragma HLS INLINE
+  typedef sum_t<T_P, PK::group> part_t;
+  const ap_int<PK::shift> l(q);
+  const ap_int<PK::total - PK::shift + 1> h((q - l) >> PK::shift);
+  hlsf::accumulate(lo, from_raw<part_t>(l.to_int64()));  // (detail::accumulate would hide it)
+  hlsf::accumulate(hi, from_raw<part_t>(h.to_int64()));
+}
+
+}  // namespace detail
+
+template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_W, class PK, class T_X, int NT, class W, int PE>
+void conv_mac_packed(ACC (&acc)[PE], const T_X (&taps)[NT], const W& w, int co, int f) {
+#pragma HLS INLINE
+  typedef detail::weights<W, COUT> weights;  // product j, output channel co
+  const int C = NT / TAPS;
+  const int CG = C / GROUPS;
+  const int CO_G = COUT / GROUPS;
+  const int F = TAPS * CG / SIMD;
+  static_assert(PE >= 2 && CO_G % 2 == 0, "conv_mac_packed: outputs 2i and 2i + 1 must be of one group");
+  static_assert((TAPS * CG) % SIMD == 0, "conv_mac_packed: SIMD must divide KH*KW*Cin/GROUPS");
+  for (int p = 0; p < PE / 2; ++p) {
+#pragma HLS UNROLL
+    const int lo = co + 2 * p;
+    const int base = (lo / CO_G) * CG;
+    for (int g = 0; g < SIMD; g += PK::group) {
+#pragma HLS UNROLL
+      ap_int<PK::total> q = 0;
+      for (int s = g; s < g + PK::group && s < SIMD; ++s) {
+#pragma HLS UNROLL
+        const int j = s * F + f;
+        q += detail::packed_product<PK>(taps[(j / CG) * C + base + j % CG], element<T_W>(weights::at(w, j, lo)),
+                                        element<T_W>(weights::at(w, j, lo + 1)));
+      }
+      detail::packed_split<PK, product_t<T_X, T_W> >(acc[2 * p], acc[2 * p + 1], q);
+    }
+  }
+  if (PE % 2) acc[PE - 1] = conv_mac<ACC, TAPS, COUT, GROUPS, SIMD, T_W>(acc[PE - 1], taps, w, co + PE - 1, f);
+}
+
+template <class ACC, int SIMD, class T_W, class PK, class T_X, int K, class W, int PE>
+void dense_mac_packed(ACC (&acc)[PE], const T_X (&x)[K], const W& w, int n, int f) {
+#pragma HLS INLINE
+  typedef detail::weights<W, K> weights;  // output n, product j
+  static_assert(PE >= 2 && K % SIMD == 0, "dense_mac_packed: PE of at least 2, SIMD dividing K");
+  for (int p = 0; p < PE / 2; ++p) {
+#pragma HLS UNROLL
+    const int lo = n + 2 * p;
+    for (int g = 0; g < SIMD; g += PK::group) {
+#pragma HLS UNROLL
+      ap_int<PK::total> q = 0;
+      for (int s = g; s < g + PK::group && s < SIMD; ++s) {
+#pragma HLS UNROLL
+        const int j = f * SIMD + s;
+        q += detail::packed_product<PK>(x[j], element<T_W>(weights::at(w, lo, j)),
+                                        element<T_W>(weights::at(w, lo + 1, j)));
+      }
+      detail::packed_split<PK, product_t<T_X, T_W> >(acc[2 * p], acc[2 * p + 1], q);
+    }
+  }
+  if (PE % 2) acc[PE - 1] = dense_mac<ACC, SIMD, T_W>(acc[PE - 1], x, w, n + PE - 1, f);
+}
+
+template <class ACC, int N, int SIMD, class T_W, class PK, class T_X, int K, class W, int PE>
+void matmul_mac_packed(ACC (&acc)[PE], const T_X (&x)[K], const W& b, int base, int n, int f) {
+#pragma HLS INLINE
+  typedef detail::weights<W, N> weights;  // row base + j, output n
+  static_assert(PE >= 2 && K % SIMD == 0, "matmul_mac_packed: PE of at least 2, SIMD dividing K");
+  const int F = K / SIMD;
+  for (int p = 0; p < PE / 2; ++p) {
+#pragma HLS UNROLL
+    const int lo = n + 2 * p;
+    for (int g = 0; g < SIMD; g += PK::group) {
+#pragma HLS UNROLL
+      ap_int<PK::total> q = 0;
+      for (int s = g; s < g + PK::group && s < SIMD; ++s) {
+#pragma HLS UNROLL
+        const int j = s * F + f;
+        q += detail::packed_product<PK>(x[j], element<T_W>(weights::at(b, base + j, lo)),
+                                        element<T_W>(weights::at(b, base + j, lo + 1)));
+      }
+      detail::packed_split<PK, product_t<T_X, T_W> >(acc[2 * p], acc[2 * p + 1], q);
+    }
+  }
+  if (PE % 2) acc[PE - 1] = matmul_mac<ACC, N, SIMD, T_W>(acc[PE - 1], x, b, base, n + PE - 1, f);
 }
 
 template <class ACC, int TAPS, class T_X, int NT>

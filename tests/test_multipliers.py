@@ -111,7 +111,7 @@ def _resnet8_8bit():
 def test_an_8bit_resnet8_fits_a_pynq_z2_at_twice_the_best_published_rate():
     """Issue 31's figure: at most 29,400 cycles per frame within the Pynq-Z2's 220 DSPs and 53,200 LUTs (the
     resource model), the DSPs all busy (two products each where they pack, docs/folding.md section 9) and the rest of
-    the products in LUTs: 16,455 cycles (18,716 with LUT products alone)."""
+    the products in LUTs: 16,455 cycles (19,904 with DSP and LUT products alone)."""
     _, graph = _resnet8_8bit()
     board = target_of("pynq-z2")
     planned = plan_design(graph, CompileOptions(device=board))

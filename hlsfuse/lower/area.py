@@ -132,13 +132,13 @@ Measured per product (x bits signed, unless u; w bits signed: Yosys / this fit):
     2    3.3/3   3.8/4   4.8/5   5.8/6     6.8/8   7.8/9   10.8/10
     3    3.8/4   9.5/9   13/12   15/15     18/17   21.5/20 23.8/22
     4    4.8/5   13/12   19/20   23/24     26.5/28 31/31   33.8/35
-    5    5.8/6   15/15   23/24   36.3/34   42.5/39         60/49
-    6                                      49.5/52         65.3/65
-    7                                              84.5/74
-    8                    33.8/35 56.3/49   65.3/65         101.8/99
+    5    5.8/6   15/15   23/24   36.3/34   42.5/39 47.8/44 60/49
+    6                            42.5/39   49.5/52 58.3/58 65.3/65
+    7                            47.8/44   58.3/58 84.5/74 99.3/81
+    8    8.8/10          33.8/35 56.3/49   65.3/65 94.5/81 101.8/99
     4u 8: 38.5/49   6u 6: 49.3/58   8u 8: 103.3/108
 
-Yosys / this fit 0.79 to 1.22 on these points (LUT_PRODUCT_BAND). The 8 x 8 product with 1, 4 and 8 products
+Yosys / this fit 0.79 to 1.23 on these points (LUT_PRODUCT_BAND). The 8 x 8 product with 1, 4 and 8 products
 summed: 95, 101.8 and 94.3 LUTs; -family xcup maps the same LUTs; no flip-flop (the products add no register).
 The spellings compared (docs/folding.md section 8): the sum of x shifted by each set bit of w (the spelling
 before) took 133 to 135 LUTs for 8 x 8, Yosys's soft multiplier (``-nodsp``) 134 and its ``booth`` pass 115;

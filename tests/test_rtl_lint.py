@@ -34,6 +34,8 @@ SWEEPS: dict[str, list[dict[str, object]]] = {
         {"C": 3, "WP": 7}, {"C": 2, "WP": 9, "KH": 2, "KW": 3, "DH": 2, "DW": 2}, {"KH": 1, "KW": 1, "WP": 1},
         {"KH": 1, "KW": 3, "C": 4}, {"KH": 3, "KW": 1, "DH": 3}, {"WIDTH": 1, "C": 1, "WP": 1, "KH": 2, "KW": 1},
         {"C": 2, "WP": 5, "SLOTS": 2}, {"C": 1, "WP": 3, "KH": 1, "KW": 1, "SLOTS": 5},
+        {"WIDTH": 32, "C": 2, "WP": 6, "LANES": 4}, {"WIDTH": 16, "C": 8, "WP": 10, "BLOCK": 1},
+        {"WIDTH": 24, "C": 3, "WP": 5, "KH": 2, "LANES": 3, "BLOCK": 1},
     ],
     "hlsf_mac": [
         {"N": 9, "ACC_W": 20}, {"A_W": 5, "A_SIGNED": 0, "B_W": 7, "N": 4, "ACC_W": 14},

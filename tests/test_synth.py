@@ -262,3 +262,43 @@ def test_a_lut_product_costs_what_yosys_maps(tmp_path):
     low, high = LUT_PRODUCT_BAND
     assert low <= per_product / lut_product(x_type, w_type) <= high, (per_product, lut_product(x_type, w_type))
     assert counts[True]["ff"] <= 4 * (8 + 8) + 64  # no register but the operands' and the sum's
+
+
+@pytest.mark.yosys
+def test_a_design_edited_after_compile_is_refused_unless_allowed(kinds_json, tmp_path, capsys):
+    """The files synthesized are the ones hlsfuse compile wrote (checksums.json), as the simulators check; --allow-edits
+    synthesizes them as they are."""
+    out = tmp_path / "out"
+    _compile(kinds_json, out, "--board", "pynq-z2")
+    stage = out / "verilog" / "kinds_fork_x.v"
+    stage.write_text(stage.read_text(encoding="utf-8") + "// edited by hand\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["synth", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"hlsfuse: error: {stage}: changed since hlsfuse compile wrote it; compile again, or pass "
+                   "--allow-edits to simulate the files as they are\n")
+    assert not (out / "synth.json").exists()
+    assert main(["synth", str(out), "--allow-edits"]) == 0
+    document = json.loads((out / "synth.json").read_text())
+    assert not any(s["differs"] for s in document["stages"])
+
+
+@pytest.mark.parametrize("channels, block", [(64, True), (32, False)])
+def test_a_bias_rom_the_model_makes_a_block_ram_is_read_as_one(tmp_path, channels, block):
+    """ResNet-8's biases of 64 x 16 bits (1 kbit: a BRAM18 in the model) were LUTs in Yosys, read at the output channel
+    counter with no ``rom_style``; the ROM now says "block" where the model counts a BRAM18 for it, its read at the
+    counter (a register) being synchronous. 32 x 16 bits stays the tool's choice (LUTRAM in the model)."""
+    rng = np.random.default_rng(5)
+    b = GraphBuilder("bias", dtype="fixed<16,6,RND,SAT>")
+    x = b.input("x", [1, 4, 4, 8], dtype="fixed<8,1>")
+    w = b.constant("w", rng.uniform(-1, 1, (1, 1, 8, channels)), dtype="fixed<8,1>")
+    bias = b.constant("b", rng.uniform(-1, 1, channels), dtype="fixed<16,6,RND,SAT>")
+    b.output(b.bias_add(b.conv2d(x, w, name="conv"), bias, name="add"))
+    save_graph(b.build(), tmp_path / "bias.json")
+    _compile(tmp_path / "bias.json", tmp_path / "out")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    verilog = next((tmp_path / "out" / "verilog").glob("bias_s0_*.v")).read_text()
+    declared = f"reg [15:0] rom_b [0:{channels - 1}];"
+    assert declared in verilog
+    assert (f'(* rom_style = "block" *) {declared}' in verilog) == block
+    assert report["stages"][0]["bram18"] == int(block)  # the bias: the weights are wired in, unfolded

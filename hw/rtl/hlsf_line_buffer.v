@@ -18,7 +18,11 @@
 //
 // Each line is a delay line of WP*C pushes (a circular memory and one shared pointer), so the value it
 // returns is the element one image row above the one being pushed; window rows are shift registers of the
-// last SPAN_W*C values entering them. Only rows used by a tap (every DH-th) are kept.
+// last SPAN_W*C values entering them. Only rows used by a tap (every DH-th) are kept. A line of tokens of
+// LANES elements is LANES memories, one per lane (WIDTH/LANES bits each), as the C++ partitions its rows and
+// the resource model counts them: each a block RAM with BLOCK = 1 (`ram_style`; a synthesis tool moves the
+// pointer register into the block RAM's synchronous read), LUT RAM otherwise, as the model decides
+// (hlsfuse/lower/area.py, buffer_area of the stage's "line buffer").
 //
 // Parameters
 //   WIDTH   element width in bits
@@ -26,6 +30,8 @@
 //   WP      padded image width in pixels (W + left + right padding)
 //   KH, KW  kernel size;   DH, DW  dilation (1 = dense)
 //   SLOTS   snapshots (1: one, shown as it was last captured)
+//   LANES   memories per line, one per lane of a token (divides WIDTH)
+//   BLOCK   1: each line memory is a block RAM (ram_style "block"), 0: LUT RAM ("distributed")
 // Ports
 //   ap_clk, ap_rst_n     clock, synchronous active-low reset (rewinds the line pointer only)
 //   push, in_data        push one element
@@ -47,7 +53,9 @@ module hlsf_line_buffer #(
     parameter integer KW = 3,
     parameter integer DH = 1,
     parameter integer DW = 1,
-    parameter integer SLOTS = 1
+    parameter integer SLOTS = 1,
+    parameter integer LANES = 1,
+    parameter integer BLOCK = 0
 ) (
     input  wire                     ap_clk,
     input  wire                     ap_rst_n,
@@ -62,6 +70,7 @@ module hlsf_line_buffer #(
     localparam integer SPAN_W = DW * (KW - 1) + 1;
     localparam integer LINE = WP * C;  // elements per image row
     localparam integer ROW = SPAN_W * C;  // elements per window row
+    localparam integer LW = WIDTH / LANES;  // bits per lane memory
 
     // col[k]: the value entering window row k on a push (row SPAN_H-1 is the newest image row)
     wire [SPAN_H*WIDTH-1:0] col;
@@ -69,7 +78,7 @@ module hlsf_line_buffer #(
     // the window after the push, as the stage will see it
     wire [KH*KW*C*WIDTH-1:0] window;
 
-    genvar k, kw, ch;
+    genvar k, kw, ch, j;
     generate
         if (SPAN_H > 1) begin : g_lines
             localparam integer PW = LINE > 1 ? $clog2(LINE) : 1;
@@ -83,11 +92,23 @@ module hlsf_line_buffer #(
                 end
             end
             for (k = 0; k < SPAN_H - 1; k = k + 1) begin : g_line
-                reg [WIDTH-1:0] mem [0:LINE-1];
-                assign col[k*WIDTH +: WIDTH] = mem[ptr];
-                always @(posedge ap_clk) begin
-                    if (push) begin
-                        mem[ptr] <= col[(k+1)*WIDTH +: WIDTH];
+                for (j = 0; j < LANES; j = j + 1) begin : g_lane
+                    if (BLOCK != 0) begin : g_block
+                        (* ram_style = "block" *) reg [LW-1:0] mem [0:LINE-1];
+                        assign col[k*WIDTH + j*LW +: LW] = mem[ptr];
+                        always @(posedge ap_clk) begin
+                            if (push) begin
+                                mem[ptr] <= col[(k+1)*WIDTH + j*LW +: LW];
+                            end
+                        end
+                    end else begin : g_lutram
+                        (* ram_style = "distributed" *) reg [LW-1:0] mem [0:LINE-1];
+                        assign col[k*WIDTH + j*LW +: LW] = mem[ptr];
+                        always @(posedge ap_clk) begin
+                            if (push) begin
+                                mem[ptr] <= col[(k+1)*WIDTH + j*LW +: LW];
+                            end
+                        end
                     end
                 end
             end

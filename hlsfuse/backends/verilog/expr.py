@@ -3,7 +3,9 @@
 Per step, as combinational logic:
 
     operands  raw bits of the operand's type; an array or ROM operand reads ``array[index]`` with the
-              index summed from counters (exactly the array's index width)
+              index summed from counters (exactly the array's index width); a ROM the resource model makes a
+              block RAM, read at one counter, says so (``rom_style``): the counter is a register, so the read
+              can be synchronous
     exact     the node's exact value as a 64-bit signed integer with a known number of fractional
               bits, the reference's int64 computation (ops/exact.py) term for term
     assign    one ``hlsf_assign`` to the node's output type (lookup tables read their raw entry)
@@ -23,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ...errors import HlsfuseError
+from ...lower.area import buffer_area
 from ...lower.elements import Operand, Program
 from ...lower.shift_add import ShiftAdd, shift_add
 from ...ops import get_op
@@ -62,12 +65,26 @@ def index_sum(b: ModuleBuilder, digits, scope: Scope, array: str) -> str:
     return " + ".join(terms) if terms else ulit(0, width)
 
 
-def rom(b: ModuleBuilder, constant: str, row: int = 0) -> str:
+def rom(b: ModuleBuilder, constant: str, row: int = 0, style: str = "") -> str:
     """The ROM of a graph constant in this module (its raw values, row-major; ``row`` > 0: a row per word, its
-    first value in the low bits)."""
+    first value in the low bits; ``style``: its ``rom_style``)."""
     dtype = b.dtype(constant)
     data = b.graph.constant_map[constant].data.reshape(-1)
-    return b.rom(b.rom_of(constant), data, dtype.width, row or 1)
+    return b.rom(b.rom_of(constant), data, dtype.width, row or 1, style=style)
+
+
+def _rom_style(b: ModuleBuilder, o: Operand, scope: Scope) -> str:
+    """"block" for a ROM the resource model makes a block RAM (``buffer_area`` of the stage's ROM of the constant)
+    read at one counter as it is, a register, so that a synthesis tool can read it synchronously as the model
+    prices it; "" (the tool's choice) otherwise."""
+    roms = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == o.tensor]
+    if not roms or not buffer_area(roms[0]).bram18 or o.lane or len(o.digits) != 1:
+        return ""
+    inner, size, stride = o.digits[0]
+    sig, width = scope[(inner, size)]
+    words = b.graph.types[o.tensor].size // (o.row or 1)
+    registered = sig in {c.name for c in b.counters}
+    return "block" if stride == 1 and width == index_width(words) and registered else ""
 
 
 def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Mapping[str, str], scope: Scope,
@@ -78,7 +95,7 @@ def _operand(b: ModuleBuilder, o: Operand, values: Mapping[str, str], arrays: Ma
         if o.tensor not in values:
             raise HlsfuseError(f"stage '{b.stage.name}': '{o.tensor}' has no value here")
         return values[o.tensor]
-    array = arrays[o.tensor] if o.source == "array" else rom(b, o.tensor, o.row)
+    array = arrays[o.tensor] if o.source == "array" else rom(b, o.tensor, o.row, _rom_style(b, o, scope))
     index = index_sum(b, o.digits, scope, array)
     if lane * o.lane:
         index += f" + {ulit(lane * o.lane, b.index(array))}"

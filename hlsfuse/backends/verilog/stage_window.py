@@ -118,6 +118,11 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         (first, _), (free, _) = loop.slots
         params.append(("SLOTS", str(main.snapshots)))
         slots = [("capture_slot", free), ("emit_slot", first)]
+    # each stored row a memory per lane, block RAMs where the resource model counts BRAM18s for them
+    if g.lanes > 1:
+        params.append(("LANES", str(g.lanes)))
+    if buffer_area(schedule.buffer("line buffer")).bram18:
+        params.append(("BLOCK", "1"))
     b.instance("hlsf_line_buffer", tuple(params), "u_lb",
                (("ap_clk", "ap_clk"), ("ap_rst_n", "ap_rst_n"), ("push", f"{fire} && {push}"),
                 ("capture", loop.completes), *slots, ("in_data", value), ("snapshot", snapshot)))

@@ -44,7 +44,7 @@ module ring_s0_conv2d (
     wire [0:0] real_ = real_rows[at0] && real_cols[at1];
     wire [23:0] px = real_ ? ch_x_2_tdata : 24'd0;
     wire [215:0] snapshot;
-    hlsf_line_buffer #(.WIDTH(24), .C(1), .WP(7), .KH(3), .KW(3), .DH(1), .DW(1), .SLOTS(3)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .capture_slot(free), .emit_slot(first), .in_data(px), .snapshot(snapshot));
+    hlsf_line_buffer #(.WIDTH(24), .C(1), .WP(7), .KH(3), .KW(3), .DH(1), .DW(1), .SLOTS(3), .LANES(2)) u_lb (.ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .push(fire && loop0 && push), .capture(completes), .capture_slot(free), .emit_slot(first), .in_data(px), .snapshot(snapshot));
     wire [11:0] taps [0:17];
     assign taps[0] = snapshot[11:0];
     assign taps[1] = snapshot[23:12];

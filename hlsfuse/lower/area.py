@@ -62,6 +62,7 @@ from ..ir import Graph
 from ..ops import get_op
 from ..types import DType, FixedType
 from .plan import DataflowPlan, Stage
+from .products import product_kind
 from .shift_add import shift_add
 from .stage_convert import ConvertMain
 from .storage import Buffer
@@ -83,6 +84,8 @@ __all__ = [
     "csd_digits",
     "adder_tree",
     "threshold_luts",
+    "popcount_luts",
+    "kind_area",
     "divide_products",
     "bram18",
     "memory_area",
@@ -283,6 +286,45 @@ def buffer_area(buf: Buffer) -> Area:
     return memory_area(buf.parts, depth, buf.width)
 
 
+def popcount_luts(n: int) -> int:
+    """LUTs of the count of ``n`` one-bit values (``xnor`` products): a tree of adders from 1-bit leaves up to
+    the count's width (``adder_tree``)."""
+    return adder_tree(n, 1, max(1, n.bit_length()))
+
+
+def kind_area(graph: Graph, stage: Stage, kind: str) -> Area:
+    """The products of a MAC stage of 1- and 2-bit weights (``products.product_kind``: no multiplier), per PE
+    lane of SIMD products into an exact accumulator of A bits, x of X bits:
+
+        sign, ternary  a conditional negation (and zeroing) per product, one LUT per bit of x (none when the
+                       weight is wired in: a constant's sign makes the tree's adder a subtractor), and the adder
+                       tree from X + 1 bits (``adder_tree``; a wired ternary weight of 0 is no leaf)
+        xnor           the AND of the code bit and the weight's bit "w > 0", two per LUT (none wired in), their
+                       count (``popcount_luts``) and 2 a - c, an adder of A bits; once per stage the count c of
+                       the SIMD code bits, shared by the lanes
+
+    no DSP; the partial sum of each lane of a folded stage is A flip-flops, as for any MAC stage; weights wired
+    in (``_constant_products``) are logic, not a ROM."""
+    schedule, main = stage.schedule, stage.schedule.main
+    head = graph.node(stage.head)
+    x = graph.types[head.inputs[0]].dtype
+    acc = 64 if main.accumulator is None else main.accumulator.width
+    products, pe, simd = schedule.multipliers, schedule.factors.pe, main.simd
+    fixed = _constant_products(graph, stage, head.inputs[1])
+    out = Area()
+    if fixed is not None:  # wired in, not a ROM
+        rom = sum((buffer_area(b) for b in schedule.buffers if b.rom and b.tensor == head.inputs[1]), Area())
+        out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)
+    if kind == "xnor":
+        ands = 0 if fixed is not None else pe * math.ceil(simd / 2)
+        lut = ands + pe * (popcount_luts(simd) + acc) + popcount_luts(simd)
+    else:
+        select = 0 if fixed is not None else products * x.bits
+        leaves = simd if fixed is None or kind == "sign" else max(1, round(np.count_nonzero(fixed) / pe))
+        lut = select + pe * adder_tree(leaves, x.bits + 1, acc)
+    return out + Area(multipliers=products, lut=lut, ff=pe * acc if main.folds > 1 else 0)
+
+
 def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
     """The resources of one stage, by the rules of the module docstring."""
     schedule = stage.schedule
@@ -322,7 +364,10 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         out += Area(lut=math.ceil(ring.banks / 4) * ring.elements // ring.banks * ring.width)
     if stage.kind == "convert":
         out += Area(lut=converter_luts(schedule.main, graph.types[stage.sink].dtype.bits))
-    if schedule.multipliers:
+    kind = product_kind(graph, stage)
+    if kind is not None:  # 1- and 2-bit weights: no multiplier
+        out += kind_area(graph, stage, kind)
+    elif schedule.multipliers:
         head = graph.node(stage.head)
         x, w = (graph.types[i].dtype for i in head.inputs[:2])
         main = schedule.main

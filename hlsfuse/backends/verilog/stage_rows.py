@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from ...lower.area import buffer_area
 from ...lower.plan import Stage
+from ...lower.products import product_kind
 from .decls import StageModule, Update
 from .expr import rom
 from .module import ModuleBuilder
+from .narrow import kind_terms
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
 
@@ -98,7 +100,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             base, step = zext(col, cw, iw), main.n
             if batch_base is not None:
                 base = b.wire(f"{tag}wbase", iw, f"{batch_base} + {base}")
-        terms = []
+        terms, pairs, kind = [], [], product_kind(b.graph, stage)
         for s, (j, xj) in enumerate(zip(js, raws)):  # weight base + j * step
             if isinstance(j, int):
                 ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
@@ -109,8 +111,13 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
             else:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
+            if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
+                pairs.append((xj, wj))
+                continue
             terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
+        if kind is not None:
+            terms = kind_terms(b, tag, kind, pairs, x_type, w_type)
         if banked:  # the column's weights are the banks' at the address register
             b.unused(base)
         b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column "
@@ -204,7 +211,7 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
     for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):  # lane s: weight col x K + j
         tag = f"l{lane}_" if main.pe > 1 else ""
         base = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}")
-        terms = []
+        terms, pairs, kind = [], [], product_kind(b.graph, stage)
         for s, jx in enumerate(js):
             if banked:
                 at = [(nn * main.pe + lane, f * main.simd + s) for f in range(main.folds)
@@ -213,8 +220,13 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
             else:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
             xj = f"{xrow}[{jx}]"
+            if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
+                pairs.append((xj, wj))
+                continue
             terms.append(lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
+        if kind is not None:
+            terms = kind_terms(b, tag, kind, pairs, x_type, w_type)
         if banked:  # the column's weights are the banks' at the address register
             b.unused(base)
         acc = f"{accs}[{zext(col, cw, ab)}]"

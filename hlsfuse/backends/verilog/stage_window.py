@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from ...lower.area import buffer_area
 from ...lower.plan import Stage
+from ...lower.products import product_kind
 from ...types import Fmt
 from .decls import Assign, StageModule
 from .expr import rom
 from .module import ModuleBuilder
+from .narrow import kind_terms
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
 
@@ -183,7 +185,7 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
     wi = b.index(weights) if weights else 0
     if banked:  # the output channel is the address register's
         b.unused(co)
-    terms = []
+    terms, pairs, kind = [], [], product_kind(b.graph, b.stage)
     for t in range(main.simd):
         if fold is None:
             k, ci = divmod(t, cg)
@@ -205,12 +207,17 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
                              f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
         if not banked:
             wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
+        if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
+            pairs.append((x, wraw))
+            continue
         xa = b.wire(f"{tag}xa_{t}", XW, sext64(x, x_type), signed=True)
         if main.multiplier == "lut":
             pr = lut_product(b, f"{tag}lp_{t}", x, x_type, wraw, w_type)
         else:
             pr = f"{xa} * {b.wire(f'{tag}wb_{t}', XW, sext64(wraw, w_type), signed=True)}"
         terms.append(b.wire(f"{tag}pr_{t}", XW, pr, signed=True))
+    if kind is not None:
+        terms = kind_terms(b, tag, kind, pairs, x_type, w_type)
     acc = fold_sum(b, terms, fire, emitting, loop, f"{tag}acc")
     b.comment("conv2d: the exact dot product, assigned once to the head's type")
     result = b.net(f"{tag}v_head", head_type.width)

@@ -52,6 +52,7 @@ analytic estimators are the model's reference, and docs/folding.md says where it
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict, dataclass
 
@@ -304,7 +305,8 @@ def kind_area(graph: Graph, stage: Stage, kind: str) -> Area:
                        the SIMD code bits, shared by the lanes
 
     no DSP; the partial sum of each lane of a folded stage is A flip-flops, as for any MAC stage; weights wired
-    in (``_constant_products``) are logic, not a ROM."""
+    in (``_constant_products``) are logic, not a ROM; weights of -1 and +1 in a ROM of LUTs (not a BRAM) keep one
+    bit each (their other bits are constant, which synthesis drops)."""
     schedule, main = stage.schedule, stage.schedule.main
     head = graph.node(stage.head)
     x = graph.types[head.inputs[0]].dtype
@@ -312,9 +314,16 @@ def kind_area(graph: Graph, stage: Stage, kind: str) -> Area:
     products, pe, simd = schedule.multipliers, schedule.factors.pe, main.simd
     fixed = _constant_products(graph, stage, head.inputs[1])
     out = Area()
+    roms = [b for b in schedule.buffers if b.rom and b.tensor == head.inputs[1]]
     if fixed is not None:  # wired in, not a ROM
-        rom = sum((buffer_area(b) for b in schedule.buffers if b.rom and b.tensor == head.inputs[1]), Area())
+        rom = sum((buffer_area(b) for b in roms), Area())
         out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)
+    elif kind != "ternary":  # -1 and +1 differ in the sign bit only: a ROM in LUTs keeps one bit of each weight
+        for b in roms:
+            whole = buffer_area(b)
+            if whole.bram18 == 0:
+                bit = buffer_area(dataclasses.replace(b, width=1))
+                out += Area(lutram_bits=bit.lutram_bits - whole.lutram_bits, lut=bit.lut - whole.lut)
     if kind == "xnor":
         ands = 0 if fixed is not None else pe * math.ceil(simd / 2)
         lut = ands + pe * (popcount_luts(simd) + acc) + popcount_luts(simd)

@@ -43,6 +43,11 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  its weights are wired in, not stored; a MAC stage folded with multiplier "lut"
                  (schedule.MULTIPLIERS) builds every product from LUTs as narrow ones are (``lut_product`` each,
                  no DSP), its adder tree growing from the product's width
+                 + a MAC stage of 1- and 2-bit weights (``products.product_kind``: every constant weight -1, 0 or +1)
+                 has no multiplier at all, priced per kind (``kind_area``): sign and ternary a conditional negation
+                 of x per product and the adder tree from x's width + 1; xnor (a 1-bit x) per lane a popcount of
+                 the SIMD ANDs and 2 a - c, the code bits' count c once; a ROM of -1/+1 weights in LUTs keeps one
+                 bit per weight
                  + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
                  the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 

@@ -293,9 +293,10 @@ def buffer_area(buf: Buffer) -> Area:
 
 
 def popcount_luts(n: int) -> int:
-    """LUTs of the count of ``n`` one-bit values (``xnor`` products): a tree of adders from 1-bit leaves up to
-    the count's width (``adder_tree``)."""
-    return adder_tree(n, 1, max(1, n.bit_length()))
+    """LUTs of the count of ``n`` one-bit values (``xnor`` products): a compressor tree of full adders, each
+    taking three bits of one weight to two (a LUT6_2), about one LUT per bit counted (Yosys 0.70 builds the
+    count of docs/folding.md section 9's stages in 0.75 to 1 LUT per bit)."""
+    return n
 
 
 def kind_area(graph: Graph, stage: Stage, kind: str) -> Area:
@@ -305,9 +306,9 @@ def kind_area(graph: Graph, stage: Stage, kind: str) -> Area:
         sign, ternary  a conditional negation (and zeroing) per product, one LUT per bit of x (none when the
                        weight is wired in: a constant's sign makes the tree's adder a subtractor), and the adder
                        tree from X + 1 bits (``adder_tree``; a wired ternary weight of 0 is no leaf)
-        xnor           the AND of the code bit and the weight's bit "w > 0", two per LUT (none wired in), their
-                       count (``popcount_luts``) and 2 a - c, an adder of A bits; once per stage the count c of
-                       the SIMD code bits, shared by the lanes
+        xnor           the AND of the code bit and the weight's bit "w > 0", two per LUT (none wired in, and a
+                       weight of -1 no bit of the count), their count (``popcount_luts``) and 2 a - c, an adder
+                       of A bits; once per stage the count c of the SIMD code bits, shared by the lanes
 
     no DSP; the partial sum of each lane of a folded stage is A flip-flops, as for any MAC stage; weights wired
     in (``_constant_products``) are logic, not a ROM; weights of -1 and +1 in a ROM of LUTs (not a BRAM) keep one
@@ -329,9 +330,10 @@ def kind_area(graph: Graph, stage: Stage, kind: str) -> Area:
             if whole.bram18 == 0:
                 bit = buffer_area(dataclasses.replace(b, width=1))
                 out += Area(lutram_bits=bit.lutram_bits - whole.lutram_bits, lut=bit.lut - whole.lut)
-    if kind == "xnor":
+    if kind == "xnor":  # wired in, an AND with a weight's bit 0 is no leaf of the lane's count
         ands = 0 if fixed is not None else pe * math.ceil(simd / 2)
-        lut = ands + pe * (popcount_luts(simd) + acc) + popcount_luts(simd)
+        ones = simd if fixed is None else round(np.count_nonzero(fixed > 0) / pe)
+        lut = ands + pe * (popcount_luts(ones) + acc) + popcount_luts(simd)
     else:
         select = 0 if fixed is not None else products * x.bits
         leaves = simd if fixed is None or kind == "sign" else max(1, round(np.count_nonzero(fixed) / pe))

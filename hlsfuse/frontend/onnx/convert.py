@@ -163,8 +163,8 @@ def _softmax_keeps(node: NodeDef, want: layout.Order | None, opset: int) -> bool
 
 
 def _graph_input(ctx: Context, info, order: layout.Order | None, typed=None) -> None:
-    """Declare graph input ``info`` held in ``order``; ``typed``: (type, float scale or None) of the quantizer
-    reading it."""
+    """Declare graph input ``info`` held in ``order``; ``typed``: (type, float scale or None, bipolar) of the
+    quantizer reading it (``quant.input_types``)."""
     dtype, scale, bipolar = typed or (None, None, False)
     where = f"input '{info.name}'"
     if info.elem not in _FLOAT_ELEMS:

@@ -146,11 +146,11 @@ def test_fold_json_and_report_name_the_kind(tmp_path):
 
 @pytest.mark.gxx
 @pytest.mark.verilator
-def test_every_kind_is_bit_exact_in_csim_and_rtlsim(tmp_path):
+def test_every_kind_is_bit_exact_in_csim_and_rtlsim_and_lint_clean(tmp_path):
     """The range limits of every input (all at the minimum, all at the maximum: the largest fan-in of each stage
     summing |min| or max times its largest weights, output 0 all +1 and output 1 all -1), then a random frame."""
     from hls_support import csim_both, write_project
-    from rtl_design import simulate
+    from rtl_design import lint, simulate
 
     graph = narrow_graph()
     plan = plan_design(graph, CompileOptions(fold=FOLD)).plan
@@ -160,3 +160,4 @@ def test_every_kind_is_bit_exact_in_csim_and_rtlsim(tmp_path):
     assert result.passed and result.frames == 3, result.report()
     rtl = simulate(graph, tmp_path / "rtl", frames=3, driver="native", plan=plan, inputs=frames)
     assert rtl.passed, rtl.report()
+    assert lint(tmp_path / "rtl") == ""  # the weights' bits a kind does not read are consumed

@@ -28,6 +28,9 @@ def kind_terms(b, tag: str, kind: str, pairs: list[tuple[str, str]], x_type: Fix
     """The XW-bit terms (sext64's form) whose sum is the exact sum of the products of ``pairs`` (raw bits of an
     ``x_type`` value, of a ``w_type`` weight), built as ``kind`` says; ``b``: the module builder the wires are
     declared in, ``tag`` their prefix (a PE lane's)."""
+    if kind != "ternary" and (w_type.width > 1 or not w_type.signed):  # only the sign bit is read
+        for _, w in pairs:
+            b.unused(w)
     if kind == "xnor":
         bits = [f"{{{XW - 1}'d0, {x}}}" for x, _ in pairs]
         ones = [f"{{{XW - 1}'d0, {x} & ~{_negative(w, w_type)}}}" for x, w in pairs]

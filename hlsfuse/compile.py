@@ -35,6 +35,7 @@ from .ir import Graph
 from .lower import DataflowPlan, Folding, LowerOptions, lower
 from .lower.area import Area, design_area
 from .lower.fold import Budget, Space, binding, fit, fold_json, space, within
+from .lower.products import product_kind
 from .lower.report import mac_rates, report_markdown
 from .outdir import Files, write_tree
 from .side_file import side_file_bytes, wants_side_file
@@ -199,7 +200,7 @@ def report_json(graph: Graph, plan: DataflowPlan, areas: dict[str, Area], fifos:
             "name": s.name, "kind": s.kind, "nodes": list(s.nodes), "cycles_per_frame": s.cycles,
             "latency": s.latency, "bound_cycles": s.schedule.bound, "macs_per_frame": s.schedule.macs,
             "macs_per_dsp_cycle": per_dsp, "macs_per_klut_cycle": per_klut,
-            **s.schedule.factors.to_json(), **a.to_json(),
+            **s.schedule.factors.to_json(), "products": product_kind(graph, s), **a.to_json(),
         })
     per_dsp, per_klut = mac_rates(macs, area.dsp, area.lut, plan.cycles)
     return {

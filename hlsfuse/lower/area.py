@@ -49,6 +49,11 @@ Every figure follows from the plan's schedules by a rule simple enough to recomp
                  + a MAC stage folded with multiplier "packed" (``packing.py``): per pair of PE lanes and SIMD lane one
                  DSP for both products (``packed_dsp``), per pair the group sums, the split values' adders and the
                  sign correction's popcount (``packed_tree``); an odd PE's last lane as multiplier "dsp"
+                 + a MAC stage of 1- and 2-bit weights (``products.product_kind``: every constant weight -1, 0 or +1)
+                 has no multiplier at all, priced per kind (``kind_area``): sign and ternary a conditional negation
+                 of x per product and the adder tree from x's width + 1; xnor (a 1-bit x) per lane a popcount of
+                 the SIMD ANDs and 2 a - c, the code bits' count c once; a ROM of -1/+1 weights in LUTs keeps one
+                 bit per weight
                  + a window stage's ring of Q > 1 snapshots: per bit of a snapshot, a Q:1 multiplexer choosing
                  the slot emitted from (4:1 per LUT); its Q x snapshot bits are flip-flops like any registers
 
@@ -58,6 +63,7 @@ analytic estimators are the model's reference, and docs/folding.md says where it
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict, dataclass
 
@@ -69,6 +75,7 @@ from ..ops import get_op
 from ..types import DType, FixedType
 from .packing import Packing, packing_of
 from .plan import DataflowPlan, Stage
+from .products import product_kind
 from .shift_add import shift_add, shift_add_luts
 from .stage_convert import ConvertMain
 from .storage import Buffer
@@ -95,6 +102,8 @@ __all__ = [
     "csd_digits",
     "adder_tree",
     "threshold_luts",
+    "popcount_luts",
+    "kind_area",
     "divide_products",
     "bram18",
     "memory_area",
@@ -334,6 +343,55 @@ def buffer_area(buf: Buffer) -> Area:
     return memory_area(buf.parts, depth, buf.width)
 
 
+def popcount_luts(n: int) -> int:
+    """LUTs of the count of ``n`` one-bit values (``xnor`` products): a compressor tree of full adders, each
+    taking three bits of one weight to two (a LUT6_2), about one LUT per bit counted (Yosys 0.70 builds the
+    count of docs/folding.md section 10's stages in 0.75 to 1 LUT per bit)."""
+    return n
+
+
+def kind_area(graph: Graph, stage: Stage, kind: str) -> Area:
+    """The products of a MAC stage of 1- and 2-bit weights (``products.product_kind``: no multiplier), per PE
+    lane of SIMD products into an exact accumulator of A bits, x of X bits:
+
+        sign, ternary  a conditional negation (and zeroing) per product, one LUT per bit of x (none when the
+                       weight is wired in: a constant's sign makes the tree's adder a subtractor), and the adder
+                       tree from X + 1 bits (``adder_tree``; a wired ternary weight of 0 is no leaf)
+        xnor           the AND of the code bit and the weight's bit "w > 0", two per LUT (none wired in, and a
+                       weight of -1 no bit of the count), their count (``popcount_luts``) and 2 a - c, an adder
+                       of A bits; once per stage the count c of the SIMD code bits, shared by the lanes
+
+    no DSP; the partial sum of each lane of a folded stage is A flip-flops, as for any MAC stage; weights wired
+    in (``_constant_products``) are logic, not a ROM; weights of -1 and +1 in a ROM of LUTs (not a BRAM) keep one
+    bit each (their other bits are constant, which synthesis drops)."""
+    schedule, main = stage.schedule, stage.schedule.main
+    head = graph.node(stage.head)
+    x = graph.types[head.inputs[0]].dtype
+    acc = 64 if main.accumulator is None else main.accumulator.width
+    products, pe, simd = schedule.multipliers, schedule.factors.pe, main.simd
+    fixed = _constant_products(graph, stage, head.inputs[1])
+    out = Area()
+    roms = [b for b in schedule.buffers if b.rom and b.tensor == head.inputs[1]]
+    if fixed is not None:  # wired in, not a ROM
+        rom = sum((buffer_area(b) for b in roms), Area())
+        out += Area(lutram_bits=-rom.lutram_bits, lut=-rom.lut)
+    elif kind != "ternary":  # -1 and +1 differ in the sign bit only: a ROM in LUTs keeps one bit of each weight
+        for b in roms:
+            whole = buffer_area(b)
+            if whole.bram18 == 0:
+                bit = buffer_area(dataclasses.replace(b, width=1))
+                out += Area(lutram_bits=bit.lutram_bits - whole.lutram_bits, lut=bit.lut - whole.lut)
+    if kind == "xnor":  # wired in, an AND with a weight's bit 0 is no leaf of the lane's count
+        ands = 0 if fixed is not None else pe * math.ceil(simd / 2)
+        ones = simd if fixed is None else round(np.count_nonzero(fixed > 0) / pe)
+        lut = ands + pe * (popcount_luts(ones) + acc) + popcount_luts(simd)
+    else:
+        select = 0 if fixed is not None else products * x.bits
+        leaves = simd if fixed is None or kind == "sign" else max(1, round(np.count_nonzero(fixed) / pe))
+        lut = select + pe * adder_tree(leaves, x.bits + 1, acc)
+    return out + Area(multipliers=products, lut=lut, ff=pe * acc if main.folds > 1 else 0)
+
+
 def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
     """The resources of one stage, by the rules of the module docstring."""
     schedule = stage.schedule
@@ -373,7 +431,10 @@ def stage_area(graph: Graph, stage: Stage, dsp: Dsp) -> Area:
         out += Area(lut=math.ceil(ring.banks / 4) * ring.elements // ring.banks * ring.width)
     if stage.kind == "convert":
         out += Area(lut=converter_luts(schedule.main, graph.types[stage.sink].dtype.bits))
-    if schedule.multipliers:
+    kind = product_kind(graph, stage)
+    if kind is not None:  # 1- and 2-bit weights: no multiplier
+        out += kind_area(graph, stage, kind)
+    elif schedule.multipliers:
         head = graph.node(stage.head)
         x, w = (graph.types[i].dtype for i in head.inputs[:2])
         main = schedule.main

@@ -44,6 +44,7 @@ from ..fusion import FusionPlan
 from ..ir import Graph
 from . import DataflowPlan, Folding, LowerOptions, check_port, lower, refold
 from .area import Area, Dsp, buffer_area, design_area, inflow_area, lut_choice, packed_choice, stage_area
+from .products import product_kind
 from .schedule import MULTIPLIERS
 from .stage_window import line_buffer, window_emits, window_engine, window_geometry
 
@@ -166,7 +167,9 @@ def choices(graph: Graph, fusion: FusionPlan, plan: DataflowPlan, stage, dsp: Ds
         found = [cost(None, ll) for ll in _divisors(source.shape[-1] if source.shape else 1)]
     else:
         raise HlsfuseError(f"fold: a {stage.kind} stage has one schedule")
-    operands = [graph.types[i].dtype for i in graph.node(stage.head).inputs[:2]] if is_mac(stage) else []
+    # a MAC stage's operands, unless its products need no multiplier (1- and 2-bit weights, ``products``)
+    multiplies = is_mac(stage) and product_kind(graph, stage) is None
+    operands = [graph.types[i].dtype for i in graph.node(stage.head).inputs[:2]] if multiplies else []
     if operands and packed_choice(*operands, dsp):
         # each of PE 2 or more with its PE lanes' products two to a DSP too: the same cycles, fewer DSPs
         found += [cost(c.simd, c.lanes, c.pe, "packed", c.snapshots) for c in found if c is not None and c.pe > 1]

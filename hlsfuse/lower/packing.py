@@ -29,9 +29,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..boards import Dsp
 from ..errors import HlsfuseError
 from ..types import DType
+from .products import weight_kind
 
 __all__ = ["P_BITS", "Packing", "packing_of", "packed_for", "signed_bits"]
 
@@ -106,10 +109,15 @@ def packing_of(x: DType, w: DType, dsp: Dsp) -> Packing | None:
     return Packing(shift, int(group), signed_bits(*word), x_bits, signed_bits(*product), total_bits, dsp.name)
 
 
-def packed_for(where: str, x: DType, w: DType, dsp: Dsp, pe: int, per_group: int | None = None) -> Packing:
+def packed_for(where: str, x: DType, w: DType, dsp: Dsp, pe: int, per_group: int | None = None,
+               raw: np.ndarray | None = None) -> Packing:
     """The packing of a MAC stage folded with multiplier "packed" (``where``: its head, for the errors): PE lanes
     2i and 2i + 1 share every x, so PE must be at least 2 and (a grouped conv2d) each group's ``per_group``
-    output channels even; the products must pack on ``dsp``."""
+    output channels even; the products must pack on ``dsp``, and be products (``raw``, constant weights' raw
+    values: not all -1, 0 or +1, which need no multiplier, ``products.weight_kind``)."""
+    if raw is not None and weight_kind(np.asarray(raw), x, w) is not None:
+        raise HlsfuseError(f"{where}: multiplier packed: its weights are all -1, 0 or +1, products built without "
+                           f"a multiplier ({weight_kind(np.asarray(raw), x, w)}, docs/folding.md section 10)")
     if pe < 2:
         raise HlsfuseError(f"{where}: multiplier packed pairs PE lanes 2i and 2i + 1; pe must be at least 2, not {pe}")
     if per_group is not None and per_group % 2:

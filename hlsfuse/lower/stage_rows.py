@@ -140,7 +140,9 @@ def rows_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writes
     if k % lanes or n % pe:
         raise HlsfuseError(f"{node.where()}: lanes {lanes} and pe {pe} must divide its {k} row elements and "
                            f"{n} columns")
-    packing = packed_for(node.where(), x_type.dtype, w_type.dtype, dsp, pe) if multiplier == "packed" else None
+    const = graph.constant_map.get(w)
+    packing = (packed_for(node.where(), x_type.dtype, w_type.dtype, dsp, pe, raw=None if const is None else const.data)
+               if multiplier == "packed" else None)
     return RowsMain(node.op, spec.products_innermost, batches, rows, k, n, read, w, offsets,
                     exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, lanes, multiplier,
                     packing)

@@ -264,7 +264,9 @@ def window_main(graph: Graph, head: str, read: str, epilogue: ElementPhase, writ
     packing = None
     if spec.mac and multiplier == "packed":
         x, w = (graph.types[node.inputs[k]].dtype for k in (0, spec.weights))
-        packing = packed_for(node.where(), x, w, dsp, pe, cout // spec.groups if spec.groups > 1 else None)
+        const = graph.constant_map.get(node.inputs[spec.weights])
+        packing = packed_for(node.where(), x, w, dsp, pe, cout // spec.groups if spec.groups > 1 else None,
+                             None if const is None else const.data)
     return WindowMain(node.op, spec.combine, spec.terms, geometry, cout, spec.groups, read, weights, divisor, counts,
                       exact_accumulator(spec, node.where()), epilogue, tuple(writes), simd, pe, snapshots,
                       multiplier if spec.mac else "dsp", packing)

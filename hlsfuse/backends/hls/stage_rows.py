@@ -28,6 +28,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from ...lower.plan import Stage
+from ...lower.products import product_kind
 from .context import Context
 from .phase import (
     Array,
@@ -114,6 +115,7 @@ class RowsBody:
     offsets: tuple[int, ...]  # matmul: first row of b's batch per output batch; () when always 0
     epilogue: Phase
     writes: tuple[Write, ...]
+    narrow: str | None = None  # 1- and 2-bit weights: hlsf's product kind (narrow.h; lower.products), no multiplier
 
 
 def body(ctx: Context, stage: Stage) -> RowsBody:
@@ -172,4 +174,8 @@ def view(ctx: Context, stage: Stage) -> StageView:
     copies, pre, phases = stage_copies(ctx, stage, b.setup, {"epilogue": (b.epilogue, b.pe, lane)})
     b = dataclasses.replace(b, setup=pre, **phases)
     uses_math = evaluates_functions(ctx, stage)
-    return make_view(ctx, stage, "hls/stage_rows.j2", b, uses_math=uses_math, headers=("hlsfuse/mac.h",), copies=copies)
+    headers = ("hlsfuse/mac.h",)
+    kind = product_kind(ctx.graph, stage)
+    if kind is not None:  # 1- and 2-bit weights: narrow.h's helpers
+        b, headers = dataclasses.replace(b, narrow=f"hlsf::narrow_{kind}"), (*headers, "hlsfuse/narrow.h")
+    return make_view(ctx, stage, "hls/stage_rows.j2", b, uses_math=uses_math, headers=headers, copies=copies)

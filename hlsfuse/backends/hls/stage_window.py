@@ -33,6 +33,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from ...lower.plan import Stage
+from ...lower.products import product_kind
 from .context import Context
 from .phase import (
     Phase,
@@ -146,6 +147,7 @@ class WindowBody:
     packing: str | None  # conv2d of multiplier "packed": its hlsf::packing<...> (``packing_type``)
     epilogue: Phase
     writes: tuple[Write, ...]
+    narrow: str | None = None  # 1- and 2-bit weights: hlsf's product kind (narrow.h; lower.products), no multiplier
 
     @property
     def emit_from(self) -> str:
@@ -247,4 +249,7 @@ def view(ctx: Context, stage: Stage) -> StageView:
     b = dataclasses.replace(b, setup=pre, **phases)
     uses_math = evaluates_functions(ctx, stage)
     headers = ("hlsfuse/linebuffer.h", "hlsfuse/mac.h")
+    kind = product_kind(ctx.graph, stage)
+    if kind is not None:  # 1- and 2-bit weights: narrow.h's helpers
+        b, headers = dataclasses.replace(b, narrow=f"hlsf::narrow_{kind}"), (*headers, "hlsfuse/narrow.h")
     return make_view(ctx, stage, "hls/stage_window.j2", b, uses_math=uses_math, headers=headers, copies=copies)

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from ...lower.area import buffer_area
 from ...lower.plan import Stage
+from ...lower.products import product_kind
 from .decls import StageModule, Update
 from .expr import rom
 from .module import ModuleBuilder
+from .narrow import kind_terms
 from .packed import packed_terms
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
@@ -100,7 +102,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             base, step = zext(col, cw, iw), main.n
             if batch_base is not None:
                 base = b.wire(f"{tag}wbase", iw, f"{batch_base} + {base}")
-        terms = []
+        terms, operands, kind = [], [], product_kind(b.graph, stage)
         for s, (j, xj) in enumerate(zip(js, raws)):  # weight base + j * step
             if isinstance(j, int):
                 ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
@@ -111,9 +113,14 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
             else:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
+            if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
+                operands.append((xj, wj))
+                continue
             terms.append(wj if main.packing is not None else
                          lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
+        if kind is not None:
+            terms = kind_terms(b, tag, kind, operands, x_type, w_type)
         if banked:  # the column's weights are the banks' at the address register
             b.unused(base)
         pairs = _packed_pair(b, main, lane, terms, tag, packed_lo, raws, x_type, w_type)
@@ -230,7 +237,7 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
     for lane, (col, cw) in enumerate(columns):  # lane s: weight col x K + j
         tag = f"l{lane}_" if main.pe > 1 else ""
         base = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}")
-        terms = []
+        terms, operands, kind = [], [], product_kind(b.graph, stage)
         for s, jx in enumerate(js):
             if banked:
                 at = [(nn * main.pe + lane, f * main.simd + s) for f in range(main.folds)
@@ -239,9 +246,14 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
             else:
                 wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
             xj = xs[s]
+            if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
+                operands.append((xj, wj))
+                continue
             terms.append(wj if main.packing is not None else
                          lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
                          else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
+        if kind is not None:
+            terms = kind_terms(b, tag, kind, operands, x_type, w_type)
         if banked:  # the column's weights are the banks' at the address register
             b.unused(base)
         pairs = _packed_pair(b, main, lane, terms, tag, packed_lo, xs, x_type, w_type)

@@ -29,10 +29,12 @@ from collections.abc import Iterator
 
 from ...lower.area import buffer_area
 from ...lower.plan import Stage
+from ...lower.products import product_kind
 from ...types import Fmt
 from .decls import Assign, StageModule
 from .expr import rom
 from .module import ModuleBuilder
+from .narrow import kind_terms
 from .packed import packed_terms
 from .phase import emit_epilogue, fold_sum, push_emit, setup
 from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
@@ -174,14 +176,19 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
     product j = main.product(fold, s), tap j // CG and input channel j % CG of the channel's group, added to
     the partial sum of the earlier folds."""
     w_type = b.dtype(main.weights)
-    terms = []
+    terms, operands, kind = [], [], product_kind(b.graph, b.stage)
     for t, (x, wraw) in enumerate(_conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, tag)):
+        if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
+            operands.append((x, wraw))
+            continue
         xa = b.wire(f"{tag}xa_{t}", XW, sext64(x, x_type), signed=True)
         if main.multiplier == "lut":
             pr = lut_product(b, f"{tag}lp_{t}", x, x_type, wraw, w_type)
         else:
             pr = f"{xa} * {b.wire(f'{tag}wb_{t}', XW, sext64(wraw, w_type), signed=True)}"
         terms.append(b.wire(f"{tag}pr_{t}", XW, pr, signed=True))
+    if kind is not None:
+        terms = kind_terms(b, tag, kind, operands, x_type, w_type)
     return _conv_head(b, terms, fire, emitting, loop, x_type, w_type, head_type, tag)
 
 

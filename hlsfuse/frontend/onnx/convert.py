@@ -31,7 +31,7 @@ from .model import Model, NodeDef, Unsupported
 from .ops_more import MORE_CONVERTERS, MORE_PASS_THROUGH, MORE_SPATIAL, PATTERN_CONVERTERS
 from .ops_nn import NN_CONVERTERS
 from .ops_quant import QDQ_CONVERTERS, QONNX_CONVERTERS
-from .ops_scaled import affine_of, convert_scaled, materialize_inputs
+from .ops_scaled import affine_of, bipolar_affine, convert_scaled, materialize_inputs
 from .ops_select import SELECT_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
 from .patterns import PATTERN_DOMAIN, rewrite_patterns
@@ -163,9 +163,9 @@ def _softmax_keeps(node: NodeDef, want: layout.Order | None, opset: int) -> bool
 
 
 def _graph_input(ctx: Context, info, order: layout.Order | None, typed=None) -> None:
-    """Declare graph input ``info`` held in ``order``; ``typed``: (type, float scale or None) of the quantizer
-    reading it."""
-    dtype, scale = typed or (None, None)
+    """Declare graph input ``info`` held in ``order``; ``typed``: (type, float scale or None, bipolar) of the
+    quantizer reading it (``quant.input_types``)."""
+    dtype, scale, bipolar = typed or (None, None, False)
     where = f"input '{info.name}'"
     if info.elem not in _FLOAT_ELEMS:
         raise Unsupported(f"{where} has element type {info.elem}; only float inputs are supported")
@@ -184,9 +184,10 @@ def _graph_input(ctx: Context, info, order: layout.Order | None, typed=None) -> 
     value = ctx.graph_input(info.name, tuple(info.shape), order, dtype)
     if not layout.is_plain(order):
         ctx.builder.source_axes(value.hls, order)  # how to_graph_layout and to_onnx_layout convert its arrays
-    if scale is not None:  # the input holds the integer levels; the host divides the real input by the scale
-        ctx.define(info.name, replace(value, affine=Affine.of([scale])))
-        ctx.builder.scales[info.name] = scaling_of(Affine.of([scale]), len(info.shape))
+    if scale is not None:  # the input holds the integer levels (a bipolar code); the host computes them
+        affine = bipolar_affine([scale], None) if bipolar else Affine.of([scale])
+        ctx.define(info.name, replace(value, affine=affine))
+        ctx.builder.scales[info.name] = scaling_of(affine, len(info.shape))
 
 
 def _convert_node(ctx: Context, node: NodeDef) -> None:

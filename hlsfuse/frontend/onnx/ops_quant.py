@@ -7,7 +7,8 @@ exactly; on a computed tensor it becomes nodes, named after the ONNX tensor:
     rounding with an ap_fixed mode    cast -> T                (T: quant.range_type, with Q and SAT)
     CEIL                              neg -> mirror, neg -> T  (ceil(v) = -floor(-v))
     a range that is not T's           ... -> clip to [lo, hi]
-    bipolar                           cast -> fixed<1,1,TRN,SAT> ({-1, 0}), scale by 2s, bias_add s
+    bipolar                           cast -> fixed<1,1,TRN,SAT> ({-1, 0}), scale by 2s, bias_add s (on a tensor
+                                      with an affine: its 1-bit code, ops_scaled.quantize_scaled)
     float32 graphs                    the same, then cast -> float32
 """
 

@@ -43,7 +43,8 @@ from .scaled import (
     vector,
 )
 
-__all__ = ["convert_scaled", "materialize_inputs", "affine_of", "quantize_scaled", "multithreshold_scaled"]
+__all__ = ["convert_scaled", "materialize_inputs", "affine_of", "quantize_scaled", "multithreshold_scaled",
+           "bipolar_affine"]
 
 _ARITHMETIC = ("Add", "Sub", "Mul", "Div")
 _EXACT_BITS = 32  # a float constant wider than this is not held exactly by a node type (precision exact)
@@ -468,14 +469,32 @@ def quantize_scaled(ctx: Context, tensor: str, x: Value, q: Quantizer, where: st
     slope = tuple(abs(a.at(c)[0]) / s[c] / step for c in range(channels))
     unit = s[0] if power else Fraction(1)
     key = (a, tuple(s), q.lo, q.hi, q.mode, q.bipolar)
+    if q.bipolar:  # the 1-bit code b (1: +s), its real value the affine 2 s b - s for the next layer to absorb
+        value = steps(ctx, tensor, x, axis, Steps(n, Fraction(0), Fraction(1), count, rising, slope, near, edges,
+                                                  key), where)
+        ctx.define(tensor, replace(value, affine=bipolar_affine(s_values, s_axis)))
+        return
     spec = Steps(n, base * unit, step * unit, count, rising, slope, near, edges, key)
     value = steps(ctx, tensor, x, axis, spec, where)
     if not power:
         ctx.define(tensor, replace(value, affine=Affine.of(s_values, [0], s_axis)))
 
 
+def bipolar_affine(scales, axis: int | None) -> Affine:
+    """The real value of a bipolar quantizer's 1-bit code b (1 where the input is at least 0): s (2 b - 1), per
+    tensor or per channel of ONNX axis ``axis``. A layer with constant weights reading it absorbs the affine
+    (``_layer``: W (2 s b - s) = 2 s W b - s W 1), so the code travels between stages as one bit and the layer's
+    products are the code times the weights (lower/products.py: xnor for bipolar weights)."""
+    s = np.ravel(np.asarray(scales, dtype=np.float64))
+    return Affine.of(2 * s, -s, axis)
+
+
 def _holds_levels(ctx: Context, x: Value, a: Affine, s, q: Quantizer, power: bool) -> bool:
     """Whether ``x`` already holds q's levels (a graph input typed by its quantizer: convert.input_types)."""
+    if q.bipolar:  # a graph input holding the code b of s (2 b - 1) (quant.input_types)
+        dtype = ctx.builder.type_of(x.hls).dtype
+        return (not dtype.is_float and dtype.width == 1 and not dtype.signed and dtype.frac == 0 and a.unclamped
+                and all(a.at(c)[:2] == (2 * s[c], -s[c]) for c in range(len(s))))
     if q.bipolar or not a.unclamped or any(o != 0 for o in a.offset) or power:
         return False
     dtype = ctx.builder.type_of(x.hls).dtype

@@ -316,13 +316,15 @@ def is_quantized(model: Model) -> bool:
                for n in model.nodes)
 
 
-def input_types(model: Model, approximate: bool, exact: bool = False) -> dict[str, tuple[FixedType, float | None]]:
+def input_types(model: Model, approximate: bool,
+                exact: bool = False) -> dict[str, tuple[FixedType, float | None, bool]]:
     """Graph inputs read only by one kind of per-tensor quantizer that rounds with an ap_fixed mode: such
     an input gets the quantizer's type, so that the real input is rounded once, exactly as the quantizer
     rounds it (a clip to a narrower range may follow), and the quantizer costs nothing else. With ``exact``
     a float scale s is kept: the input is the integer level (type on the grid 1), its real value s times it
-    (the second item; None for a power of two)."""
-    found: dict[str, tuple[FixedType, float | None]] = {}
+    (the second item; None for a power of two). A bipolar quantizer's input (third item True) is its 1-bit code
+    b, 1 where x >= 0, of real value s (2 b - 1) (the second item s): the host rounds (x / s + 1) / 2 to it."""
+    found: dict[str, tuple[FixedType, float | None, bool]] = {}
     for info in model.inputs:
         readers = [n for n in model.nodes if info.name in n.inputs]
         rank = len(info.shape or ())
@@ -352,8 +354,11 @@ def _input_type(model: Model, node: NodeDef, name: str, rank: int, approximate: 
                           None if q.frac is not None else float(scales[0]))
     except Unsupported:
         return None
+    # its 1-bit code b = [x >= 0], a ufixed<1,1> rounding (x / s + 1) / 2 (ops_scaled.bipolar_affine)
+    if q.bipolar and np.ravel(q.scales)[0] > 0:
+        return FixedType(1, 1, False, "RND", "SAT"), float(np.ravel(q.scales)[0]), True
     if q.bipolar or q.mode == CEIL:
         return None
     if q.frac is None:
-        return range_type(q.lo, q.hi, 0, q.mode)[0], float(q.scale)
-    return range_type(q.lo, q.hi, q.frac, q.mode)[0], None
+        return range_type(q.lo, q.hi, 0, q.mode)[0], float(q.scale), False
+    return range_type(q.lo, q.hi, q.frac, q.mode)[0], None, False

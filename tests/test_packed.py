@@ -170,6 +170,25 @@ def test_fold_json_carries_packed_and_refuses_what_does_not_pack(tmp_path):
                                                  device=device))
 
 
+def test_weights_of_minus_one_zero_and_one_are_never_packed():
+    """8-bit weights whose raw values are all -1, 0 or +1 need no multiplier (lower.products, a product kind): the
+    solver offers no packed choice for them, even with a DSP budget of 0, and fold.json's packed is refused in one
+    line."""
+    b = GraphBuilder("tern", dtype="fixed<16,8>")
+    x = b.input("x", [1, 16], dtype="fixed<8,3>")
+    w = np.random.default_rng(3).choice([-0.25, 0.0, 0.25], (4, 16))  # raw -1, 0, +1 in fixed<8,6>
+    b.output(b.dense(x, b.constant("w", w, dtype="fixed<8,6>"), name="fc"))
+    graph = b.build()
+    device = target_of(None, E2)
+    for budget in (None, 0):
+        planned = plan_design(graph, CompileOptions(device=device if budget is None else replace(device, dsp=budget)))
+        fc = next(s for s in planned.report["stages"] if "fc" in s["nodes"])
+        assert fc["products"] == "ternary" and fc["multiplier"] != "packed" and fc["dsp"] == 0
+    with pytest.raises(HlsfuseError, match=r"its weights are all -1, 0 or \+1, products built without a multiplier"):
+        plan_design(graph, CompileOptions(fold=Folding(pe=(("fc", 2),), multipliers=(("fc", "packed"),)),
+                                          device=device))
+
+
 def packed_depthwise():
     b = GraphBuilder("dw", dtype="fixed<8,4>")
     x = b.input("x", [1, 4, 4, 4], dtype="fixed<8,3>")

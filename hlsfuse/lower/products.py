@@ -25,7 +25,7 @@ the products are multipliers, on DSPs or LUTs as ``schedule.MULTIPLIERS`` says.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import weakref
 
 import numpy as np
 
@@ -41,19 +41,26 @@ PRODUCT_KINDS = ("sign", "ternary", "xnor")
 
 def weight_kind(raw: np.ndarray, x: DType, w: DType) -> str | None:
     """The product kind of weights with raw integers ``raw`` times an ``x`` value (None: a multiplier)."""
-    if x.is_float or w.is_float or raw.size == 0:
+    if x.is_float or w.is_float or raw.size == 0 or raw.min() < -1 or raw.max() > 1:  # (no copy of the weights)
         return None
-    values = set(np.unique(raw).tolist())
-    if not values <= {-1, 0, 1}:
-        return None
-    if 0 not in values:
+    if np.count_nonzero(raw) == raw.size:
         return "xnor" if x.bits == 1 else "sign"
     return "ternary"
 
 
-@lru_cache(maxsize=256)
-def _cached(data: bytes, shape: tuple[int, ...], x: DType, w: DType) -> str | None:
-    return weight_kind(np.frombuffer(data, dtype=np.int64).reshape(shape), x, w)
+_KINDS: dict[int, tuple[weakref.ref, DType, DType, str | None]] = {}
+"""The kinds found, by the id of the weights' array (held weakly: an entry leaves with its array), so that the
+solver's thousands of pricings read a large model's weights once."""
+
+
+def _kind_of(data: np.ndarray, x: DType, w: DType) -> str | None:
+    key = id(data)
+    hit = _KINDS.get(key)
+    if hit is not None and hit[0]() is data and hit[1:3] == (x, w):
+        return hit[3]
+    kind = weight_kind(data, x, w)
+    _KINDS[key] = (weakref.ref(data, lambda _, k=key: _KINDS.pop(k, None)), x, w, kind)
+    return kind
 
 
 def product_kind(graph: Graph, stage: Stage) -> str | None:
@@ -71,5 +78,4 @@ def product_kind(graph: Graph, stage: Stage) -> str | None:
     x, w = graph.types[head.inputs[0]].dtype, const.type.dtype
     if x.is_float or w.is_float:
         return None
-    data = np.ascontiguousarray(const.data, dtype=np.int64)
-    return _cached(data.tobytes(), data.shape, x, w)
+    return _kind_of(const.data, x, w)

@@ -929,6 +929,8 @@ COVERAGE = {
     "ap_int_base::ap_int_base(bool)": ("QI",),
     "ap_int_base::ap_int_base(int)": ("I", "QI"),
     "ap_int_base::ap_int_base(long)": ("QI",),
+    "ap_int_base::ap_int_base(long long)": ("I",),
+    "ap_int_base::ap_int_base(ap_int_base const&)": ("A",),
     # arithmetic at full precision, compound assignment, comparisons
     "ap_fixed_base::operator+(ap_fixed_base const&) const": ("R", "QR"),
     "ap_fixed_base::operator-(ap_fixed_base const&) const": ("R", "QR"),
@@ -938,6 +940,12 @@ COVERAGE = {
     "ap_fixed_base::operator<(ap_fixed_base const&) const": ("R", "QR"),
     "ap_fixed_base::operator>(ap_fixed_base const&) const": ("R", "QR"),
     "ap_int_base::operator==(ap_int_base const&) const": ("R", "QR", "QL"),
+    # ap_int arithmetic (the packed products of mac.h: the packed word, its product, a group's sum, the split)
+    "ap_int_base::operator+(ap_int_base const&) const": ("R",),
+    "ap_int_base::operator-(ap_int_base const&) const": ("R",),
+    "ap_int_base::operator*(ap_int_base const&) const": ("R",),
+    "ap_int_base::operator<<(int) const": ("U",),
+    "ap_int_base::operator>>(int) const": ("U",),
     "operator==(ap_int_base const&, int)": ("RC", "QC", "QU"),
     # conversions, sign
     "ap_fixed_base::to_double() const": ("U", "QU"),
@@ -1033,6 +1041,8 @@ def inventory_designs():
     """(name, graph, options) of designs that together instantiate every stage template branch and kernel."""
     import test_lanes as lanes
     import test_lut_replicas as replicas
+    import test_narrow as narrow
+    import test_packed as packed
     import test_wide_ports as wide
     from map_graphs import awkward_names, fixed_zoo, float_zoo
     from nn_graphs import nn_zoo
@@ -1041,7 +1051,7 @@ def inventory_designs():
     from union import union, union_fold
 
     from hlsfuse import load_graph
-    from hlsfuse.boards import Target
+    from hlsfuse.boards import Target, target_of
     from hlsfuse.compile import CompileOptions
     from hlsfuse.lower.fold import Folding
 
@@ -1060,6 +1070,11 @@ def inventory_designs():
         ("residual", load_graph(examples / "residual.json"), CompileOptions(device=Target(dsp=9))),  # SIMD, lanes
         ("norms", union(norms := [fixed_norms(), float_norms()], "norms"),
          CompileOptions(fold=union_fold(norms, [NORM_FOLD, Folding()]))),
+        ("narrow", narrow.narrow_graph(), CompileOptions(fold=narrow.FOLD)),  # products without multipliers
+        ("packed", packed.packed_graph(), CompileOptions(fold=Folding(  # two products to a DSP48E1
+            simd=tuple((k, v["simd"]) for k, v in packed.FOLDS[packed.E1].items()),
+            pe=tuple((k, v["pe"]) for k, v in packed.FOLDS[packed.E1].items()),
+            multipliers=tuple((k, "packed") for k in packed.FOLDS[packed.E1])), device=target_of(None, packed.E1))),
     ]
 
 

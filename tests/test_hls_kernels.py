@@ -629,7 +629,7 @@ def test_misuse_is_a_compile_error(tmp_path):
     err = done.stderr
     for message in ("lut_index: W and SIGNED must be the width and signedness of x's type",
                     "assign_quotient: T_OUT must be ap_fixed or ap_ufixed",
-                    "conv_mac: w must hold KH*KW*(Cin/GROUPS)*COUT weights",
+                    "conv2d: w must hold KH*KW*(Cin/GROUPS)*COUT weights",
                     "slice_stage: one iteration per input element",
                     "slice_stage: IN_SHAPE, OUT_SHAPE, START and STEP must have the same rank",
                     "slice_block_stage: the block holds the axes from B on",

@@ -92,58 +92,104 @@ struct multiply<true> {
   }
 };
 
+// The operands of one output's SIMD products in fold f: lane s's tap or element in xs[s] and its weight in ws[s]
+// (product j of the layouts above). The one place that says which values product j reads, for every way of
+// building the products: the multipliers here, the packed pairs below and narrow.h's products without one.
+template <int TAPS, int COUT, int GROUPS, int SIMD, class T_W, class T_X, int NT, class W>
+void conv_operands(T_X (&xs)[SIMD], T_W (&ws)[SIMD], const T_X (&taps)[NT], const W& w, int co, int f) {
+#pragma HLS INLINE
+  typedef weights<W, COUT> at;  // product j, output channel co
+  const int C = NT / TAPS;
+  const int CG = C / GROUPS;
+  const int CO_G = COUT / GROUPS;
+  const int F = TAPS * CG / SIMD;
+  static_assert(NT % TAPS == 0 && C % GROUPS == 0 && COUT % GROUPS == 0,
+                "conv2d: GROUPS must divide the input and output channels");
+  static_assert(at::COUNT == TAPS * CG * COUT, "conv2d: w must hold KH*KW*(Cin/GROUPS)*COUT weights");
+  static_assert((TAPS * CG) % SIMD == 0, "conv2d: SIMD must divide KH*KW*Cin/GROUPS");
+  const int base = (co / CO_G) * CG;
+  for (int s = 0; s < SIMD; ++s) {
+#pragma HLS UNROLL
+    const int j = s * F + f;
+    xs[s] = taps[(j / CG) * C + base + j % CG];
+    ws[s] = hlsf::element<T_W>(at::at(w, j, co));
+  }
+}
+
+template <int SIMD, class T_W, class T_X, int K, class W>
+void dense_operands(T_X (&xs)[SIMD], T_W (&ws)[SIMD], const T_X (&x)[K], const W& w, int n, int f) {
+#pragma HLS INLINE
+  typedef weights<W, K> at;  // output n, product j
+  static_assert(at::COUNT % K == 0, "dense: w must hold N rows of K weights");
+  static_assert(K % SIMD == 0, "dense: SIMD must divide K");
+  for (int s = 0; s < SIMD; ++s) {
+#pragma HLS UNROLL
+    const int j = f * SIMD + s;
+    xs[s] = x[j];
+    ws[s] = hlsf::element<T_W>(at::at(w, n, j));
+  }
+}
+
+template <int N, int SIMD, class T_W, class T_X, int K, class W>
+void matmul_operands(T_X (&xs)[SIMD], T_W (&ws)[SIMD], const T_X (&x)[K], const W& b, int base, int n, int f) {
+#pragma HLS INLINE
+  typedef weights<W, N> at;  // row base + j, output n
+  static_assert(at::COUNT % (K * N) == 0, "matmul: b must hold whole K x N matrices");
+  static_assert(K % SIMD == 0, "matmul: SIMD must divide K");
+  const int F = K / SIMD;
+  for (int s = 0; s < SIMD; ++s) {
+#pragma HLS UNROLL
+    const int j = s * F + f;
+    xs[s] = x[j];
+    ws[s] = hlsf::element<T_W>(at::at(b, base + j, n));
+  }
+}
+
+// acc plus the SIMD exact products xs[s] * ws[s], in lane order.
+template <bool FABRIC, int SIMD, class T_X, class T_W, class ACC>
+ACC mac_dot(ACC acc, const T_X (&xs)[SIMD], const T_W (&ws)[SIMD]) {
+#pragma HLS INLINE
+  for (int s = 0; s < SIMD; ++s) {
+#pragma HLS UNROLL
+    hlsf::accumulate(acc, multiply<FABRIC>::of(xs[s], ws[s]));
+  }
+  return acc;
+}
+
 }  // namespace detail
 
 template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_W, bool FABRIC = false, class T_X, int NT,
           class W>
 ACC conv_mac(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, COUT> weights;  // product j, output channel co
-  const int C = NT / TAPS;
-  const int CG = C / GROUPS;
-  const int CO_G = COUT / GROUPS;
-  const int F = TAPS * CG / SIMD;
-  static_assert(NT % TAPS == 0 && C % GROUPS == 0 && COUT % GROUPS == 0,
-                "conv_mac: GROUPS must divide the input and output channels");
-  static_assert(weights::COUNT == TAPS * CG * COUT, "conv_mac: w must hold KH*KW*(Cin/GROUPS)*COUT weights");
-  static_assert((TAPS * CG) % SIMD == 0, "conv_mac: SIMD must divide KH*KW*Cin/GROUPS");
-  const int base = (co / CO_G) * CG;
-  for (int s = 0; s < SIMD; ++s) {
-#pragma HLS UNROLL
-    const int j = s * F + f;
-    accumulate(acc, detail::multiply<FABRIC>::of(taps[(j / CG) * C + base + j % CG],
-                                                element<T_W>(weights::at(w, j, co))));
-  }
-  return acc;
+  T_X xs[SIMD];
+  T_W ws[SIMD];
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=ws type=complete
+  detail::conv_operands<TAPS, COUT, GROUPS, SIMD>(xs, ws, taps, w, co, f);
+  return detail::mac_dot<FABRIC>(acc, xs, ws);
 }
 
 template <class ACC, int SIMD, class T_W, bool FABRIC = false, class T_X, int K, class W>
 ACC dense_mac(ACC acc, const T_X (&x)[K], const W& w, int n, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, K> weights;  // output n, product j
-  static_assert(weights::COUNT % K == 0, "dense_mac: w must hold N rows of K weights");
-  static_assert(K % SIMD == 0, "dense_mac: SIMD must divide K");
-  for (int s = 0; s < SIMD; ++s) {
-#pragma HLS UNROLL
-    const int j = f * SIMD + s;
-    accumulate(acc, detail::multiply<FABRIC>::of(x[j], element<T_W>(weights::at(w, n, j))));
-  }
-  return acc;
+  T_X xs[SIMD];
+  T_W ws[SIMD];
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=ws type=complete
+  detail::dense_operands<SIMD>(xs, ws, x, w, n, f);
+  return detail::mac_dot<FABRIC>(acc, xs, ws);
 }
 
 template <class ACC, int N, int SIMD, class T_W, bool FABRIC = false, class T_X, int K, class W>
 ACC matmul_mac(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, N> weights;  // row base + j, output n
-  static_assert(weights::COUNT % (K * N) == 0, "matmul_mac: b must hold whole K x N matrices");
-  static_assert(K % SIMD == 0, "matmul_mac: SIMD must divide K");
-  const int F = K / SIMD;
-  for (int s = 0; s < SIMD; ++s) {
-#pragma HLS UNROLL
-    const int j = s * F + f;
-    accumulate(acc, detail::multiply<FABRIC>::of(x[j], element<T_W>(weights::at(b, base + j, n))));
-  }
-  return acc;
+  T_X xs[SIMD];
+  T_W ws[SIMD];
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=ws type=complete
+  detail::matmul_operands<N, SIMD>(xs, ws, x, b, base, n, f);
+  return detail::mac_dot<FABRIC>(acc, xs, ws);
 }
 
 // How two outputs share a DSP (lower/packing.py's Packing): w_hi's place S in the packed word, G lanes summed
@@ -182,33 +228,38 @@ void packed_split(ACC& lo, ACC& hi, const ap_int<PK::total>& q) {
   hlsf::accumulate(hi, from_raw<part_t>(h.to_int64()));
 }
 
+// lo and hi plus the exact sums of their SIMD products xs[s] * lo_w[s] and xs[s] * hi_w[s], two to a DSP: groups
+// of G lanes summed packed, each group split.
+template <class PK, int SIMD, class T_X, class T_W, class ACC>
+void packed_dot(ACC& lo, ACC& hi, const T_X (&xs)[SIMD], const T_W (&lo_w)[SIMD], const T_W (&hi_w)[SIMD]) {
+#pragma HLS INLINE
+  for (int g = 0; g < SIMD; g += PK::group) {
+#pragma HLS UNROLL
+    ap_int<PK::total> q = 0;
+    for (int s = g; s < g + PK::group && s < SIMD; ++s) {
+#pragma HLS UNROLL
+      q = q + packed_product<PK>(xs[s], lo_w[s], hi_w[s]);
+    }
+    packed_split<PK, product_t<T_X, T_W> >(lo, hi, q);
+  }
+}
+
 }  // namespace detail
 
 template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_W, class PK, class T_X, int NT, class W, int PE>
 void conv_mac_packed(ACC (&acc)[PE], const T_X (&taps)[NT], const W& w, int co, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, COUT> weights;  // product j, output channel co
-  const int C = NT / TAPS;
-  const int CG = C / GROUPS;
-  const int CO_G = COUT / GROUPS;
-  const int F = TAPS * CG / SIMD;
-  static_assert(PE >= 2 && CO_G % 2 == 0, "conv_mac_packed: outputs 2i and 2i + 1 must be of one group");
-  static_assert((TAPS * CG) % SIMD == 0, "conv_mac_packed: SIMD must divide KH*KW*Cin/GROUPS");
+  static_assert(PE >= 2 && (COUT / GROUPS) % 2 == 0, "conv_mac_packed: outputs 2i and 2i + 1 must be of one group");
   for (int p = 0; p < PE / 2; ++p) {
 #pragma HLS UNROLL
-    const int lo = co + 2 * p;
-    const int base = (lo / CO_G) * CG;
-    for (int g = 0; g < SIMD; g += PK::group) {
-#pragma HLS UNROLL
-      ap_int<PK::total> q = 0;
-      for (int s = g; s < g + PK::group && s < SIMD; ++s) {
-#pragma HLS UNROLL
-        const int j = s * F + f;
-        q += detail::packed_product<PK>(taps[(j / CG) * C + base + j % CG], element<T_W>(weights::at(w, j, lo)),
-                                        element<T_W>(weights::at(w, j, lo + 1)));
-      }
-      detail::packed_split<PK, product_t<T_X, T_W> >(acc[2 * p], acc[2 * p + 1], q);
-    }
+    T_X xs[SIMD];
+    T_W lo_w[SIMD], hi_w[SIMD];
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=lo_w type=complete
+#pragma HLS ARRAY_PARTITION variable=hi_w type=complete
+    detail::conv_operands<TAPS, COUT, GROUPS, SIMD>(xs, lo_w, taps, w, co + 2 * p, f);
+    detail::conv_operands<TAPS, COUT, GROUPS, SIMD>(xs, hi_w, taps, w, co + 2 * p + 1, f);  // the same taps
+    detail::packed_dot<PK>(acc[2 * p], acc[2 * p + 1], xs, lo_w, hi_w);
   }
   if (PE % 2) acc[PE - 1] = conv_mac<ACC, TAPS, COUT, GROUPS, SIMD, T_W>(acc[PE - 1], taps, w, co + PE - 1, f);
 }
@@ -216,22 +267,17 @@ void conv_mac_packed(ACC (&acc)[PE], const T_X (&taps)[NT], const W& w, int co, 
 template <class ACC, int SIMD, class T_W, class PK, class T_X, int K, class W, int PE>
 void dense_mac_packed(ACC (&acc)[PE], const T_X (&x)[K], const W& w, int n, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, K> weights;  // output n, product j
-  static_assert(PE >= 2 && K % SIMD == 0, "dense_mac_packed: PE of at least 2, SIMD dividing K");
+  static_assert(PE >= 2, "dense_mac_packed: PE of at least 2");
   for (int p = 0; p < PE / 2; ++p) {
 #pragma HLS UNROLL
-    const int lo = n + 2 * p;
-    for (int g = 0; g < SIMD; g += PK::group) {
-#pragma HLS UNROLL
-      ap_int<PK::total> q = 0;
-      for (int s = g; s < g + PK::group && s < SIMD; ++s) {
-#pragma HLS UNROLL
-        const int j = f * SIMD + s;
-        q += detail::packed_product<PK>(x[j], element<T_W>(weights::at(w, lo, j)),
-                                        element<T_W>(weights::at(w, lo + 1, j)));
-      }
-      detail::packed_split<PK, product_t<T_X, T_W> >(acc[2 * p], acc[2 * p + 1], q);
-    }
+    T_X xs[SIMD];
+    T_W lo_w[SIMD], hi_w[SIMD];
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=lo_w type=complete
+#pragma HLS ARRAY_PARTITION variable=hi_w type=complete
+    detail::dense_operands<SIMD>(xs, lo_w, x, w, n + 2 * p, f);
+    detail::dense_operands<SIMD>(xs, hi_w, x, w, n + 2 * p + 1, f);
+    detail::packed_dot<PK>(acc[2 * p], acc[2 * p + 1], xs, lo_w, hi_w);
   }
   if (PE % 2) acc[PE - 1] = dense_mac<ACC, SIMD, T_W>(acc[PE - 1], x, w, n + PE - 1, f);
 }
@@ -239,23 +285,17 @@ void dense_mac_packed(ACC (&acc)[PE], const T_X (&x)[K], const W& w, int n, int 
 template <class ACC, int N, int SIMD, class T_W, class PK, class T_X, int K, class W, int PE>
 void matmul_mac_packed(ACC (&acc)[PE], const T_X (&x)[K], const W& b, int base, int n, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, N> weights;  // row base + j, output n
-  static_assert(PE >= 2 && K % SIMD == 0, "matmul_mac_packed: PE of at least 2, SIMD dividing K");
-  const int F = K / SIMD;
+  static_assert(PE >= 2, "matmul_mac_packed: PE of at least 2");
   for (int p = 0; p < PE / 2; ++p) {
 #pragma HLS UNROLL
-    const int lo = n + 2 * p;
-    for (int g = 0; g < SIMD; g += PK::group) {
-#pragma HLS UNROLL
-      ap_int<PK::total> q = 0;
-      for (int s = g; s < g + PK::group && s < SIMD; ++s) {
-#pragma HLS UNROLL
-        const int j = s * F + f;
-        q += detail::packed_product<PK>(x[j], element<T_W>(weights::at(b, base + j, lo)),
-                                        element<T_W>(weights::at(b, base + j, lo + 1)));
-      }
-      detail::packed_split<PK, product_t<T_X, T_W> >(acc[2 * p], acc[2 * p + 1], q);
-    }
+    T_X xs[SIMD];
+    T_W lo_w[SIMD], hi_w[SIMD];
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=lo_w type=complete
+#pragma HLS ARRAY_PARTITION variable=hi_w type=complete
+    detail::matmul_operands<N, SIMD>(xs, lo_w, x, b, base, n + 2 * p, f);
+    detail::matmul_operands<N, SIMD>(xs, hi_w, x, b, base, n + 2 * p + 1, f);
+    detail::packed_dot<PK>(acc[2 * p], acc[2 * p + 1], xs, lo_w, hi_w);
   }
   if (PE % 2) acc[PE - 1] = matmul_mac<ACC, N, SIMD, T_W>(acc[PE - 1], x, b, base, n + PE - 1, f);
 }

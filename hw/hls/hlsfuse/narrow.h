@@ -60,59 +60,33 @@ ACC narrow_dot(ACC acc, const T_X (&xs)[SIMD], const T_W (&ws)[SIMD]) {
 template <class ACC, int TAPS, int COUT, int GROUPS, int SIMD, class T_W, int KIND, class T_X, int NT, class W>
 ACC conv_narrow(ACC acc, const T_X (&taps)[NT], const W& w, int co, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, COUT> weights;  // product j, output channel co
-  const int C = NT / TAPS;
-  const int CG = C / GROUPS;
-  const int CO_G = COUT / GROUPS;
-  const int F = TAPS * CG / SIMD;
-  static_assert(NT % TAPS == 0 && C % GROUPS == 0 && COUT % GROUPS == 0,
-                "conv_narrow: GROUPS must divide the input and output channels");
-  static_assert(weights::COUNT == TAPS * CG * COUT, "conv_narrow: w must hold KH*KW*(Cin/GROUPS)*COUT weights");
-  static_assert((TAPS * CG) % SIMD == 0, "conv_narrow: SIMD must divide KH*KW*Cin/GROUPS");
-  const int base = (co / CO_G) * CG;
   T_X xs[SIMD];
   T_W ws[SIMD];
-  for (int s = 0; s < SIMD; ++s) {
-#pragma HLS UNROLL
-    const int j = s * F + f;
-    xs[s] = taps[(j / CG) * C + base + j % CG];
-    ws[s] = element<T_W>(weights::at(w, j, co));
-  }
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=ws type=complete
+  detail::conv_operands<TAPS, COUT, GROUPS, SIMD>(xs, ws, taps, w, co, f);
   return detail::narrow_dot<KIND>(acc, xs, ws);
 }
 
 template <class ACC, int SIMD, class T_W, int KIND, class T_X, int K, class W>
 ACC dense_narrow(ACC acc, const T_X (&x)[K], const W& w, int n, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, K> weights;  // output n, product j
-  static_assert(weights::COUNT % K == 0, "dense_narrow: w must hold N rows of K weights");
-  static_assert(K % SIMD == 0, "dense_narrow: SIMD must divide K");
   T_X xs[SIMD];
   T_W ws[SIMD];
-  for (int s = 0; s < SIMD; ++s) {
-#pragma HLS UNROLL
-    const int j = f * SIMD + s;
-    xs[s] = x[j];
-    ws[s] = element<T_W>(weights::at(w, n, j));
-  }
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=ws type=complete
+  detail::dense_operands<SIMD>(xs, ws, x, w, n, f);
   return detail::narrow_dot<KIND>(acc, xs, ws);
 }
 
 template <class ACC, int N, int SIMD, class T_W, int KIND, class T_X, int K, class W>
 ACC matmul_narrow(ACC acc, const T_X (&x)[K], const W& b, int base, int n, int f) {
 #pragma HLS INLINE
-  typedef detail::weights<W, N> weights;  // row base + j, output n
-  static_assert(weights::COUNT % (K * N) == 0, "matmul_narrow: b must hold whole K x N matrices");
-  static_assert(K % SIMD == 0, "matmul_narrow: SIMD must divide K");
-  const int F = K / SIMD;
   T_X xs[SIMD];
   T_W ws[SIMD];
-  for (int s = 0; s < SIMD; ++s) {
-#pragma HLS UNROLL
-    const int j = s * F + f;
-    xs[s] = x[j];
-    ws[s] = element<T_W>(weights::at(b, base + j, n));
-  }
+#pragma HLS ARRAY_PARTITION variable=xs type=complete
+#pragma HLS ARRAY_PARTITION variable=ws type=complete
+  detail::matmul_operands<N, SIMD>(xs, ws, x, b, base, n, f);
   return detail::narrow_dot<KIND>(acc, xs, ws);
 }
 

@@ -12,6 +12,7 @@ rerun, or a stage that another design shares byte for byte, does not synthesize 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -49,7 +50,8 @@ class Job:
     blackboxes: tuple[str, ...]
     mems: tuple[str, ...]
     model: dict
-    word_files: tuple[tuple[str, str, int, int, int], ...] = ()  # (file, packed file, width, words, per line)
+    word_files: tuple[tuple[str, str, int, int, int, int, int], ...] = ()  # (file, packed file, width, words,
+    # words a line, banks, bank): _one_word_a_line
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,12 @@ def design_jobs(vdir: Path, manifest: dict, report: dict) -> list[Job]:
     top = manifest["top"]
     hw = frozenset(p.name for p in vdir.glob("hlsf_*.v"))
     models = {s["name"]: s for s in report.get("stages", ())}
-    words = {w["file"]: (w["file"], w["packed"], w["width"], w["words"], w["per_line"])
-             for w in manifest.get("word_files", ())}
+    words = {}  # a file of one word a line -> (it, the packed file, width, words, words a line, banks, bank)
+    for w in manifest.get("word_files", ()):
+        banks = w.get("banks", 1)  # a BankRoms entry: "{bank}" in its name, bank k word k of every address
+        for k in range(banks):
+            name = w["file"].replace("{bank}", str(k))
+            words[name] = (name, w["packed"], w["width"], w["words"], w["per_line"], banks, k)
     jobs, stage_files, all_mems, all_made = [], [], set(), set()
     for stage in manifest["stages"]:
         source = f"{top}_{stage['name']}.v"
@@ -135,15 +141,21 @@ def design_jobs(vdir: Path, manifest: dict, report: dict) -> list[Job]:
     return jobs
 
 
-def _one_word_a_line(packed: Path, width: int, count: int, per_line: int) -> str:
+def _one_word_a_line(packed: Path, width: int, count: int, per_line: int, banks: int = 1, bank: int = 0) -> str:
     """A packed ROM file (``per_line`` words of ``width`` bits a line, the first in the low bits) one word a line,
-    its first ``count`` words."""
+    its first ``count`` words; a file of ``banks`` banks side by side (each address's words of every bank, bank 0
+    first): bank ``bank``'s."""
     digits, mask = -(-width // 4), (1 << width) - 1
     out = []
-    for line in packed.read_text(encoding="ascii").split():
-        value = int(line, 16)
-        out += [f"{value >> (k * width) & mask:0{digits}x}" for k in range(per_line)]
+    for value in _lines(packed, packed.stat().st_mtime_ns):
+        out += [f"{value >> (k * width) & mask:0{digits}x}" for k in range(bank, per_line * banks, banks)]
     return "\n".join(out[:count]) + "\n"
+
+
+@functools.lru_cache(maxsize=2)
+def _lines(packed: Path, _mtime: int) -> tuple[int, ...]:
+    """The lines of a .mem file as integers (read once for all the banks it holds)."""
+    return tuple(int(line, 16) for line in packed.read_text(encoding="ascii").split())
 
 
 def _key(yosys: Yosys, script: str, vdir: Path, job: Job) -> str:
@@ -165,8 +177,8 @@ def _synthesize(yosys: Yosys, vdir: Path, job: Job, family: str) -> tuple[dict, 
     def build(scratch: Path) -> None:
         for name in (*job.sources, *job.blackboxes, *job.mems):
             shutil.copyfile(vdir / name, scratch / name)
-        for name, packed, width, count, per_line in job.word_files:
-            (scratch / name).write_text(_one_word_a_line(vdir / packed, width, count, per_line), encoding="ascii")
+        for name, packed, *layout in job.word_files:
+            (scratch / name).write_text(_one_word_a_line(vdir / packed, *layout), encoding="ascii")
         (scratch / "synth.ys").write_text(script, encoding="utf-8")
         start = time.monotonic()
         status, output = yosys.run("synth.ys", scratch)

@@ -17,7 +17,7 @@ from ...types import FixedType
 from .mem import mem_chunks
 
 __all__ = [
-    "fixed_type", "StreamPort", "Mem", "Wire", "Net", "Reg", "ArrayDecl", "NetArray", "RomDecl", "Assign",
+    "fixed_type", "StreamPort", "Mem", "Wire", "Net", "Reg", "ArrayDecl", "NetArray", "RomDecl", "BankRoms", "Assign",
     "Instance", "Comment", "Counter", "Digit", "Odometer", "Update", "Loop", "Sequencer", "Handshake",
     "StageModule", "PACKED_BITS", "PACK_WIDTH",
 ]
@@ -129,6 +129,30 @@ class RomDecl:
         evaluates no memory read at time 0): not written by compile; ``hlsfuse synth`` makes it from ``file``
         (manifest.json's ``word_files``) and defines HLSFUSE_WORD_FILES."""
         return f"{self.file.removesuffix('.mem')}.words.mem"
+
+
+@dataclass(frozen=True)
+class BankRoms:
+    """ROMs ``banks`` of ``size`` words of ``width`` bits each, loaded from one .mem file holding them side by side
+    (a line per ``per_word`` addresses, each address's words of every bank, bank 0 in the low bits): a MAC stage's
+    weight banks that the model makes block RAMs, one file a stage rather than one a bank (ResNet-18 unfolded has
+    tens of thousands). At time 0 a loop copies bank k's words out of ``words``, the file's array (``index``: its
+    counter). A synthesis tool that runs no memory read at time 0 defines HLSFUSE_WORD_FILES, and each bank reads
+    its own file of one word a line instead (``word_file(k)``, which ``hlsfuse synth`` makes from ``file``)."""
+
+    banks: tuple[str, ...]
+    width: int
+    size: int
+    file: str
+    per_word: int
+    words: str
+    index: str
+    style: str = "block"
+    kind: str = "bankroms"
+
+    def word_file(self, k: int | str) -> str:
+        """Bank k's word file (manifest.json names them all as one entry, with ``{bank}`` for k)."""
+        return f"{self.file.removesuffix('.mem')}.{k}.words.mem"
 
 
 PACKED_BITS = 32768

@@ -26,7 +26,7 @@ from ...outdir import Files
 from ...resources import hw_dir
 from ..templates import render
 from . import stage_map, stage_own, stage_reduce, stage_rows, stage_window
-from .decls import RomDecl, StageModule, StreamPort, fixed_type
+from .decls import BankRoms, RomDecl, StageModule, StreamPort, fixed_type
 from .module import ModuleBuilder
 from .vlog import bits_for, index_width
 
@@ -126,6 +126,8 @@ def emit_verilog(graph: Graph, plan: DataflowPlan) -> Files:
         rtl.update(m.rtl)
         word_files += [{"file": d.word_file, "packed": d.file, "width": d.width, "words": d.size,
                         "per_line": d.per_word} for d in m.decls if isinstance(d, RomDecl) and d.per_word > 1]
+        word_files += [{"file": d.word_file("{bank}"), "packed": d.file, "width": d.width, "words": d.size,
+                        "per_line": d.per_word, "banks": len(d.banks)} for d in m.decls if isinstance(d, BankRoms)]
         modules.append(StageInstance(m.name, m.stage, m.inputs, m.outputs))
     ports = []
     for p in plan.inputs + plan.outputs:
@@ -196,6 +198,7 @@ def _manifest(graph, plan, ports, channels, sources, word_files) -> str:
         "channels": [{"name": c.name, "tensor": c.tensor, "depth": c.depth} for c in channels],
         "cycles": plan.cycles,
         "latency": plan.latency,
-        "word_files": word_files,  # packed ROMs one word a line, made by hlsfuse synth (RomDecl.word_file)
+        "word_files": word_files,  # packed ROMs and banks one word a line, made by hlsfuse synth (RomDecl.word_file,
+        # BankRoms.word_file)
     }
     return json.dumps(data, indent=2) + "\n"

@@ -34,7 +34,7 @@ from ...types import FixedType
 from .module import ModuleBuilder
 from .vlog import XW, assign_params, extend, index_width, sext64, slit, ulit, zext
 
-__all__ = ["Scope", "counters", "index_sum", "program", "rom", "lookup", "threshold"]
+__all__ = ["Scope", "counters", "index_sum", "program", "rom", "weight_banks", "lookup", "threshold"]
 
 Scope = Mapping[tuple[int, int], tuple[str, int]]
 """digit (inner, size) -> (counter signal, width); (1, count) is the loop's element index."""
@@ -71,6 +71,39 @@ def rom(b: ModuleBuilder, constant: str, row: int = 0, style: str = "") -> str:
     dtype = b.dtype(constant)
     data = b.graph.constant_map[constant].data.reshape(-1)
     return b.rom(b.rom_of(constant), data, dtype.width, row or 1, style=style)
+
+
+def weight_banks(b: ModuleBuilder, main, by_product: np.ndarray, address: tuple[str, int], fold_major: bool = False
+                 ) -> dict[tuple[int, int], str]:
+    """The weights a MAC stage (``main``, folded as ``lower.engine.Folded`` says) reads in one iteration, from its
+    banks: the partition of the weights the C++ makes and the resource model counts, a bank per product, (SIMD lane
+    s, PE lane). ``by_product``: the weights' raw values as [product j, emit e, PE lane] (a view of the constant);
+    bank (s, lane) holds at address (e, f) the weight of product main.product(f, s) of output e PE + lane, the
+    addresses in emission order (the fold fastest, or with ``fold_major`` the emit fastest); every bank is read at
+    ``address`` (signal, width), a register counting the emitting iterations. Banks the model makes block RAMs
+    are a ROM each (``rom_style`` "block": one block RAM each, read synchronously; ``BankRoms``: loaded from one
+    file); smaller banks are one ROM of every bank side by side, a word per address, whose one read port serves
+    them all, built from LUTs ("logic": under "distributed" Yosys 0.70 found "no valid mapping" for it; the LUTs
+    are in the model's LUT band). (One ROM of all the weights read at SIMD x PE computed addresses is what a
+    synthesis tool cannot map: Yosys builds a read port per product over the whole ROM.) Returns each bank's
+    weight, raw bits, by (s, lane)."""
+    products, emits, pe = by_product.shape
+    simd, folds = main.simd, main.folds
+    if main.strided:  # product s FOLDS + f
+        by_fold = by_product.reshape(simd, folds, emits, pe).swapaxes(0, 1)
+    else:  # product f SIMD + s
+        by_fold = by_product.reshape(folds, simd, emits, pe)
+    table = by_fold.transpose((0, 2, 3, 1) if fold_major else (2, 0, 3, 1))  # [address..., lane, s]
+    width = b.dtype(main.weights).width
+    keys = [(s, lane) for lane in range(pe) for s in range(simd)]
+    at = zext(*address, index_width(emits * folds))
+    roms = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == main.weights]
+    if roms and buffer_area(roms[0]).bram18:
+        names = b.rom_banks([f"l{lane}_wbank_{s}" if pe > 1 else f"wbank_{s}" for s, lane in keys], table, width)
+        return {key: f"{name}[{at}]" for key, name in zip(keys, names)}
+    word = b.wire("wbanks_at", width * len(keys),
+                  f"{b.rom('wbanks', table, width, lanes=len(keys), style='logic')}[{at}]")
+    return {key: f"{word}[{(k + 1) * width - 1}:{k * width}]" for k, key in enumerate(keys)}
 
 
 def _rom_style(b: ModuleBuilder, o: Operand, scope: Scope) -> str:

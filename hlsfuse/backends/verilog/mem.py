@@ -29,8 +29,9 @@ def mem_lines(values, width: int, lanes: int = 1) -> str:
 
 
 def mem_chunks(values, width: int, lanes: int = 1, pad: int = 0) -> Iterator[str]:
-    """``$readmemh`` text of ``values`` (raw integers, row-major) then ``pad`` zeros, as ``width``-bit elements, in
-    pieces of whole lines. The values are checked by this call (its errors are not left to the iteration).
+    """``$readmemh`` text of ``values`` (raw integers, row-major, any shape: a transposed view of a constant is read
+    a piece at a time, never copied whole) then ``pad`` zeros, as ``width``-bit elements, in pieces of whole lines.
+    The values are checked by this call (its errors are not left to the iteration).
 
     With ``lanes`` > 1 every ``lanes`` consecutive values form one word of ``lanes * width`` bits, the first in the
     low bits (a ROM that delivers a whole weight vector per read). Vectorized: a ROM of ResNet-18's size (2.4 M
@@ -38,24 +39,41 @@ def mem_chunks(values, width: int, lanes: int = 1, pad: int = 0) -> Iterator[str
     """
     if not 1 <= width <= 64:
         raise HlsfuseError(f"ROM element width must be 1..64 bits, not {width}")
-    flat = np.asarray(values, dtype=np.int64).reshape(-1)
-    if lanes < 1 or pad < 0 or (flat.size + pad) % lanes:
-        raise HlsfuseError(f"ROM of {flat.size + pad} elements cannot be packed {lanes} per word")
-    low, high = -(1 << (width - 1)), (1 << width) - 1
-    bad = np.flatnonzero((flat < low) | (flat.astype(np.float64) > high))  # high may not fit an int64
-    if bad.size:
-        raise HlsfuseError(f"ROM element {bad[0]} is {flat[bad[0]]}, which does not fit {width} bits")
-    return _chunks(flat, width, lanes, pad)
+    values = np.asarray(values, dtype=np.int64)
+    if values.ndim == 0:
+        values = values.reshape(1)
+    if lanes < 1 or pad < 0 or (values.size + pad) % lanes:
+        raise HlsfuseError(f"ROM of {values.size + pad} elements cannot be packed {lanes} per word")
+    low = -(1 << (width - 1))
+    bad = values < low
+    if width < 64:  # an int64 is at most 2^64 - 1 as width bits
+        bad |= values > (1 << width) - 1
+    if bad.any():
+        first = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise HlsfuseError(f"ROM element {first} is {values.reshape(-1)[first]}, which does not fit {width} bits")
+    return _chunks(values, width, lanes, pad)
 
 
-def _chunks(flat: np.ndarray, width: int, lanes: int, pad: int) -> Iterator[str]:
-    step = max(1, _ELEMENTS // lanes) * lanes  # whole words
-    for start in range(0, flat.size + pad, step):
-        part = flat[start:start + step]
-        missing = min(step, flat.size + pad - start) - part.size
-        if missing:
-            part = np.concatenate([part, np.zeros(missing, dtype=np.int64)])
+def _chunks(values: np.ndarray, width: int, lanes: int, pad: int) -> Iterator[str]:
+    """Lines of ``values`` then ``pad`` zeros: the leading axis a slice at a time (a whole number of lines), so
+    only a slice is ever copied into row-major order."""
+    total = values.size + pad
+    row = values[0].size if values.ndim > 1 else 1  # elements a step of the leading axis
+    step = max(1, _ELEMENTS // lanes) * lanes  # elements a piece: whole words, then whole rows
+    rows = max(1, step // row)
+    while (rows * row) % lanes:
+        rows += 1
+    done = 0
+    for start in range(0, values.shape[0], rows):
+        part = values[start:start + rows].reshape(-1)
+        done += part.size
+        if done == values.size and pad:
+            part = np.concatenate([part, np.zeros(pad, dtype=np.int64)])
+        elif part.size % lanes:
+            raise HlsfuseError(f"ROM of {total} elements: a piece of {part.size} is not whole words of {lanes}")
         yield _text(part, width, lanes)
+    if not values.size and pad:
+        yield _text(np.zeros(pad, dtype=np.int64), width, lanes)
 
 
 def _text(flat: np.ndarray, width: int, lanes: int) -> str:

@@ -30,6 +30,7 @@ from .decls import (
     PACK_WIDTH,
     PACKED_BITS,
     ArrayDecl,
+    BankRoms,
     Comment,
     Counter,
     Digit,
@@ -53,6 +54,11 @@ from .mem import mem_chunks
 from .vlog import XW, bits_for, index_width
 
 SUM_TERMS = 16  # terms per adder of ModuleBuilder.sum
+
+
+def _per_word(size: int, word: int) -> int:
+    """Words a line of a ROM's .mem file: several in PACK_WIDTH bits for a large ROM of narrow words."""
+    return max(1, PACK_WIDTH // word) if size * word >= PACKED_BITS and word <= PACK_WIDTH // 2 else 1
 _PORTS = frozenset(("ap_clk", "ap_rst_n", "busy", "stall"))  # every stage module's own (templates/verilog/stage.v.j2)
 
 __all__ = ["SUM_TERMS", "ModuleBuilder"]
@@ -164,23 +170,40 @@ class ModuleBuilder:
         return name
 
     def rom(self, wanted: str, values, width: int, lanes: int = 1, style: str = "") -> str:
-        """A ROM of ``values`` (raw integers of ``width`` bits; ``lanes`` > 1: that many per word, the first in the
-        low bits) loaded from ``<module>_<name>.mem``; equal contents share one memory."""
-        flat = np.asarray(values, dtype=np.int64).reshape(-1)
-        size, word = flat.size // lanes, lanes * width
-        per_word = max(1, PACK_WIDTH // word) if size * word >= PACKED_BITS and word <= PACK_WIDTH // 2 else 1
+        """A ROM of ``values`` (raw integers of ``width`` bits, row-major, any shape; ``lanes`` > 1: that many per
+        word, the first in the low bits) loaded from ``<module>_<name>.mem``; equal contents share one memory."""
+        values = np.asarray(values, dtype=np.int64)
+        size, word = values.size // lanes, lanes * width
+        per_word = _per_word(size, word)
         pad = -size % per_word * lanes  # the last line's missing words are zeros
-        mem_chunks(flat, width, lanes * per_word, pad)  # checks the contents now, not when the file is written
+        mem_chunks(values, width, lanes * per_word, pad)  # checks the contents now, not when the file is written
         for name, mem in self.mems.items():
-            if self.arrays[name] == (size, word) and mem.holds(flat, width, lanes * per_word, pad):
+            if self.arrays.get(name) == (size, word) and mem.holds(values, width, lanes * per_word, pad):
                 return name
         name = self.fresh(wanted)
         file = f"{self.module}_{name}.mem"
         words, index = (self.fresh(f"{name}_words"), self.fresh(f"{name}_i")) if per_word > 1 else ("", "")
         self.decls.append(RomDecl(name, word, size, file, per_word, words, index, style=style))
-        self.mems[name] = Mem(name, file, flat, width, lanes * per_word, pad)
+        self.mems[name] = Mem(name, file, values, width, lanes * per_word, pad)
         self.arrays[name] = (size, word)
         return name
+
+    def rom_banks(self, wanted: list[str], values: np.ndarray, width: int, style: str = "block") -> list[str]:
+        """ROMs ``wanted``, bank k holding word k of each address of ``values`` (raw integers of ``width`` bits,
+        addresses x len(wanted) banks in row-major order, any shape: a view is never copied whole), from one file
+        (``BankRoms``)."""
+        banks = len(wanted)
+        size = values.size // banks
+        per_word = _per_word(size, banks * width)
+        pad = -size % per_word * banks
+        mem_chunks(values, width, banks * per_word, pad)
+        words = self.fresh("wb")
+        names = tuple(self.fresh(w) for w in wanted)
+        file = f"{self.module}_{words}.mem"
+        self.decls.append(BankRoms(names, width, size, file, per_word, words, self.fresh(f"{words}_i"), style))
+        self.mems[words] = Mem(words, file, values, width, banks * per_word, pad)
+        self.arrays.update(dict.fromkeys(names, (size, width)))
+        return list(names)
 
     def counter(self, wanted: str, count: int, step: str) -> tuple[str, int]:
         name, width = self.fresh(wanted), bits_for(count)

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 
 from ...lower.elements import ElementPhase
 from ...lower.schedule import Schedule
+from ...types import Fmt
 from .decls import Assign, Sequencer, Update
 from .expr import counters, program
 from .module import ModuleBuilder
-from .vlog import XW, bits_for, ulit, zext
+from .vlog import XW, bits_for, extend, ulit, zext
 
 __all__ = ["setup", "reads", "element_phase", "lane_values", "lanes_phase", "PushEmit", "push_emit",
-           "fold_sum", "emit_epilogue"]
+           "weight_address", "fold_sum", "in_accumulator", "emit_epilogue"]
 
 
 def setup(b: ModuleBuilder, schedule: Schedule, seq: Sequencer) -> dict[str, str]:
@@ -161,17 +162,41 @@ def push_emit(b: ModuleBuilder, fire: str, frame_end: str, outputs: int, extents
     return PushEmit(push, emitting, index, fold, writes, last_emit, position, unit, ring)
 
 
-def fold_sum(b: ModuleBuilder, terms: list[str], fire: str, emitting: str, loop: PushEmit, name: str) -> str:
-    """The exact sum (XW bits, signed) of this iteration's products and, after an output's first fold, of
-    its earlier folds' (a partial-sum register, restarted by every output's fold 0)."""
+def weight_address(b: ModuleBuilder, loop: PushEmit, iterations: int, fire: str, emitting: str) -> tuple[str, int]:
+    """The address of a MAC stage's weight banks (``expr.weight_banks``): a register counting a snapshot's
+    ``iterations`` emitting iterations, (output, fold) with the fold fastest; the output counter itself when an
+    output is one iteration."""
     if loop.fold is None:
-        return b.sum(name, terms)
+        return loop.index
+    return b.counter("wa", iterations, f"{fire} && {emitting}")
+
+
+def fold_sum(b: ModuleBuilder, terms: list[str], fire: str, emitting: str, loop: PushEmit, name: str,
+             fmt: Fmt | None) -> str:
+    """The exact sum (XW bits, signed) of this iteration's products and, after an output's first fold, of
+    its earlier folds' (a partial-sum register, restarted by every output's fold 0), in ``fmt``, the stage's exact
+    accumulator (``in_accumulator``)."""
+    if loop.fold is None:
+        return in_accumulator(b, b.sum(name, terms), fmt, name)
     fold, fw = loop.fold
     partial = b.reg("partial", XW)
     start = b.wire("start", XW, f"{fold} == {ulit(0, fw)} ? {XW}'sd0 : $signed({partial})", signed=True)
-    total = b.sum(name, [start, *terms])
+    total = in_accumulator(b, b.sum(name, [start, *terms]), fmt, name)
     b.updates.append(Update(f"{fire} && {emitting}", partial, total))
     return total
+
+
+def in_accumulator(b: ModuleBuilder, total: str, fmt: Fmt | None, name: str) -> str:
+    """``total``, an exact sum computed in XW bits, as the stage's exact accumulator ``fmt`` holds it (every sum of
+    some of a MAC's products fits it, as the type rule proved for all of them), extended back to XW bits: the same
+    value, but a synthesis tool then builds the adders as wide as the accumulator, as the C++ (which sums in that
+    type) and the resource model do; 64-bit adders kept Yosys from packing an adder tree into the DSPs' post-adders
+    and left it a sum of hundreds of 64-bit terms to build from LUTs."""
+    if fmt is None or fmt.width >= XW:
+        return total
+    b.unused(f"{total}[{XW - 1}:{fmt.width}]")
+    low = b.wire(f"{name}_a", fmt.width, f"{total}[{fmt.width - 1}:0]")
+    return b.wire(f"{name}_x", XW, extend(low, fmt.width, fmt.signed, XW), signed=True)
 
 
 def emit_epilogue(b: ModuleBuilder, main, head: str, result: str | list[str], arrays: dict[str, str], here: str,

@@ -18,16 +18,15 @@ dot product (and of the epilogue) per lane, written as one token.
 
 from __future__ import annotations
 
-from ...lower.area import buffer_area
 from ...lower.plan import Stage
 from ...lower.products import product_kind
 from .decls import StageModule, Update
-from .expr import rom
+from .expr import rom, weight_banks
 from .module import ModuleBuilder
 from .narrow import kind_terms
 from .packed import packed_terms
-from .phase import emit_epilogue, fold_sum, push_emit, setup
-from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
+from .phase import emit_epilogue, fold_sum, in_accumulator, push_emit, setup, weight_address
+from .vlog import XW, assign_params, bits_for, extend, lut_product, sext64, ulit, zext
 
 __all__ = ["build"]
 
@@ -67,13 +66,13 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             source += f"[{(lane + 1) * x_type.width - 1}:{lane * x_type.width}]"
         b.stores.append(Update(f"{fire} && {push} && {completes}", f"{snap}[{ulit(j, kb)}]", source))
 
-    # the weights, and the base index of each lane's column n P + lane of the snapshot's row
-    banked = loop.fold is not None and not main.offsets and _block_banks(b, main)
-    if banked:  # block RAM banks, read at a register counting the emitting iterations (fold fastest)
-        wa = b.counter("wa", main.emits_per_row * main.folds, f"{fire} && {emitting}")[0]
-        order = [(nn, f) for nn in range(main.emits_per_row) for f in range(main.folds)]
-        weights, iw = None, index_width(b.graph.types[main.weights].size)
+    # the weights: a constant's banks read at their address register, else an array read at each lane's base index
+    # (column n P + lane of the snapshot's row) plus the product's offset
+    if main.weights in b.graph.constant_map and not main.offsets:
+        iterations = main.emits_per_row * main.folds  # of a row: its emits, the fold fastest
+        banks, weights = _banks(b, main, weight_address(b, loop, iterations, fire, emitting)), None
     else:
+        banks = None
         weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
         iw = b.index(weights)
     batch_base = None
@@ -93,36 +92,25 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     raws = [f"{snap}[{ulit(j, kb) if isinstance(j, int) else j}]" for j in js]
     results = []
     packed_lo = None  # multiplier "packed": the lo lane of the pair, (its weights, tag), summed with the hi lane
-    for lane, (col, cw) in enumerate(_columns(b, main, n, nw)):
+    columns = [None] * main.pe if banks is not None else _columns(b, main, n, nw)
+    for lane, column in enumerate(columns):
         tag = f"l{lane}_" if main.pe > 1 else ""
-        if main.products_innermost:  # dense's w[N, K], a matmul's b^T: column n's products from n K on
-            first = f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}"
-            base, step = b.wire(f"{tag}wbase", iw, first if batch_base is None else f"{batch_base} + {first}"), 1
-        else:
-            base, step = zext(col, cw, iw), main.n
-            if batch_base is not None:
-                base = b.wire(f"{tag}wbase", iw, f"{batch_base} + {base}")
-        terms, operands, kind = [], [], product_kind(b.graph, stage)
-        for s, (j, xj) in enumerate(zip(js, raws)):  # weight base + j * step
-            if isinstance(j, int):
-                ix = base if j == 0 else f"{base} + {ulit((j * step) % (1 << iw), iw)}"
+        if banks is not None:
+            reads = [banks[(s, lane)] for s in range(main.simd)]
+        else:  # weight base + j * step
+            col, cw = column
+            if main.products_innermost:  # dense's w[N, K], a matmul's b^T: column n's products from n K on
+                first = f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}"
+                base, step = b.wire(f"{tag}wbase", iw, first if batch_base is None else f"{batch_base} + {first}"), 1
             else:
-                ix = f"{base} + {zext(j, kb, iw)} * {ulit(step % (1 << iw), iw)}"
-            if banked:
-                at = [(nn * main.pe + lane, main.product(f, s)) for nn, f in order]
-                wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
-            else:
-                wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{ix}]")
-            if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
-                operands.append((xj, wj))
-                continue
-            terms.append(wj if main.packing is not None else
-                         lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
-                         else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
-        if kind is not None:
-            terms = kind_terms(b, tag, kind, operands, x_type, w_type)
-        if banked:  # the column's weights are the banks' at the address register
-            b.unused(base)
+                base, step = zext(col, cw, iw), main.n
+                if batch_base is not None:
+                    base = b.wire(f"{tag}wbase", iw, f"{batch_base} + {base}")
+            reads = [f"{weights}[{base if j == 0 else f'{base} + {ulit((j * step) % (1 << iw), iw)}'}]"
+                     if isinstance(j, int) else f"{weights}[{base} + {zext(j, kb, iw)} * {ulit(step % (1 << iw), iw)}]"
+                     for j in js]
+        ws = [b.wire(f"{tag}w{s}", w_type.width, read) for s, read in enumerate(reads)]
+        terms = _lane_terms(b, main, stage, tag, raws, ws, x_type, w_type)
         pairs = _packed_pair(b, main, lane, terms, tag, packed_lo, raws, x_type, w_type)
         if pairs is None:  # the lo lane of a pair: summed with the hi lane
             packed_lo = (terms, tag)
@@ -130,7 +118,7 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         for terms, tag, lane in pairs:
             b.comment(f"{main.op} '{stage.head}': the exact dot product of the snapshot's row and column "
                       f"{'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}")
-            exact = fold_sum(b, terms, fire, emitting, loop, f"{tag}dot")
+            exact = fold_sum(b, terms, fire, emitting, loop, f"{tag}dot", main.accumulator)
             result = b.net(f"{tag}v_head", head_type.width)
             b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
                        (("in_data", exact), ("in_sticky", "1'b0"), ("out_data", result)))
@@ -156,20 +144,31 @@ def _packed_pair(b: ModuleBuilder, main, lane: int, terms: list[str], tag: str, 
     return [(lo, low[1], lane - 1), (hi, tag, lane)]
 
 
-def _block_banks(b: ModuleBuilder, main) -> bool:
-    """The weights are a constant whose banks are block RAMs in the resource model (and the C++): each bank is
-    then its own ROM read at a register (a block RAM's synchronous read), not one ROM read at computed indices."""
-    if main.weights not in b.graph.constant_map:
-        return False
-    weights = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == main.weights]
-    return bool(weights) and buffer_area(weights[0]).bram18 > 0
+def _lane_terms(b: ModuleBuilder, main, stage: Stage, tag: str, xs: list[str], ws: list[str], x_type, w_type
+                ) -> list[str]:
+    """A PE lane's SIMD products of raws ``xs`` and weights ``ws`` as the stage builds them: for 1- and 2-bit
+    weights no multiplier (``kind_terms``, lower.products); with multiplier "packed" the weights themselves (a
+    pair's products are made at its hi lane, ``_packed_pair``); "lut": LUT products; else 64-bit products."""
+    kind = product_kind(b.graph, stage)
+    if kind is not None:
+        return kind_terms(b, tag, kind, list(zip(xs, ws)), x_type, w_type)
+    if main.packing is not None:
+        return list(ws)
+    if main.multiplier == "lut":
+        return [lut_product(b, f"{tag}lp{s}", x, x_type, w, w_type) for s, (x, w) in enumerate(zip(xs, ws))]
+    return [f"{sext64(x, x_type)} * {sext64(w, w_type)}" for x, w in zip(xs, ws)]
 
 
-def _bank(b: ModuleBuilder, main, at: list[tuple[int, int]], name: str) -> str:
-    """A bank of the weights: at each address, the weight of (column, product j) ``at[address]``."""
-    data = b.graph.constant_map[main.weights].data.reshape(-1)
-    index = [c * main.k + j if main.products_innermost else c + j * main.n for c, j in at]
-    return b.rom(name, data[index], b.dtype(main.weights).width, style="block")
+def _banks(b: ModuleBuilder, main, address: tuple[str, int], fold_major: bool = False) -> dict[tuple[int, int], str]:
+    """The weights' banks (``expr.weight_banks``): each bank's read by (s, lane). Column c = n PE + lane's product
+    j is w[c K + j] (dense's w[N, K], a matmul's b^T) or b[j N + c]."""
+    data = b.graph.constant_map[main.weights].data
+    emits = main.emits_per_row
+    if main.products_innermost:
+        by_product = data.reshape(emits, main.pe, main.k).transpose(2, 0, 1)
+    else:
+        by_product = data.reshape(main.k, emits, main.pe)
+    return weight_banks(b, main, by_product, address, fold_major)
 
 
 def _columns(b: ModuleBuilder, main, n: str, nw: int) -> list[tuple[str, int]]:
@@ -218,55 +217,45 @@ def _streamed(b: ModuleBuilder, stage: Stage, arrays, here: str, fire: str, fram
         Update(f"{fire} && {frame_end}", need, ulit(main.simd, need_w)),
     ]
 
-    banked = _block_banks(b, main)
-    if banked:  # block RAM banks, read at a register counting the emits (column fastest)
-        wa = b.counter("wa", main.folds * main.emits_per_row, f"{fire} && {emit}")[0]
-        weights, iw = None, index_width(b.graph.types[main.weights].size)
-    else:
-        weights = rom(b, main.weights) if main.weights in b.graph.constant_map else arrays[main.weights]
-        iw = b.index(weights)
     fb = zext(fold, f_w, kb)
     js = [b.wire(f"j{s}", kb, f"{fb} * {ulit(main.simd % (1 << kb), kb)} + {ulit(s, kb)}")  # j = fold x SIMD + s
           for s in range(main.simd)]
-    accs = b.array("accs", main.n, XW)
+    xs = [f"{xrow}[{jx}]" for jx in js]
+    columns = _columns(b, main, n, nw)
+    banks = None
+    if main.weights in b.graph.constant_map:  # banks read at a register counting the emits (the column fastest)
+        banks = _banks(b, main, b.counter("wa", main.folds * main.emits_per_row, f"{fire} && {emit}"), fold_major=True)
+    else:
+        weights = arrays[main.weights]
+        iw = b.index(weights)
+    acc_w = main.accumulator.width if main.accumulator is not None else XW  # the exact accumulator, as the model
+    accs = b.array("accs", main.n, acc_w)
     ab = b.index(accs)
     results = []
     packed_lo = None  # multiplier "packed": the lo lane of the pair, (its weights, tag), summed with the hi lane
-    xs = [f"{xrow}[{jx}]" for jx in js]
-    columns = _columns(b, main, n, nw)
     for lane, (col, cw) in enumerate(columns):  # lane s: weight col x K + j
         tag = f"l{lane}_" if main.pe > 1 else ""
-        base = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}")
-        terms, operands, kind = [], [], product_kind(b.graph, stage)
-        for s, jx in enumerate(js):
-            if banked:
-                at = [(nn * main.pe + lane, f * main.simd + s) for f in range(main.folds)
-                      for nn in range(main.emits_per_row)]
-                wj = b.wire(f"{tag}w{s}", w_type.width, f"{_bank(b, main, at, f'{tag}wbank_{s}')}[{wa}]")
-            else:
-                wj = b.wire(f"{tag}w{s}", w_type.width, f"{weights}[{base} + {zext(jx, kb, iw)}]")
-            xj = xs[s]
-            if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
-                operands.append((xj, wj))
-                continue
-            terms.append(wj if main.packing is not None else
-                         lut_product(b, f"{tag}lp{s}", xj, x_type, wj, w_type) if main.multiplier == "lut"
-                         else f"{sext64(xj, x_type)} * {sext64(wj, w_type)}")
-        if kind is not None:
-            terms = kind_terms(b, tag, kind, operands, x_type, w_type)
-        if banked:  # the column's weights are the banks' at the address register
-            b.unused(base)
+        if banks is not None:
+            reads = [banks[(s, lane)] for s in range(main.simd)]
+        else:
+            base = b.wire(f"{tag}wbase", iw, f"{zext(col, cw, iw)} * {ulit(main.k % (1 << iw), iw)}")
+            reads = [f"{weights}[{base} + {zext(jx, kb, iw)}]" for jx in js]
+        ws = [b.wire(f"{tag}w{s}", w_type.width, read) for s, read in enumerate(reads)]
+        terms = _lane_terms(b, main, stage, tag, xs, ws, x_type, w_type)
         pairs = _packed_pair(b, main, lane, terms, tag, packed_lo, xs, x_type, w_type)
         if pairs is None:  # the lo lane of a pair: summed with the hi lane
             packed_lo = (terms, tag)
             continue
         for terms, tag, lane in pairs:
             acc = f"{accs}[{zext(columns[lane][0], columns[lane][1], ab)}]"
-            start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : $signed({acc})", signed=True)
+            held = b.wire(f"{tag}held", acc_w, acc)
+            signed = main.accumulator is None or main.accumulator.signed
+            start = b.wire(f"{tag}start", XW, f"{fold} == {ulit(0, f_w)} ? {XW}'sd0 : "
+                           f"$signed({extend(held, acc_w, signed, XW)})", signed=True)
             b.comment(f"dense '{stage.head}': fold f of column {'n' if main.pe == 1 else f'n x {main.pe} + {lane}'}'s "
                       "dot product, added to its accumulator")
-            total = b.sum(f"{tag}dot", [start, *terms])
-            b.stores.append(Update(f"{fire} && {emit}", acc, total))
+            total = in_accumulator(b, b.sum(f"{tag}dot", [start, *terms]), main.accumulator, f"{tag}dot")
+            b.stores.append(Update(f"{fire} && {emit}", acc, f"{total}[{acc_w - 1}:0]"))
             result = b.net(f"{tag}v_head", head_type.width)
             b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
                        (("in_data", total), ("in_sticky", "1'b0"), ("out_data", result)))

@@ -32,11 +32,11 @@ from ...lower.plan import Stage
 from ...lower.products import product_kind
 from ...types import Fmt
 from .decls import Assign, StageModule
-from .expr import rom
+from .expr import weight_banks
 from .module import ModuleBuilder
 from .narrow import kind_terms
 from .packed import packed_terms
-from .phase import emit_epilogue, fold_sum, push_emit, setup
+from .phase import emit_epilogue, fold_sum, push_emit, setup, weight_address
 from .vlog import XW, assign_params, bits_for, index_width, lut_product, sext64, ulit, zext
 
 __all__ = ["build", "quotient"]
@@ -146,10 +146,12 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
         pixel = b.odometer("out", [g.oh, g.ow], f"{fire} && {emitting} && {co_last}")
 
     head = stage.head
+    weights = _weights(b, main, arrays, loop, fire, emitting) if main.combine == "mac" else None
+    banked = isinstance(weights, dict)  # a constant's banks: read at their own address, not at the channel
     results = []
     for lane in range(main.pe):  # output channel co * PE + lane
         channel = (co, cow)
-        if main.pe > 1:
+        if main.pe > 1 and not banked:
             w = bits_for(main.out_channels)
             # with PE = Cout the emit counter stays 0: the lane is the channel (and PE would not fit w bits)
             expr = ulit(lane, w) if emits == 1 else f"{zext(co, cow, w)} * {ulit(main.pe, w)} + {ulit(lane, w)}"
@@ -159,10 +161,10 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
             if lane % 2 == 0:
                 low = (channel, lane, tag)
             else:
-                results += _conv_packed(b, main, arrays, fire, emitting, loop, low, (channel, lane, tag), tap, x_type,
-                                        head_type)
+                results += _conv_packed(b, main, weights, fire, emitting, loop, low, (channel, lane, tag), tap,
+                                        x_type, head_type)
         elif main.combine == "mac":
-            results.append(_conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag))
+            results.append(_conv(b, main, weights, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag))
         elif main.combine == "max":
             results.append(_max_pool(b, g, pixel, channel, tap, x_type, head_type, tag))
         else:
@@ -171,13 +173,25 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     return b.build(f"{main.op} '{head}', nodes {', '.join(stage.nodes)}", dict.fromkeys(main.writes, out), state)
 
 
-def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag="") -> str:
+def _weights(b: ModuleBuilder, main, arrays, loop, fire: str, emitting: str) -> str | dict[tuple[int, int], str]:
+    """A convolution's weights: a constant's banks (``expr.weight_banks``), the weight each (SIMD lane, PE lane)
+    reads this iteration; else the array a streamed or computed tensor is held in, read at computed indices."""
+    wt = main.weights
+    if wt not in b.graph.constant_map:
+        return arrays[wt]
+    emits = main.out_channels // main.pe
+    data = b.graph.constant_map[wt].data  # [KH, KW, CG, COUT]: product j of channel e PE + lane at j COUT + channel
+    return weight_banks(b, main, data.reshape(-1, emits, main.pe),
+                        weight_address(b, loop, emits * main.folds, fire, emitting))
+
+
+def _conv(b, main, weights, fire, emitting, loop, channel, lane, tap, x_type, head_type, tag="") -> str:
     """Output channel ``channel``'s products of this fold (lane ``lane`` of the emit's PE): SIMD lane s computes
     product j = main.product(fold, s), tap j // CG and input channel j % CG of the channel's group, added to
     the partial sum of the earlier folds."""
     w_type = b.dtype(main.weights)
     terms, operands, kind = [], [], product_kind(b.graph, b.stage)
-    for t, (x, wraw) in enumerate(_conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, tag)):
+    for t, (x, wraw) in enumerate(_conv_operands(b, main, weights, loop, channel, lane, tap, tag)):
         if kind is not None:  # 1- and 2-bit weights: no multiplier (lower.products)
             operands.append((x, wraw))
             continue
@@ -189,12 +203,12 @@ def _conv(b, main, arrays, fire, emitting, loop, channel, lane, tap, x_type, hea
         terms.append(b.wire(f"{tag}pr_{t}", XW, pr, signed=True))
     if kind is not None:
         terms = kind_terms(b, tag, kind, operands, x_type, w_type)
-    return _conv_head(b, terms, fire, emitting, loop, x_type, w_type, head_type, tag)
+    return _conv_head(b, main, terms, fire, emitting, loop, x_type, w_type, head_type, tag)
 
 
-def _conv_head(b, terms, fire, emitting, loop, x_type, w_type, head_type, tag) -> str:
+def _conv_head(b, main, terms, fire, emitting, loop, x_type, w_type, head_type, tag) -> str:
     """The exact sum of an output channel's ``terms`` and its earlier folds', assigned once to the head's type."""
-    acc = fold_sum(b, terms, fire, emitting, loop, f"{tag}acc")
+    acc = fold_sum(b, terms, fire, emitting, loop, f"{tag}acc", main.accumulator)
     b.comment("conv2d: the exact dot product, assigned once to the head's type")
     result = b.net(f"{tag}v_head", head_type.width)
     b.instance("hlsf_assign", assign_params(x_type.frac + w_type.frac, head_type), f"u_{tag}head",
@@ -202,37 +216,29 @@ def _conv_head(b, terms, fire, emitting, loop, x_type, w_type, head_type, tag) -
     return result
 
 
-def _conv_packed(b, main, arrays, fire, emitting, loop, low, high, tap, x_type, head_type) -> list[str]:
+def _conv_packed(b, main, weights, fire, emitting, loop, low, high, tap, x_type, head_type) -> list[str]:
     """Output channels ``low`` and ``high`` ((channel, lane, tag) of PE lanes 2i and 2i + 1, one group: the same
     taps) of multiplier "packed": each SIMD lane's two products from one packed product (``packed_terms``)."""
     w_type = b.dtype(main.weights)
     (lo_channel, lo_lane, lo_tag), (hi_channel, hi_lane, hi_tag) = low, high
-    lo_ops = list(_conv_operands(b, main, arrays, fire, emitting, loop, lo_channel, lo_lane, tap, lo_tag))
-    hi_ops = list(_conv_operands(b, main, arrays, fire, emitting, loop, hi_channel, hi_lane, tap, hi_tag,
-                                 with_x=False))
+    lo_ops = list(_conv_operands(b, main, weights, loop, lo_channel, lo_lane, tap, lo_tag))
+    hi_ops = list(_conv_operands(b, main, weights, loop, hi_channel, hi_lane, tap, hi_tag, with_x=False))
     lo_terms, hi_terms = packed_terms(b, low[2], [x for x, _ in lo_ops], x_type, [w for _, w in lo_ops],
                                       [w for _, w in hi_ops], w_type, main.packing)
-    return [_conv_head(b, lo_terms, fire, emitting, loop, x_type, w_type, head_type, low[2]),
-            _conv_head(b, hi_terms, fire, emitting, loop, x_type, w_type, head_type, high[2])]
+    return [_conv_head(b, main, lo_terms, fire, emitting, loop, x_type, w_type, head_type, low[2]),
+            _conv_head(b, main, hi_terms, fire, emitting, loop, x_type, w_type, head_type, high[2])]
 
 
-def _conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, tag="",
-                   with_x=True) -> Iterator[tuple[str | None, str]]:
+def _conv_operands(b, main, weights, loop, channel, lane, tap, tag="", with_x=True) -> Iterator[tuple[str | None, str]]:
     """(x, w) of each SIMD lane of output channel ``channel`` in this fold, in turn: the raw bits of its tap (None
-    without ``with_x``: a packed pair's hi lane reads its lo lane's) and of its weight. (A generator: the caller's
-    wires of a lane are declared after the lane's operands, before the next lane's.)"""
+    without ``with_x``: a packed pair's hi lane reads its lo lane's) and of its weight (``weights``: the banks'
+    reads by (SIMD lane, PE lane), or an array read at the channel's index). (A generator: the caller's wires of
+    a lane are declared after the lane's operands, before the next lane's.)"""
     g = main.geometry
     (co, cow), fold = channel, loop.fold
-    wt = main.weights
-    w_type = b.dtype(wt)
+    w_type = b.dtype(main.weights)
     cg, cout = main.channels_per_group, main.out_channels
-    banked = fold is not None and wt in b.graph.constant_map and _block_banks(b, main, fire, emitting)
-    if banked:
-        weights = None
-    elif wt in b.graph.constant_map:
-        weights = rom(b, wt)
-    else:
-        weights = arrays[wt]
+    banked = isinstance(weights, dict)
     offset = None
     if main.groups > 1 and with_x:
         # the channel's group g = channel / (Cout/groups); its first input channel g * Cin/groups, per emit
@@ -242,16 +248,15 @@ def _conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, ta
         bases = [(e * main.pe + lane) // per_group * cg for e in range(cout // main.pe)]
         table = b.rom(f"{tag}gbase", bases, bw)
         offset = (b.wire(f"{tag}gbase", bw, f"{table}[{emit}]"), bw)
-    wi = b.index(weights) if weights else 0
-    if banked:  # the output channel is the address register's
-        b.unused(co)
+    wi = 0 if banked else b.index(weights)
     for t in range(main.simd):
         x = None
         if fold is None:
             k, ci = divmod(t, cg)
             if with_x:
                 x = tap(k * g.c + ci, offset, f"{tag}{t}")
-            wix = f"{ulit(t * cout, wi)} + {zext(co, cow, wi)}"
+            if not banked:
+                wix = f"{ulit(t * cout, wi)} + {zext(co, cow, wi)}"
         else:
             # lane t reads snapshot element (j // CG) * C + j % CG and weight j * COUT + co, j = t * FOLDS + fold
             js = [main.product(f, t) for f in range(main.folds)]
@@ -262,37 +267,11 @@ def _conv_operands(b, main, arrays, fire, emitting, loop, channel, lane, tap, ta
                 if offset is not None:
                     at += f" + {zext(offset[0], offset[1], tb)}"
                 x = tap(0, (b.wire(f"{tag}at_{t}", tb, at), tb), f"{tag}{t}")
-            if banked:  # bank (t, lane): its block RAM read at the stage's weight address register
-                wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{_weight_bank(b, main, t, lane)}[{banked}]")
-            else:
+            if not banked:
                 wix = b.wire(f"{tag}wix_{t}", wi, f"{ulit(js[0] * cout, wi)} + {zext(fold[0], fold[1], wi)} * "
                              f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")
-        if not banked:
-            wraw = b.wire(f"{tag}wt_{t}", w_type.width, f"{weights}[{wix}]")
-        yield x, wraw
-
-
-def _block_banks(b: ModuleBuilder, main, fire: str, emitting: str) -> str | None:
-    """A folded convolution whose weight banks are block RAMs in the resource model (and the C++): the register
-    addressing every bank, the iteration's (emit, fold) in emission order, counted like the fold and emit
-    counters, so each bank is read at a registered address, synchronously. None: the banks are LUTRAM, read
-    from one ROM at the iteration's address."""
-    weights = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == main.weights]
-    if not weights or not buffer_area(weights[0]).bram18:
-        return None
-    if not any(c.name == "wa" for c in b.counters):
-        b.counter("wa", main.out_channels // main.pe * main.folds, f"{fire} && {emitting}")
-    return "wa"
-
-
-def _weight_bank(b: ModuleBuilder, main, t: int, lane: int) -> str:
-    """The ROM of SIMD lane t and PE lane ``lane``: at address e * FOLDS + f, the weight of product
-    main.product(f, t) and output channel e * PE + lane."""
-    data = b.graph.constant_map[main.weights].data.reshape(-1)
-    emits, cout = main.out_channels // main.pe, main.out_channels
-    values = [data[main.product(f, t) * cout + e * main.pe + lane] for e in range(emits) for f in range(main.folds)]
-    tag = f"l{lane}_" if main.pe > 1 else ""
-    return b.rom(f"{tag}wbank_{t}", values, b.dtype(main.weights).width, style="block")
+        read = weights[(t, lane)] if banked else f"{weights}[{wix}]"
+        yield x, b.wire(f"{tag}wt_{t}", w_type.width, read)
 
 
 def _max_pool(b, g, pixel, channel, tap, x_type, head_type, tag="") -> str:

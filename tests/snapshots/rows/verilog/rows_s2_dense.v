@@ -35,19 +35,22 @@ module rows_s2_dense (
     assign push = !pushed && (!completes || !emitting || co == 1'd1);
     reg [11:0] snap [0:5];
     reg [11:0] xrow [0:5];
-    reg [11:0] rom_wk [0:11];
-    initial $readmemh("rows_s2_dense_rom_wk.mem", rom_wk);
-    wire [3:0] wbase = {{3{1'b0}}, co} * 4'd6;
-    wire [11:0] w0 = rom_wk[wbase];
-    wire [11:0] w1 = rom_wk[wbase + 4'd1];
-    wire [11:0] w2 = rom_wk[wbase + 4'd2];
-    wire [11:0] w3 = rom_wk[wbase + 4'd3];
-    wire [11:0] w4 = rom_wk[wbase + 4'd4];
-    wire [11:0] w5 = rom_wk[wbase + 4'd5];
+    (* rom_style = "logic", mem2reg *) reg [71:0] wbanks [0:1];
+    initial $readmemh("rows_s2_dense_wbanks.mem", wbanks);
+    wire [71:0] wbanks_at = wbanks[co];
+    wire [11:0] w0 = wbanks_at[11:0];
+    wire [11:0] w1 = wbanks_at[23:12];
+    wire [11:0] w2 = wbanks_at[35:24];
+    wire [11:0] w3 = wbanks_at[47:36];
+    wire [11:0] w4 = wbanks_at[59:48];
+    wire [11:0] w5 = wbanks_at[71:60];
     // dense 'dense2': the exact dot product of the snapshot's row and column n
     wire signed [63:0] dot = {{52{snap[3'd0][11]}}, snap[3'd0]} * {{52{w0[11]}}, w0} + {{52{snap[3'd1][11]}}, snap[3'd1]} * {{52{w1[11]}}, w1} + {{52{snap[3'd2][11]}}, snap[3'd2]} * {{52{w2[11]}}, w2} + {{52{snap[3'd3][11]}}, snap[3'd3]} * {{52{w3[11]}}, w3} + {{52{snap[3'd4][11]}}, snap[3'd4]} * {{52{w4[11]}}, w4} + {{52{snap[3'd5][11]}}, snap[3'd5]} * {{52{w5[11]}}, w5};
+    wire [0:0] unused_dot_63_27 = &{1'b0, dot[63:27], 1'b0};
+    wire [26:0] dot_a = dot[26:0];
+    wire signed [63:0] dot_x = {{37{dot_a[26]}}, dot_a};
     wire [11:0] v_head;
-    hlsf_assign #(.IN_W(64), .IN_FRAC(16), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(dot), .in_sticky(1'b0), .out_data(v_head));
+    hlsf_assign #(.IN_W(64), .IN_FRAC(16), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(dot_x), .in_sticky(1'b0), .out_data(v_head));
 
     // handshakes: an iteration moves a token on every channel it reads or writes, all in the cycle it fires
     wire rd_ch_x_4 = loop0 && push;

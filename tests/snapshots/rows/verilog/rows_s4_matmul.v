@@ -47,8 +47,11 @@ module rows_s4_matmul (
     wire [11:0] w1 = a_transpose0[{{1{1'b0}}, co} + 3'd4];
     // matmul 'matmul0': the exact dot product of the snapshot's row and column n
     wire signed [63:0] dot = {{52{snap[1'd0][11]}}, snap[1'd0]} * {{52{w0[11]}}, w0} + {{52{snap[1'd1][11]}}, snap[1'd1]} * {{52{w1[11]}}, w1};
+    wire [0:0] unused_dot_63_25 = &{1'b0, dot[63:25], 1'b0};
+    wire [24:0] dot_a = dot[24:0];
+    wire signed [63:0] dot_x = {{39{dot_a[24]}}, dot_a};
     wire [11:0] v_head;
-    hlsf_assign #(.IN_W(64), .IN_FRAC(16), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(dot), .in_sticky(1'b0), .out_data(v_head));
+    hlsf_assign #(.IN_W(64), .IN_FRAC(16), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(dot_x), .in_sticky(1'b0), .out_data(v_head));
 
     // handshakes: an iteration moves a token on every channel it reads or writes, all in the cycle it fires
     wire rd_ch_dense1 = loop1 && push;

@@ -35,16 +35,20 @@ module rows_s5_matmul (
     assign push = !pushed && (!completes || !emitting || co == 3'd4);
     reg [11:0] snap [0:3];
     reg [11:0] xrow [0:3];
-    reg [11:0] rom_v [0:19];
-    initial $readmemh("rows_s5_matmul_rom_v.mem", rom_v);
-    wire [11:0] w0 = rom_v[{{2{1'b0}}, co}];
-    wire [11:0] w1 = rom_v[{{2{1'b0}}, co} + 5'd5];
-    wire [11:0] w2 = rom_v[{{2{1'b0}}, co} + 5'd10];
-    wire [11:0] w3 = rom_v[{{2{1'b0}}, co} + 5'd15];
+    (* rom_style = "logic", mem2reg *) reg [47:0] wbanks [0:4];
+    initial $readmemh("rows_s5_matmul_wbanks.mem", wbanks);
+    wire [47:0] wbanks_at = wbanks[co];
+    wire [11:0] w0 = wbanks_at[11:0];
+    wire [11:0] w1 = wbanks_at[23:12];
+    wire [11:0] w2 = wbanks_at[35:24];
+    wire [11:0] w3 = wbanks_at[47:36];
     // matmul 'matmul1': the exact dot product of the snapshot's row and column n
     wire signed [63:0] dot = {{52{snap[2'd0][11]}}, snap[2'd0]} * {{52{w0[11]}}, w0} + {{52{snap[2'd1][11]}}, snap[2'd1]} * {{52{w1[11]}}, w1} + {{52{snap[2'd2][11]}}, snap[2'd2]} * {{52{w2[11]}}, w2} + {{52{snap[2'd3][11]}}, snap[2'd3]} * {{52{w3[11]}}, w3};
+    wire [0:0] unused_dot_63_26 = &{1'b0, dot[63:26], 1'b0};
+    wire [25:0] dot_a = dot[25:0];
+    wire signed [63:0] dot_x = {{38{dot_a[25]}}, dot_a};
     wire [11:0] v_head;
-    hlsf_assign #(.IN_W(64), .IN_FRAC(16), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(dot), .in_sticky(1'b0), .out_data(v_head));
+    hlsf_assign #(.IN_W(64), .IN_FRAC(16), .IN_SIGNED(1), .OUT_W(12), .OUT_FRAC(8), .OUT_SIGNED(1), .QUANT(2), .OVERFLOW(1)) u_head (.in_data(dot_x), .in_sticky(1'b0), .out_data(v_head));
 
     // handshakes: an iteration moves a token on every channel it reads or writes, all in the cycle it fires
     wire rd_ch_matmul0 = loop0 && push;

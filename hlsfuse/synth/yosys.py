@@ -10,9 +10,11 @@ builds are refused: Debian 12's Yosys 0.23 maps the unfolded convolutions of an 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -41,6 +43,8 @@ class Yosys:
     command: tuple[str, ...]  # the argv prefix that runs it
     version: str  # its ``-V`` line, e.g. "Yosys 0.70 (git sha1 28ba3cb92, ...)"
     running: set = field(default_factory=set, compare=False, repr=False)  # the process groups of its runs
+    memory: int | None = None  # bytes of address space a run may take (None: no limit)
+    stopped: list = field(default_factory=list, compare=False, repr=False)  # non-empty once ``stop`` was called
 
     @property
     def number(self) -> str:
@@ -48,11 +52,17 @@ class Yosys:
         return match.group(1) if match else "?"
 
     def run(self, script: str, cwd: Path, timeout: float | None = None) -> tuple[int, str]:
-        """Run the script file ``script`` (a name in ``cwd``) in ``cwd``; (exit status, its output)."""
+        """Run the script file ``script`` (a name in ``cwd``) in ``cwd``; (exit status, its output). After
+        ``stop``, no run starts (HlsfuseError)."""
         argv = [*self.command, "-q", "-l", "yosys.log", "-s", script]
+        limit = None if self.memory is None else functools.partial(_limit_memory, self.memory)
+        if self.stopped:
+            raise HlsfuseError("synth: stopped")
         with subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              start_new_session=True) as proc:
+                              start_new_session=True, preexec_fn=limit) as proc:
             self.running.add(proc.pid)
+            if self.stopped:  # stopped while it started
+                _kill(proc.pid)
             try:
                 out, _ = proc.communicate(timeout=timeout)
             except BaseException:
@@ -63,9 +73,17 @@ class Yosys:
         return proc.returncode, out
 
     def stop(self) -> None:
-        """Kill every run still going (an interrupt of the command that started them)."""
+        """Kill every run still going and start no other (an interrupt or an error of the command that started
+        them)."""
+        self.stopped.append(True)
         for pid in list(self.running):
             _kill(pid)
+
+
+def _limit_memory(limit: int) -> None:
+    """In a run's process before it starts: at most ``limit`` bytes of address space (an allocation beyond fails,
+    and Yosys stops with an error, rather than the machine swapping)."""
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _kill(pid: int) -> None:

@@ -334,7 +334,8 @@ def test_weight_banks_of_block_rams_are_one_file_and_a_block_ram_each(tmp_path):
 @pytest.mark.yosys
 def test_a_job_over_its_memory_is_one_line(kinds_json, tmp_path, monkeypatch, capsys):
     """A native Yosys has no ceiling of its own (a sum of 576 products took more than 11 GB): each job may take the
-    machine's memory over the jobs at once, and one that runs out says so, in one line, with what to do."""
+    machine's memory over the jobs at once. A job that runs out is named in the table (the others are measured) and
+    in a one-line error saying what to do; OUT keeps no partial comparison, --json has it."""
     import hlsfuse.synth.run as run
 
     assert run.job_memory(1) >= run.job_memory(2) >= 2 << 30
@@ -342,6 +343,9 @@ def test_a_job_over_its_memory_is_one_line(kinds_json, tmp_path, monkeypatch, ca
     monkeypatch.setattr(run, "job_memory", lambda jobs: 300 << 20)  # too little to start
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no cached result
     capsys.readouterr()
-    assert main(["synth", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
+    assert main(["synth", str(tmp_path / "out"), "--json", str(tmp_path / "s.json")]) == 2
+    out, err = capsys.readouterr()
     assert err.count("\n") == 1 and "ran out of memory" in err and "0.3 GB" in err and "-j 1" in err
+    assert "NOT SYNTHESIZED: stage s0_conv2d_relu_mul_add" in out and not (tmp_path / "out" / "synth.json").exists()
+    failed = json.loads((tmp_path / "s.json").read_text())["failed"]
+    assert {f["name"] for f in failed} >= {"s0_conv2d_relu_mul_add", "(top: FIFOs)"}

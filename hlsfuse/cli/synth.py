@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..errors import HlsfuseError
 from ..fileio import write_atomic
 from ..outdir import amend
 from ..progress import Progress
@@ -50,6 +51,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     document = json.dumps(to_json(result), indent=1) + "\n"
+    if result.failed:  # the others' table, the JSON if asked for; OUT keeps its comparison (if any) as it was
+        if args.json:
+            write_atomic(args.json, document)
+        print(table(result), end="")
+        (name, why), more = result.failed[0], len(result.failed) - 1
+        raise HlsfuseError(f"not synthesized: stage {name}{f' and {more} more' if more else ''} (the table has the "
+                           f"others; OUT/synth.json unchanged): {why}")
     report = Path(args.out) / "report.md"
     try:
         markdown = report.read_text(encoding="utf-8")

@@ -46,6 +46,8 @@ def synth_point(key: str, point: Point, payload: Mapping[str, dict] | None = Non
         design = compile(graph, compile_options(point, target="verilog"))
         with tempfile.TemporaryDirectory(prefix="hlsfuse-explore-") as tmp:
             result = synth(design.write(Path(tmp) / "design"), jobs=1)
+        if result.failed:
+            raise HlsfuseError(f"stage {result.failed[0][0]}: {result.failed[0][1]}")
     except HlsfuseError as exc:  # e.g. no Yosys on this worker: the point is reported, not the sweep stopped
         return {"id": point.id, **empty, "model": None, "mismatches": [], "yosys": None, "error": str(exc),
                 "seconds": round(time.monotonic() - start, 1)}

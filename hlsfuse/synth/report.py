@@ -67,8 +67,10 @@ def table(result: SynthResult) -> str:
         lines.append(f"DEEP: stage {s.name}: {s.depth['ns']:.1f} ns estimated against a {result.clock_ns:g} ns clock "
                      f"({s.depth['lut_levels']} LUT levels, {s.depth['carry']} carry cells, {s.depth['dsp']} DSP): "
                      f"{construct(s)}")
+    for name, why in result.failed:
+        lines.append(f"NOT SYNTHESIZED: stage {name} (not in the total): {why}")
     if not result.mismatches:
-        lines.append("DSP and BRAM18 agree with the model in every stage")
+        lines.append(f"DSP and BRAM18 agree with the model in every stage{' synthesized' if result.failed else ''}")
     return "\n".join(lines) + "\n"
 
 
@@ -82,6 +84,7 @@ def to_json(result: SynthResult) -> dict:
                     "seconds": s.seconds, "cached": s.cached} for s in result.stages],
         "total": {"model": result.total_model, "yosys": result.total_yosys},
         "mismatches": [s.name for s in result.mismatches],
+        "failed": [{"name": name, "error": why} for name, why in result.failed],
     }
 
 

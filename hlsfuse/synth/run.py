@@ -83,6 +83,7 @@ class SynthResult:
     stages: tuple[StageSynth, ...]
     total_model: dict = field(default_factory=dict)
     total_yosys: dict = field(default_factory=dict)
+    failed: tuple[tuple[str, str], ...] = ()  # (stage, why) of the jobs Yosys could not do; not in stages or totals
 
     @property
     def mismatches(self) -> list[StageSynth]:
@@ -230,7 +231,8 @@ def _sum(rows: list[dict]) -> dict:
 def synth(out_dir, family: str | None = None, jobs: int = 2, allow_edits: bool = False,
           yosys: Yosys | None = None, on_done: Callable[[str, int, int], None] | None = None) -> SynthResult:
     """Synthesize every stage of the design in ``out_dir`` (and its top) with Yosys, ``jobs`` at a time, for
-    ``family`` (default: from the design's part); ``on_done(name, done, total)`` after each."""
+    ``family`` (default: from the design's part); ``on_done(name, done, total)`` after each. A job Yosys fails on
+    is in the result's ``failed``, the others are measured."""
     out, vdir = verilog_dir(out_dir)
     if not allow_edits:
         verify(out, ("verilog",))
@@ -249,6 +251,7 @@ def synth(out_dir, family: str | None = None, jobs: int = 2, allow_edits: bool =
     work = design_jobs(vdir, manifest, report)
     order = sorted(work, key=lambda j: -sum((vdir / s).stat().st_size for s in j.sources[-1:]))
     results: dict[str, tuple[dict, bool]] = {}
+    failed: dict[str, str] = {}
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         pending = {pool.submit(_synthesize, yosys, vdir, job, family): job for job in order}
@@ -256,17 +259,21 @@ def synth(out_dir, family: str | None = None, jobs: int = 2, allow_edits: bool =
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 job = pending.pop(future)
-                results[job.name] = future.result()
+                try:
+                    results[job.name] = future.result()
+                except HlsfuseError as exc:  # Yosys failed on this job (an error, out of memory): the others go on
+                    failed[job.name] = str(exc)
                 if on_done:
-                    on_done(job.name, len(results), len(work))
+                    on_done(job.name, len(results) + len(failed), len(work))
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)  # first, so that no queued job starts after the kill
         yosys.stop()
         raise
     pool.shutdown()
     stages = tuple(StageSynth(j.name, j.kind, j.model, results[j.name][0]["counts"], results[j.name][0]["depth"],
-                              results[j.name][0]["seconds"], not results[j.name][1]) for j in work)
+                              results[j.name][0]["seconds"], not results[j.name][1]) for j in work if j.name in results)
     command = synth_script(["<sources>"], "<module>", family).splitlines()[1]
     clock = report.get("clock_ns")
     return SynthResult(manifest["top"], part, family, float(clock) if clock else None, yosys.version,
-                       command, stages, _sum([s.model for s in stages]), _sum([s.yosys for s in stages]))
+                       command, stages, _sum([s.model for s in stages]), _sum([s.yosys for s in stages]),
+                       tuple((j.name, failed[j.name]) for j in work if j.name in failed))

@@ -349,3 +349,44 @@ def test_a_job_over_its_memory_is_one_line(kinds_json, tmp_path, monkeypatch, ca
     assert "NOT SYNTHESIZED: stage s0_conv2d_relu_mul_add" in out and not (tmp_path / "out" / "synth.json").exists()
     failed = json.loads((tmp_path / "s.json").read_text())["failed"]
     assert {f["name"] for f in failed} >= {"s0_conv2d_relu_mul_add", "(top: FIFOs)"}
+
+
+@pytest.mark.yosys
+@pytest.mark.parametrize("simd", [36, None])
+def test_a_convolution_reads_its_taps_and_weights_as_plain_logic(tmp_path, simd):
+    """What Yosys builds from a convolution before any mapping: a SIMD lane of a folded convolution reads the
+    snapshot element of each fold, a mux of those 4 (an index into all 144 taps was a comparator a tap and lane:
+    ResNet-8's last convolution for a ZCU104, 288 lanes of 576 taps, took Yosys more than 10 GB), an unfolded lane
+    a constant element; weights in LUTs are a memory of a word an output channel (unrolled by ``mem2reg`` they were
+    one shift of every word, as wide as all of them: for ResNet-8 unfolded a shift of 520,704 bits that took
+    Yosys more than 6 GB)."""
+    from hlsfuse.synth.yosys import find_yosys
+
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("taps", dtype="fixed<16,6,RND,SAT>")
+    x = b.input("x", [1, 6, 6, 16], dtype="fixed<8,1>")
+    w = b.constant("w", rng.uniform(-1, 1, (3, 3, 16, 8)), dtype="fixed<8,1>")
+    b.output(b.conv2d(x, w, padding=(1, 1, 1, 1), name="conv"))
+    save_graph(b.build(), tmp_path / "taps.json")
+    options = ()
+    if simd is not None:
+        (tmp_path / "fold.json").write_text(json.dumps({"fold": {"conv": {"simd": simd}}}))
+        options = ("--fold", str(tmp_path / "fold.json"))
+    out = tmp_path / "out"
+    _compile(tmp_path / "taps.json", out, *options)
+    stage = json.loads((out / "report.json").read_text())["stages"][0]
+    assert stage["multipliers"] == (simd or 144)
+    vdir = out / "verilog"
+    module = next(vdir.glob("taps_s0_*.v")).stem
+    sources = " ".join(p.name for p in vdir.glob("*.v"))
+    (vdir / "front.ys").write_text(f"read_verilog -DSYNTHESIS -DHLSFUSE_WORD_FILES {sources}\nhierarchy -top {module}\n"
+                                   "proc\nflatten\nopt_clean\ntee -q -o front.json stat -json -width\n")
+    status, output = find_yosys().run("front.ys", vdir)
+    assert status == 0, output
+    cells = json.loads((vdir / "front.json").read_text())["modules"][f"\\{module}"]["num_cells_by_type"]
+    cases = [int(kind.split("_")[2]) for kind in cells if kind.startswith("$pmux_")]
+    assert max(cases, default=0) <= 4  # a lane's 4 folds (before: 144 taps a lane, folded or not)
+    assert sum(n for kind, n in cells.items() if kind.startswith("$eq_")) < 4 * 36  # (before: 5,163 folded)
+    assert not [kind for kind in cells if kind.startswith("$shiftx_") and int(kind.split("_")[1]) > 8]
+    if simd is None:  # the weights: a memory of 8 words of 144 weights (before: a mux of 8 x 1152 bits)
+        assert "$meminit_v2" in cells

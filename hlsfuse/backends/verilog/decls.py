@@ -120,8 +120,8 @@ class RomDecl:
     index: str = ""
     kind: str = "rom"
     style: str = ""  # ``rom_style``: "block" (a block RAM, as the resource model and the C++ bind it),
-    # "distributed", or "logic" (also ``mem2reg``: Yosys then keeps no memory whose output register could take the
-    # register a block RAM's address needs)
+    # "distributed", "logic", or "mem2reg" (logic, and no memory at all: Yosys then keeps none whose output register
+    # could take the register a block RAM's address needs; a wide ROM so unrolled is one huge shift in Yosys)
 
     @property
     def word_file(self) -> str:

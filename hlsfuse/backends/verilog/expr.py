@@ -84,7 +84,8 @@ def weight_banks(b: ModuleBuilder, main, by_product: np.ndarray, address: tuple[
     are a ROM each (``rom_style`` "block": one block RAM each, read synchronously; ``BankRoms``: loaded from one
     file); smaller banks are one ROM of every bank side by side, a word per address, whose one read port serves
     them all, built from LUTs ("logic": under "distributed" Yosys 0.70 found "no valid mapping" for it; the LUTs
-    are in the model's LUT band). (One ROM of all the weights read at SIMD x PE computed addresses is what a
+    are in the model's LUT band; a memory still, not unrolled into words, whose read Yosys would make one shift of
+    all of them). (One ROM of all the weights read at SIMD x PE computed addresses is what a
     synthesis tool cannot map: Yosys builds a read port per product over the whole ROM.) Returns each bank's
     weight, raw bits, by (s, lane)."""
     products, emits, pe = by_product.shape

@@ -58,7 +58,7 @@ def _gather(b: ModuleBuilder, fire: str, read_loop, write_loop, value: str, dtyp
     b.stores.append(Update(f"{fire} && {read_loop.here}", f"{block}[{zext(seq.idx, seq.width, aw)}]", value))
     flat = np.asarray(addresses).reshape(-1)
     # the next write iteration's address (the last: the first), logic feeding the address register
-    table = b.rom("addresses_ahead", np.roll(flat, -1), aw, style="logic")
+    table = b.rom("addresses_ahead", np.roll(flat, -1), aw, style="mem2reg")
     at = b.reg("addr", aw)
     b.updates.append(Update(fire, at, f"{write_loop.here} ? {table}[{zext(seq.idx, seq.width, b.index(table))}]"
                                       f" : {ulit(int(flat[0]), aw)}"))

@@ -133,11 +133,19 @@ def build(b: ModuleBuilder, stage: Stage, state) -> StageModule:
     for t in range(taps):
         b.decls.append(Assign(f"{words}[{t}]", f"{snapshot}[{t * width + width - 1}:{t * width}]"))
 
-    def tap(t: int, offset: tuple[str, int] | None, tag: str) -> str:
-        """Snapshot element t (plus ``offset``) as a wire."""
-        ix = ulit(t, tap_bits)
-        if offset is not None:
-            ix = f"{ix} + {zext(offset[0], offset[1], tap_bits)}"
+    def tap(t: int | list[int], offset: tuple[str, int] | None, tag: str) -> str:
+        """Snapshot element t (plus ``offset``) as a wire; t a list: element t[offset], a mux of those elements
+        only (an index into all taps is a comparator per tap in synthesis: 576 per product of a 3x3x64 conv)."""
+        if isinstance(t, list):
+            if len(set(t)) == 1:
+                return tap(t[0], None, tag)
+            picks = b.net_array(f"picks_{tag}", width, len(t))
+            for k, e in enumerate(t):
+                b.decls.append(Assign(f"{picks}[{k}]", f"{words}[{e}]"))
+            return b.wire(f"tap_{tag}", width, f"{picks}[{offset[0]}]")
+        if offset is None:  # a constant index (through a wire it would be a comparator per tap until optimised)
+            return b.wire(f"tap_{tag}", width, f"{words}[{t}]")
+        ix = f"{ulit(t, tap_bits)} + {zext(offset[0], offset[1], tap_bits)}"
         return b.wire(f"tap_{tag}", width, f"{words}[{b.wire(f'ix_{tag}', tap_bits, ix)}]")
 
     # the snapshot's output pixel, for the pools' position tables
@@ -261,12 +269,13 @@ def _conv_operands(b, main, weights, loop, channel, lane, tap, tag="", with_x=Tr
             # lane t reads snapshot element (j // CG) * C + j % CG and weight j * COUT + co, j = t * FOLDS + fold
             js = [main.product(f, t) for f in range(main.folds)]
             if with_x:
-                tb = index_width(g.taps * g.c)
-                table = b.rom(f"lane{t}", [(j // cg) * g.c + j % cg for j in js], tb)
-                at = f"{table}[{fold[0]}]"
-                if offset is not None:
-                    at += f" + {zext(offset[0], offset[1], tb)}"
-                x = tap(0, (b.wire(f"{tag}at_{t}", tb, at), tb), f"{tag}{t}")
+                elements = [(j // cg) * g.c + j % cg for j in js]
+                if offset is None:  # the elements this lane reads, one a fold: a mux of those, not of all taps
+                    x = tap(elements, fold, f"{tag}{t}")
+                else:  # a group's elements at the emit's group base
+                    tb = index_width(g.taps * g.c)
+                    at = f"{b.rom(f'lane{t}', elements, tb)}[{fold[0]}] + {zext(offset[0], offset[1], tb)}"
+                    x = tap(0, (b.wire(f"{tag}at_{t}", tb, at), tb), f"{tag}{t}")
             if not banked:
                 wix = b.wire(f"{tag}wix_{t}", wi, f"{ulit(js[0] * cout, wi)} + {zext(fold[0], fold[1], wi)} * "
                              f"{ulit(cout % (1 << wi), wi)} + {zext(co, cow, wi)}")

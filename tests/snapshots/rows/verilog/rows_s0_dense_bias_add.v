@@ -36,7 +36,7 @@ module rows_s0_dense_bias_add (
     assign push = !pushed && (!completes || !emitting || co == 2'd2);
     reg [11:0] snap [0:5];
     reg [11:0] xrow [0:5];
-    (* rom_style = "logic", mem2reg *) reg [71:0] wbanks [0:2];
+    (* rom_style = "logic" *) reg [71:0] wbanks [0:2];
     initial $readmemh("rows_s0_dense_bias_add_wbanks.mem", wbanks);
     wire [71:0] wbanks_at = wbanks[co];
     wire [11:0] w0 = wbanks_at[11:0];

@@ -35,7 +35,7 @@ module rows_s1_dense (
     assign push = !pushed && (!completes || !emitting || co == 1'd1);
     reg [11:0] snap [0:5];
     reg [11:0] xrow [0:5];
-    (* rom_style = "logic", mem2reg *) reg [71:0] wbanks [0:1];
+    (* rom_style = "logic" *) reg [71:0] wbanks [0:1];
     initial $readmemh("rows_s1_dense_wbanks.mem", wbanks);
     wire [71:0] wbanks_at = wbanks[co];
     wire [11:0] w0 = wbanks_at[11:0];

@@ -35,7 +35,7 @@ module rows_s5_matmul (
     assign push = !pushed && (!completes || !emitting || co == 3'd4);
     reg [11:0] snap [0:3];
     reg [11:0] xrow [0:3];
-    (* rom_style = "logic", mem2reg *) reg [47:0] wbanks [0:4];
+    (* rom_style = "logic" *) reg [47:0] wbanks [0:4];
     initial $readmemh("rows_s5_matmul_wbanks.mem", wbanks);
     wire [47:0] wbanks_at = wbanks[co];
     wire [11:0] w0 = wbanks_at[11:0];

@@ -98,8 +98,7 @@ def weight_banks(b: ModuleBuilder, main, by_product: np.ndarray, address: tuple[
     width = b.dtype(main.weights).width
     keys = [(s, lane) for lane in range(pe) for s in range(simd)]
     at = zext(*address, index_width(emits * folds))
-    roms = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == main.weights]
-    if roms and buffer_area(roms[0]).bram18:
+    if _block_rom(b, main.weights):
         names = b.rom_banks([f"l{lane}_wbank_{s}" if pe > 1 else f"wbank_{s}" for s, lane in keys], table, width)
         return {key: f"{name}[{at}]" for key, name in zip(keys, names)}
     word = b.wire("wbanks_at", width * len(keys),
@@ -107,12 +106,17 @@ def weight_banks(b: ModuleBuilder, main, by_product: np.ndarray, address: tuple[
     return {key: f"{word}[{(k + 1) * width - 1}:{k * width}]" for k, key in enumerate(keys)}
 
 
+def _block_rom(b: ModuleBuilder, constant: str) -> bool:
+    """The resource model makes the stage's ROM of ``constant`` block RAM (``buffer_area``)."""
+    roms = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == constant]
+    return bool(roms) and buffer_area(roms[0]).bram18 > 0
+
+
 def _rom_style(b: ModuleBuilder, o: Operand, scope: Scope) -> str:
     """"block" for a ROM the resource model makes a block RAM (``buffer_area`` of the stage's ROM of the constant)
     read at one counter as it is, a register, so that a synthesis tool can read it synchronously as the model
     prices it; "" (the tool's choice) otherwise."""
-    roms = [buf for buf in b.stage.schedule.buffers if buf.rom and buf.tensor == o.tensor]
-    if not roms or not buffer_area(roms[0]).bram18 or o.lane or len(o.digits) != 1:
+    if not _block_rom(b, o.tensor) or o.lane or len(o.digits) != 1:
         return ""
     inner, size, stride = o.digits[0]
     sig, width = scope[(inner, size)]

@@ -54,14 +54,14 @@ from .mem import mem_chunks
 from .vlog import XW, bits_for, index_width
 
 SUM_TERMS = 16  # terms per adder of ModuleBuilder.sum
+_PORTS = frozenset(("ap_clk", "ap_rst_n", "busy", "stall"))  # every stage module's own (templates/verilog/stage.v.j2)
+
+__all__ = ["SUM_TERMS", "ModuleBuilder"]
 
 
 def _per_word(size: int, word: int) -> int:
     """Words a line of a ROM's .mem file: several in PACK_WIDTH bits for a large ROM of narrow words."""
     return max(1, PACK_WIDTH // word) if size * word >= PACKED_BITS and word <= PACK_WIDTH // 2 else 1
-_PORTS = frozenset(("ap_clk", "ap_rst_n", "busy", "stall"))  # every stage module's own (templates/verilog/stage.v.j2)
-
-__all__ = ["SUM_TERMS", "ModuleBuilder"]
 
 
 @dataclass
